@@ -1,0 +1,147 @@
+//! Deterministic contents for index arrays. The analyzer reads them to make data-dependent
+//! addresses exact; `sector-validate` writes the very same values into the GPU's buffers.
+
+use crate::diag::{Diagnostic, ErrorKind, Result};
+use std::fmt;
+
+/// How a pointer parameter's elements are filled, element `k` getting [`Fill::value`]`(k)`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Fill {
+    /// Every element 0.
+    Zero,
+    /// Element k holds k.
+    Identity,
+    /// Every element holds `v`.
+    Constant(i64),
+    /// A permutation of `0..len` drawn with `seed` (Fisher-Yates over splitmix64).
+    Permutation { len: u64, seed: u64 },
+    /// Independent uniform integers in `lo..hi` (half-open) drawn with `seed`.
+    Uniform { lo: i64, hi: i64, seed: u64 },
+}
+
+/// splitmix64: tiny, well known, identical on host and in tests.
+pub fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Most elements a permutation may have (it is materialised).
+pub const MAX_PERMUTATION: u64 = 1 << 28;
+
+impl Fill {
+    /// Parses `zero`, `identity`, `constant:V`, `permutation:LEN:SEED`, `uniform:LO:HI:SEED`.
+    pub fn parse(s: &str) -> Result<Fill> {
+        let parts: Vec<&str> = s.trim().split(':').collect();
+        let bad = || {
+            Diagnostic::new(
+                ErrorKind::Usage,
+                format!(
+                    "bad fill `{s}`: expected zero, identity, constant:V, permutation:LEN:SEED or uniform:LO:HI:SEED"
+                ),
+            )
+        };
+        let int = |t: &str| t.trim().parse::<i64>().map_err(|_| bad());
+        let uint = |t: &str| t.trim().parse::<u64>().map_err(|_| bad());
+        Ok(match parts.as_slice() {
+            ["zero"] => Fill::Zero,
+            ["identity"] => Fill::Identity,
+            ["constant", v] => Fill::Constant(int(v)?),
+            ["permutation", len, seed] => {
+                let len = uint(len)?;
+                if len == 0 || len > MAX_PERMUTATION {
+                    return Err(bad().note(format!("a permutation has 1 to {MAX_PERMUTATION} elements")));
+                }
+                Fill::Permutation { len, seed: uint(seed)? }
+            }
+            ["uniform", lo, hi, seed] => {
+                let (lo, hi) = (int(lo)?, int(hi)?);
+                if hi <= lo {
+                    return Err(bad().note("uniform needs LO < HI"));
+                }
+                Fill::Uniform { lo, hi, seed: uint(seed)? }
+            }
+            _ => return Err(bad()),
+        })
+    }
+
+    /// Materialises what must be (a permutation); cheap fills need nothing.
+    pub fn table(&self) -> Option<Vec<u32>> {
+        match *self {
+            Fill::Permutation { len, seed } => {
+                let mut v: Vec<u32> = (0..len as u32).collect();
+                let mut st = seed;
+                for i in (1..v.len()).rev() {
+                    let j = (splitmix64(&mut st) % (i as u64 + 1)) as usize;
+                    v.swap(i, j);
+                }
+                Some(v)
+            }
+            _ => None,
+        }
+    }
+
+    /// Value of element `k`; `table` is what [`Fill::table`] returned. `None` past a
+    /// permutation's end.
+    pub fn value(&self, k: i64, table: Option<&[u32]>) -> Option<i64> {
+        match *self {
+            Fill::Zero => Some(0),
+            Fill::Identity => Some(k),
+            Fill::Constant(v) => Some(v),
+            Fill::Permutation { .. } => {
+                let t = table?;
+                usize::try_from(k).ok().and_then(|k| t.get(k)).map(|&v| v as i64)
+            }
+            Fill::Uniform { lo, hi, seed } => {
+                // Element-addressable: hash the index with the seed, no table needed.
+                let mut st = seed ^ (k as u64).wrapping_mul(0xD129_0F4B_8E31_5A27);
+                let r = splitmix64(&mut st);
+                let span = (hi as i128 - lo as i128) as u128;
+                Some((lo as i128 + (r as u128 % span) as i128) as i64)
+            }
+        }
+    }
+}
+
+impl fmt::Display for Fill {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Fill::Zero => write!(f, "zero"),
+            Fill::Identity => write!(f, "identity"),
+            Fill::Constant(v) => write!(f, "constant:{v}"),
+            Fill::Permutation { len, seed } => write!(f, "permutation:{len}:{seed}"),
+            Fill::Uniform { lo, hi, seed } => write!(f, "uniform:{lo}:{hi}:{seed}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn permutation_is_a_permutation() {
+        let f = Fill::parse("permutation:1000:7").unwrap();
+        let mut t = f.table().unwrap();
+        t.sort();
+        assert_eq!(t, (0..1000).collect::<Vec<u32>>());
+    }
+
+    #[test]
+    fn uniform_stays_in_range() {
+        let f = Fill::parse("uniform:-5:5:1").unwrap();
+        for k in 0..1000 {
+            let v = f.value(k, None).unwrap();
+            assert!((-5..5).contains(&v));
+        }
+    }
+
+    #[test]
+    fn bad_fills_are_refused() {
+        for s in ["", "perm", "permutation:0:1", "uniform:5:5:1", "constant:x"] {
+            assert!(Fill::parse(s).is_err(), "{s}");
+        }
+    }
+}

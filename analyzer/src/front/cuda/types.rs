@@ -1,0 +1,119 @@
+//! C and CUDA type names -> IR types.
+
+use crate::ir::{IntTy, Ty};
+
+/// A scalar or vector type named by one word (`int`, `size_t`, `float4`, `__half`).
+pub fn named_type(name: &str) -> Option<Ty> {
+    let int = |bits, signed| Some(Ty::Int(IntTy { bits, signed }));
+    match name {
+        "bool" => Some(Ty::Int(IntTy::BOOL)),
+        "char" | "signed char" | "int8_t" => int(8, true),
+        "unsigned char" | "uint8_t" | "uchar" => int(8, false),
+        "short" | "int16_t" => int(16, true),
+        "unsigned short" | "uint16_t" | "ushort" => int(16, false),
+        "int" | "signed" | "int32_t" => int(32, true),
+        "unsigned" | "unsigned int" | "uint32_t" | "uint" => int(32, false),
+        "long" | "long long" | "int64_t" | "ssize_t" | "ptrdiff_t" | "intptr_t" | "long int" | "long long int" => {
+            int(64, true)
+        }
+        "unsigned long" | "unsigned long long" | "uint64_t" | "size_t" | "uintptr_t" => int(64, false),
+        "float" => Some(Ty::Float(4)),
+        "double" => Some(Ty::Float(8)),
+        "half" | "__half" | "__nv_bfloat16" | "nv_bfloat16" | "__nv_half" => Some(Ty::Float(2)),
+        "void" => Some(Ty::Void),
+        _ => vector_type(name),
+    }
+}
+
+/// CUDA's vector types: `float4` is 16 bytes, `double2` 16, `char4` 4, `float3` 12, ...
+fn vector_type(name: &str) -> Option<Ty> {
+    let n: u32 = name.chars().last()?.to_digit(10)?;
+    if !(1..=4).contains(&n) {
+        return None;
+    }
+    let stem = &name[..name.len() - 1];
+    let elem = match stem {
+        "char" | "uchar" => 1,
+        "short" | "ushort" | "half" | "__half" => 2,
+        "int" | "uint" | "float" => 4,
+        "long" | "ulong" | "longlong" | "ulonglong" | "double" => 8,
+        "__half2" => return None,
+        _ => return None,
+    };
+    Some(Ty::Vector { name: name.to_string(), bytes: elem * n })
+}
+
+/// Field offset and type inside a vector (`.x` `.y` `.z` `.w`).
+pub fn vector_field(vec: &Ty, field: &str) -> Option<(u32, Ty)> {
+    let Ty::Vector { name, bytes } = vec else { return None };
+    let n: u32 = name.chars().last()?.to_digit(10)?;
+    let elem = bytes / n;
+    let idx = match field {
+        "x" => 0,
+        "y" => 1,
+        "z" => 2,
+        "w" => 3,
+        _ => return None,
+    };
+    if idx >= n {
+        return None;
+    }
+    let stem = &name[..name.len() - 1];
+    let ety = match stem {
+        "float" => Ty::Float(4),
+        "double" => Ty::Float(8),
+        "half" | "__half" => Ty::Float(2),
+        _ => Ty::Int(IntTy { bits: (elem * 8) as u8, signed: !stem.starts_with('u') }),
+    };
+    Some((idx * elem, ety))
+}
+
+/// Integer promotion: types narrower than `int` become `int`.
+pub fn promote(t: IntTy) -> IntTy {
+    if t.bits < 32 {
+        IntTy::I32
+    } else {
+        t
+    }
+}
+
+/// C's usual arithmetic conversions for two integer operands.
+pub fn common_int(a: IntTy, b: IntTy) -> IntTy {
+    let (a, b) = (promote(a), promote(b));
+    if a == b {
+        return a;
+    }
+    if a.signed == b.signed {
+        return if a.bits >= b.bits { a } else { b };
+    }
+    let (s, u) = if a.signed { (a, b) } else { (b, a) };
+    if u.bits >= s.bits {
+        u
+    } else {
+        // The signed type is wider, so it holds every value of the unsigned one.
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conversions_follow_c() {
+        assert_eq!(common_int(IntTy::I32, IntTy::U32), IntTy::U32);
+        assert_eq!(common_int(IntTy::U32, IntTy::I64), IntTy::I64);
+        assert_eq!(common_int(IntTy::I64, IntTy::U64), IntTy::U64);
+        assert_eq!(common_int(IntTy::I8, IntTy::U16), IntTy::I32);
+    }
+
+    #[test]
+    fn vectors() {
+        assert_eq!(named_type("float4").unwrap().size(), 16);
+        assert_eq!(named_type("double2").unwrap().size(), 16);
+        assert_eq!(named_type("char4").unwrap().size(), 4);
+        assert_eq!(named_type("float3").unwrap().size(), 12);
+        let (off, t) = vector_field(&named_type("float4").unwrap(), "z").unwrap();
+        assert_eq!((off, t.size()), (8, 4));
+    }
+}

@@ -1,0 +1,341 @@
+//! The kernel IR: what every front end lowers to and every engine executes.
+//!
+//! A kernel is a tree of structured statements ([`Stmt`]) over side-effect-free expressions
+//! ([`Expr`]) whose only reads of memory are [`Expr::Load`]. C's typing rules (integer
+//! promotions, usual arithmetic conversions, pointer scaling) are applied by the front end:
+//! every arithmetic node carries its result type and its operands are already converted, so an
+//! engine never needs to know C. Every memory access is one [`MemOp`] with its source span, so a
+//! sheet row is always traceable to the user's text. The control-flow graph ([`cfg`]) is a view
+//! derived from the tree.
+
+pub mod cfg;
+
+use crate::source::Span;
+
+/// Integer type: width in bits and signedness. `bool` is `U1`-like but kept as 8-bit unsigned
+/// with values 0/1 produced by comparisons.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct IntTy {
+    pub bits: u8,
+    pub signed: bool,
+}
+
+impl IntTy {
+    pub const BOOL: IntTy = IntTy { bits: 1, signed: false };
+    pub const I8: IntTy = IntTy { bits: 8, signed: true };
+    pub const U8: IntTy = IntTy { bits: 8, signed: false };
+    pub const I16: IntTy = IntTy { bits: 16, signed: true };
+    pub const U16: IntTy = IntTy { bits: 16, signed: false };
+    pub const I32: IntTy = IntTy { bits: 32, signed: true };
+    pub const U32: IntTy = IntTy { bits: 32, signed: false };
+    pub const I64: IntTy = IntTy { bits: 64, signed: true };
+    pub const U64: IntTy = IntTy { bits: 64, signed: false };
+
+    /// Wraps an exact value into this type's range, as C conversion to it does.
+    pub fn wrap(self, v: i128) -> i128 {
+        if self.bits == 1 {
+            return (v != 0) as i128;
+        }
+        let m = (1i128 << self.bits) - 1;
+        let u = v & m;
+        if self.signed && u >> (self.bits - 1) & 1 == 1 {
+            u - (1i128 << self.bits)
+        } else {
+            u
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match (self.bits, self.signed) {
+            (1, _) => "bool",
+            (8, true) => "char",
+            (8, false) => "unsigned char",
+            (16, true) => "short",
+            (16, false) => "unsigned short",
+            (32, true) => "int",
+            (32, false) => "unsigned int",
+            (64, true) => "long long",
+            _ => "unsigned long long",
+        }
+    }
+}
+
+/// A value type the engines distinguish.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ty {
+    Int(IntTy),
+    /// Floating point of the given byte width (2, 4, 8).
+    Float(u8),
+    /// A CUDA vector type such as `float4`: element type name, lanes, total bytes.
+    Vector { name: String, bytes: u32 },
+    Ptr(Box<PtrTy>),
+    Void,
+}
+
+impl Ty {
+    /// Size in bytes of a value of this type in memory.
+    pub fn size(&self) -> u32 {
+        match self {
+            Ty::Int(t) => (t.bits.max(8) / 8) as u32,
+            Ty::Float(b) => *b as u32,
+            Ty::Vector { bytes, .. } => *bytes,
+            Ty::Ptr(_) => 8,
+            Ty::Void => 1,
+        }
+    }
+    pub fn is_int(&self) -> bool {
+        matches!(self, Ty::Int(_))
+    }
+    pub fn display(&self) -> String {
+        match self {
+            Ty::Int(t) => t.name().to_string(),
+            Ty::Float(2) => "half".into(),
+            Ty::Float(4) => "float".into(),
+            Ty::Float(_) => "double".into(),
+            Ty::Vector { name, .. } => name.clone(),
+            Ty::Ptr(p) => format!("{}*", p.pointee.display()),
+            Ty::Void => "void".into(),
+        }
+    }
+}
+
+/// Where a pointer points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Space {
+    Global,
+    Shared,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PtrTy {
+    pub pointee: Ty,
+    pub space: Space,
+    pub is_const: bool,
+    pub restrict: bool,
+    /// `volatile`: every access is issued (never removed by the compiler).
+    pub volatile: bool,
+}
+
+/// The memory object a pointer value is derived from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Base {
+    Param(ParamId),
+    Shared(SharedId),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ParamId(pub u32);
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SharedId(pub u32);
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LocalId(pub u32);
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MemOpId(pub u32);
+
+#[derive(Clone, Debug)]
+pub struct Param {
+    pub name: String,
+    pub ty: Ty,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct SharedArray {
+    pub name: String,
+    pub elem: Ty,
+    /// Static dimensions, outermost first; empty for `extern __shared__ T s[]`.
+    pub dims: Vec<u64>,
+    pub is_extern: bool,
+    pub span: Span,
+}
+
+impl SharedArray {
+    pub fn bytes(&self) -> u64 {
+        self.dims.iter().product::<u64>() * self.elem.size() as u64
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Local {
+    pub name: String,
+    pub ty: Ty,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AccessKind {
+    Load,
+    Store,
+}
+
+/// The cache operator of an access, as written (`__ldcg` -> `Cg`), or the default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CacheOp {
+    Default,
+    /// `__ldg`: read-only (non-coherent) path.
+    Nc,
+    Ca,
+    Cg,
+    Cs,
+    Lu,
+    Cv,
+    Wt,
+}
+
+impl CacheOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            CacheOp::Default => "default",
+            CacheOp::Nc => "nc (__ldg)",
+            CacheOp::Ca => "ca",
+            CacheOp::Cg => "cg",
+            CacheOp::Cs => "cs",
+            CacheOp::Lu => "lu",
+            CacheOp::Cv => "cv",
+            CacheOp::Wt => "wt",
+        }
+    }
+}
+
+/// One source-level memory instruction.
+#[derive(Clone, Debug)]
+pub struct MemOp {
+    pub kind: AccessKind,
+    pub space: Space,
+    /// Bytes moved per active lane.
+    pub width: u32,
+    pub cache: CacheOp,
+    pub volatile: bool,
+    /// The access as written (`a[i]`, `__ldg(&a[i])`).
+    pub text: String,
+    pub span: Span,
+    /// The address written out canonically; the GVN model requires equal keys for reuse.
+    pub addr_key: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Builtin {
+    ThreadIdx(u8),
+    BlockIdx(u8),
+    BlockDim(u8),
+    GridDim(u8),
+    WarpSize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Shl,
+    Shr,
+    And,
+    Or,
+    Xor,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+    Min,
+    Max,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnOp {
+    Neg,
+    Not,
+    LogicalNot,
+}
+
+/// Expressions. Pure, except that [`Expr::Load`] reads memory (and is counted).
+#[derive(Clone, Debug)]
+pub enum Expr {
+    Int(i128, IntTy),
+    Float(f64),
+    Local(LocalId),
+    Param(ParamId),
+    Builtin(Builtin),
+    /// Integer arithmetic in type `ty` (operands already converted to `ty`; comparisons compare
+    /// in `ty` and yield `bool`). Division by zero is an error at `span`.
+    Binary { op: BinOp, ty: IntTy, lhs: Box<Expr>, rhs: Box<Expr>, span: Span },
+    /// Floating arithmetic: values are tracked so that float parameters cast to int work.
+    FloatBinary { op: BinOp, lhs: Box<Expr>, rhs: Box<Expr> },
+    Unary { op: UnOp, ty: IntTy, arg: Box<Expr> },
+    /// Conversion to integer type, from integer, float, bool or pointer.
+    ToInt { ty: IntTy, arg: Box<Expr> },
+    ToFloat(Box<Expr>),
+    /// `&&` and `||`: the right side is evaluated only for lanes that need it.
+    Logical { and: bool, lhs: Box<Expr>, rhs: Box<Expr> },
+    /// `c ? a : b`: each side evaluated only for its lanes.
+    Select { cond: Box<Expr>, then: Box<Expr>, els: Box<Expr> },
+    /// Pointer plus a byte offset (the front end scales indices by the element size).
+    PtrOffset { ptr: Box<Expr>, bytes: Box<Expr> },
+    /// Address of a shared array's first byte.
+    SharedBase(SharedId),
+    /// `p - q` in bytes, for pointers into the same object.
+    PtrDiff { lhs: Box<Expr>, rhs: Box<Expr> },
+    Load { op: MemOpId, addr: Box<Expr> },
+    /// A value the analysis cannot compute (result of a math function, a vector constructor):
+    /// the arguments are still evaluated, for the loads inside them.
+    Opaque { args: Vec<Expr>, what: String },
+}
+
+/// Structured statements. Loops are `Loop`, with `break`/`continue` inside.
+#[derive(Clone, Debug)]
+pub enum Stmt {
+    Assign { local: LocalId, value: Expr, span: Span },
+    Store { op: MemOpId, addr: Expr, value: Expr },
+    /// Evaluate for the loads inside it.
+    Eval(Expr),
+    If { cond: Expr, then: Vec<Stmt>, els: Vec<Stmt>, span: Span },
+    /// `while (cond) { body; step }`; `test_first == false` for `do { } while (cond)`.
+    /// `continue` jumps to `step`.
+    Loop { cond: Option<Expr>, body: Vec<Stmt>, step: Vec<Stmt>, test_first: bool, span: Span },
+    Break,
+    Continue,
+    Return,
+    /// `__syncthreads()` and friends: a barrier the compiler does not move memory accesses across.
+    Barrier,
+}
+
+/// One `__global__` function, lowered.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    pub name: String,
+    pub span: Span,
+    pub params: Vec<Param>,
+    pub shared: Vec<SharedArray>,
+    pub locals: Vec<Local>,
+    pub mem_ops: Vec<MemOp>,
+    pub body: Vec<Stmt>,
+    /// Notes from lowering that belong on the sheet (inlined helpers, assumptions).
+    pub notes: Vec<String>,
+}
+
+impl Kernel {
+    pub fn param_by_name(&self, name: &str) -> Option<ParamId> {
+        self.params.iter().position(|p| p.name == name).map(|i| ParamId(i as u32))
+    }
+    pub fn param(&self, id: ParamId) -> &Param {
+        &self.params[id.0 as usize]
+    }
+    pub fn mem_op(&self, id: MemOpId) -> &MemOp {
+        &self.mem_ops[id.0 as usize]
+    }
+    /// Whether the pointer parameter is `__restrict__`.
+    pub fn is_restrict(&self, base: Base) -> bool {
+        match base {
+            Base::Param(p) => matches!(&self.param(p).ty, Ty::Ptr(t) if t.restrict),
+            Base::Shared(_) => true,
+        }
+    }
+}
+
+/// A translation unit: every kernel found in one file.
+#[derive(Clone, Debug, Default)]
+pub struct Module {
+    pub kernels: Vec<Kernel>,
+}

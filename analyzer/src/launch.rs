@@ -1,0 +1,418 @@
+//! The launch an analysis runs under: grid and block (checked as CUDA would check them),
+//! parameter values, known contents of index arrays and pointer alignment offsets.
+
+use crate::analyze::AnalyzeOptions;
+use crate::diag::{Diagnostic, ErrorKind, Result};
+use crate::fill::Fill;
+use crate::ir::{Kernel, Ty};
+use crate::sheet::ArgValue;
+use std::collections::BTreeMap;
+
+/// A parameter's value for the engine.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ParamValue {
+    Int(i128),
+    Float(f64),
+}
+
+pub struct Setup {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    /// Per parameter, in order; `None` when not given (an error only if the value is needed).
+    pub values: Vec<Option<ParamValue>>,
+    /// What the user gave, by name, for the sheet.
+    pub args: BTreeMap<String, ArgValue>,
+    /// Per parameter: known contents and, for permutations, the materialised table.
+    pub fills: Vec<Option<(Fill, Option<Vec<u32>>)>>,
+    /// Per parameter: bytes past a 256-byte boundary.
+    pub offsets: Vec<i64>,
+    pub max_work: u64,
+    pub gpu: String,
+}
+
+impl Setup {
+    pub fn threads_per_block(&self) -> u64 {
+        self.block.iter().map(|&d| d as u64).product()
+    }
+    pub fn blocks(&self) -> u64 {
+        self.grid.iter().map(|&d| d as u64).product()
+    }
+
+    pub fn new(kernel: &Kernel, opts: &AnalyzeOptions) -> Result<Setup> {
+        let mut values = vec![None; kernel.params.len()];
+        let mut args = BTreeMap::new();
+        let mut named: BTreeMap<String, i128> = BTreeMap::new();
+        for (name, text) in &opts.args {
+            let v = parse_number(text).ok_or_else(|| {
+                Diagnostic::new(
+                    ErrorKind::Usage,
+                    format!("--arg {name}={text}: the value is not an integer or a floating-point number"),
+                )
+            })?;
+            if let ParamValue::Int(i) = v {
+                named.insert(name.clone(), i);
+            }
+            args.insert(
+                name.clone(),
+                match v {
+                    ParamValue::Int(i) => ArgValue::Int(i),
+                    ParamValue::Float(f) => ArgValue::Float(f),
+                },
+            );
+            match kernel.param_by_name(name) {
+                Some(p) => {
+                    let param = kernel.param(p);
+                    values[p.0 as usize] = Some(match (&param.ty, v) {
+                        (Ty::Int(t), ParamValue::Int(i)) => ParamValue::Int(t.wrap(i)),
+                        (Ty::Int(t), ParamValue::Float(f)) => {
+                            return Err(Diagnostic::new(
+                                ErrorKind::Usage,
+                                format!("--arg {name}={f}: parameter `{name}` is an integer ({})", t.name()),
+                            ))
+                        }
+                        (Ty::Float(_), ParamValue::Int(i)) => ParamValue::Float(i as f64),
+                        (Ty::Float(_), v) => v,
+                        (ty, _) => {
+                            return Err(Diagnostic::new(
+                                ErrorKind::Usage,
+                                format!(
+                                    "--arg {name}: parameter `{name}` has type {}, which takes no value",
+                                    ty.display()
+                                ),
+                            ))
+                        }
+                    });
+                }
+                // Rust slices' lengths (`a_len`) and names used only in --grid are fine.
+                None if name.ends_with("_len") || opts.grid.contains(name.as_str()) || opts.block.contains(name.as_str()) => {}
+                None => {
+                    return Err(Diagnostic::new(
+                        ErrorKind::Usage,
+                        format!("--arg {name}: kernel `{}` has no parameter named `{name}`", kernel.name),
+                    )
+                    .note(format!(
+                        "parameters: {}",
+                        kernel.params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
+                    )))
+                }
+            }
+        }
+        let grid = parse_dims("--grid", &opts.grid, &named)?;
+        let block = parse_dims("--block", &opts.block, &named)?;
+        check_launch(grid, block)?;
+
+        let mut fills: Vec<Option<(Fill, Option<Vec<u32>>)>> = vec![None; kernel.params.len()];
+        for (name, fill) in &opts.fills {
+            let p = pointer_param(kernel, name, "--fill")?;
+            fills[p] = Some((fill.clone(), fill.table()));
+        }
+        let mut offsets = vec![0; kernel.params.len()];
+        for (name, off) in &opts.offsets {
+            let p = pointer_param(kernel, name, "--offset")?;
+            offsets[p] = *off;
+        }
+        Ok(Setup {
+            grid,
+            block,
+            values,
+            args,
+            fills,
+            offsets,
+            max_work: opts.max_work,
+            gpu: opts.gpu.clone(),
+        })
+    }
+}
+
+fn pointer_param(kernel: &Kernel, name: &str, flag: &str) -> Result<usize> {
+    match kernel.param_by_name(name) {
+        Some(p) if matches!(kernel.param(p).ty, Ty::Ptr(_)) => Ok(p.0 as usize),
+        Some(_) => Err(Diagnostic::new(
+            ErrorKind::Usage,
+            format!("{flag} {name}: parameter `{name}` is not a pointer"),
+        )),
+        None => Err(Diagnostic::new(
+            ErrorKind::Usage,
+            format!("{flag} {name}: kernel `{}` has no parameter named `{name}`", kernel.name),
+        )),
+    }
+}
+
+/// An integer (decimal, hex, with C suffixes) or a floating-point number.
+pub fn parse_number(text: &str) -> Option<ParamValue> {
+    let t = text.trim().replace('_', "");
+    let (neg, body) = match t.strip_prefix('-') {
+        Some(b) => (true, b.to_string()),
+        None => (false, t.clone()),
+    };
+    let int_body = body.trim_end_matches(['u', 'U', 'l', 'L']);
+    let parsed = if let Some(h) = int_body.strip_prefix("0x").or_else(|| int_body.strip_prefix("0X")) {
+        i128::from_str_radix(h, 16).ok()
+    } else {
+        int_body.parse::<i128>().ok()
+    };
+    if let Some(v) = parsed {
+        if v < (1i128 << 64) {
+            return Some(ParamValue::Int(if neg { -v } else { v }));
+        }
+        return None;
+    }
+    let f = t.trim_end_matches(['f', 'F']).parse::<f64>().ok()?;
+    f.is_finite().then_some(ParamValue::Float(f))
+}
+
+/// Checks a launch as the CUDA driver would.
+pub fn check_launch(grid: [u32; 3], block: [u32; 3]) -> Result<()> {
+    let bad = |m: String| Err(Diagnostic::new(ErrorKind::Launch, m));
+    if grid.contains(&0) || block.contains(&0) {
+        return bad(format!("launch {grid:?} x {block:?}: every grid and block dimension must be at least 1"));
+    }
+    let threads: u64 = block.iter().map(|&d| d as u64).product();
+    if threads > 1024 {
+        return bad(format!("block {block:?} has {threads} threads; CUDA allows at most 1024 per block"));
+    }
+    if block[0] > 1024 || block[1] > 1024 {
+        return bad(format!("block {block:?}: x and y may be at most 1024"));
+    }
+    if block[2] > 64 {
+        return bad(format!("block {block:?}: z may be at most 64"));
+    }
+    if grid[0] as u64 > (1u64 << 31) - 1 {
+        return bad(format!("grid {grid:?}: x may be at most 2147483647"));
+    }
+    if grid[1] > 65535 || grid[2] > 65535 {
+        return bad(format!("grid {grid:?}: y and z may be at most 65535"));
+    }
+    Ok(())
+}
+
+/// Parses `X[,Y[,Z]]`, each an integer expression over the integer `--arg` values.
+pub fn parse_dims(flag: &str, text: &str, args: &BTreeMap<String, i128>) -> Result<[u32; 3]> {
+    let parts = split_top_commas(text);
+    if parts.is_empty() || parts.len() > 3 {
+        return Err(Diagnostic::new(
+            ErrorKind::Usage,
+            format!("{flag} {text}: expected one to three comma-separated dimensions"),
+        ));
+    }
+    let mut out = [1u32; 3];
+    for (i, p) in parts.iter().enumerate() {
+        let v = DimExpr { s: p.as_bytes(), i: 0, args }.parse_all().map_err(|m| {
+            Diagnostic::new(ErrorKind::Usage, format!("{flag} {text}: {m}"))
+        })?;
+        if v < 0 || v > u32::MAX as i128 {
+            return Err(Diagnostic::new(
+                ErrorKind::Launch,
+                format!("{flag} {text}: dimension {v} is out of range (1 to 2^31-1)"),
+            ));
+        }
+        out[i] = v as u32;
+    }
+    Ok(out)
+}
+
+fn split_top_commas(s: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut depth = 0i32;
+    for c in s.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(String::new());
+                continue;
+            }
+            _ => {}
+        }
+        out.last_mut().unwrap().push(c);
+    }
+    if out.len() == 1 && out[0].trim().is_empty() {
+        return Vec::new();
+    }
+    out
+}
+
+/// Recursive-descent integer expressions: + - * / % ( ), `ceil(a/b)` (ceiling division),
+/// `min`, `max`, names of integer arguments.
+struct DimExpr<'a> {
+    s: &'a [u8],
+    i: usize,
+    args: &'a BTreeMap<String, i128>,
+}
+
+type DResult = std::result::Result<i128, String>;
+
+impl DimExpr<'_> {
+    fn parse_all(&mut self) -> DResult {
+        let v = self.sum(0)?;
+        self.ws();
+        if self.i != self.s.len() {
+            return Err(format!("unexpected `{}`", String::from_utf8_lossy(&self.s[self.i..])));
+        }
+        Ok(v)
+    }
+    fn ws(&mut self) {
+        while self.i < self.s.len() && self.s[self.i].is_ascii_whitespace() {
+            self.i += 1;
+        }
+    }
+    fn eat(&mut self, c: u8) -> bool {
+        self.ws();
+        if self.s.get(self.i) == Some(&c) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn sum(&mut self, depth: u32) -> DResult {
+        if depth > 64 {
+            return Err("expression nested too deeply".into());
+        }
+        let mut v = self.product(depth)?;
+        loop {
+            if self.eat(b'+') {
+                v = v.checked_add(self.product(depth)?).ok_or("overflow")?;
+            } else if self.eat(b'-') {
+                v = v.checked_sub(self.product(depth)?).ok_or("overflow")?;
+            } else {
+                return Ok(v);
+            }
+        }
+    }
+    fn product(&mut self, depth: u32) -> DResult {
+        let mut v = self.atom(depth)?;
+        loop {
+            if self.eat(b'*') {
+                v = v.checked_mul(self.atom(depth)?).filter(|v| v.abs() < 1i128 << 100).ok_or("overflow")?;
+            } else if self.eat(b'/') {
+                let d = self.atom(depth)?;
+                if d == 0 {
+                    return Err("division by zero".into());
+                }
+                v /= d;
+            } else if self.eat(b'%') {
+                let d = self.atom(depth)?;
+                if d == 0 {
+                    return Err("division by zero".into());
+                }
+                v %= d;
+            } else {
+                return Ok(v);
+            }
+        }
+    }
+    fn atom(&mut self, depth: u32) -> DResult {
+        self.ws();
+        if self.eat(b'(') {
+            let v = self.sum(depth + 1)?;
+            return if self.eat(b')') { Ok(v) } else { Err("missing `)`".into()) };
+        }
+        if self.eat(b'-') {
+            return Ok(-self.atom(depth + 1)?);
+        }
+        let start = self.i;
+        while self.i < self.s.len() && (self.s[self.i].is_ascii_alphanumeric() || self.s[self.i] == b'_') {
+            self.i += 1;
+        }
+        let word = std::str::from_utf8(&self.s[start..self.i]).unwrap_or("");
+        if word.is_empty() {
+            return Err("expected a number".into());
+        }
+        if word.as_bytes()[0].is_ascii_digit() {
+            return match parse_number(word) {
+                Some(ParamValue::Int(v)) => Ok(v),
+                _ => Err(format!("`{word}` is not an integer")),
+            };
+        }
+        if matches!(word, "ceil" | "cdiv" | "min" | "max") {
+            if !self.eat(b'(') {
+                return Err(format!("`{word}` needs arguments"));
+            }
+            let a = self.product_or_ceil(word == "ceil", depth + 1)?;
+            let r = if word == "ceil" {
+                a
+            } else {
+                if !self.eat(b',') {
+                    return Err(format!("`{word}` takes two arguments"));
+                }
+                let b = self.sum(depth + 1)?;
+                match word {
+                    "min" => a.min(b),
+                    "max" => a.max(b),
+                    _ => {
+                        if b == 0 {
+                            return Err("division by zero".into());
+                        }
+                        (a + b - 1).div_euclid(b)
+                    }
+                }
+            };
+            return if self.eat(b')') { Ok(r) } else { Err("missing `)`".into()) };
+        }
+        self.args.get(word).copied().ok_or_else(|| {
+            format!("`{word}` has no integer value; give it with --arg {word}=VALUE")
+        })
+    }
+    /// Inside `ceil(...)` a top-level `a/b` is a ceiling division.
+    fn product_or_ceil(&mut self, ceil: bool, depth: u32) -> DResult {
+        if !ceil {
+            return self.sum(depth);
+        }
+        let save = self.i;
+        let a = self.sum_no_div(depth)?;
+        if self.eat(b'/') {
+            let b = self.sum(depth)?;
+            if b == 0 {
+                return Err("division by zero".into());
+            }
+            return Ok((a + b - 1).div_euclid(b));
+        }
+        self.i = save;
+        self.sum(depth)
+    }
+    fn sum_no_div(&mut self, depth: u32) -> DResult {
+        // A single atom (possibly parenthesised) before the division.
+        self.atom(depth)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dims(s: &str) -> std::result::Result<[u32; 3], String> {
+        let mut a = BTreeMap::new();
+        a.insert("n".to_string(), 1000i128);
+        parse_dims("--grid", s, &a).map_err(|d| d.message)
+    }
+
+    #[test]
+    fn dimensions() {
+        assert_eq!(dims("64,256").unwrap(), [64, 256, 1]);
+        assert_eq!(dims("ceil(n/256)").unwrap(), [4, 1, 1]);
+        assert_eq!(dims("(n+255)/256").unwrap(), [4, 1, 1]);
+        assert_eq!(dims("n/256, 2, 3").unwrap(), [3, 2, 3]);
+        assert!(dims("m").unwrap_err().contains("--arg m"));
+        assert!(dims("1,2,3,4").is_err());
+        assert!(dims("n/0").is_err());
+    }
+
+    #[test]
+    fn launch_limits() {
+        assert!(check_launch([1, 1, 1], [1024, 1, 1]).is_ok());
+        assert!(check_launch([1, 1, 1], [1025, 1, 1]).is_err());
+        assert!(check_launch([1, 1, 1], [1, 1, 65]).is_err());
+        assert!(check_launch([0, 1, 1], [32, 1, 1]).is_err());
+        assert!(check_launch([1, 65536, 1], [32, 1, 1]).is_err());
+        assert!(check_launch([(1 << 31) - 1, 1, 1], [32, 1, 1]).is_ok());
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(parse_number("0x10"), Some(ParamValue::Int(16)));
+        assert_eq!(parse_number("-3"), Some(ParamValue::Int(-3)));
+        assert_eq!(parse_number("2.5f"), Some(ParamValue::Float(2.5)));
+        assert_eq!(parse_number("abc"), None);
+    }
+}

@@ -1,0 +1,74 @@
+//! The sheet as Markdown tables (for reports and pull requests).
+
+use super::text::{launch_line, thousands};
+use super::Sheet;
+use std::fmt::Write;
+
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+pub fn render(sheet: &Sheet) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "### `{}` ({})\n", sheet.kernel, sheet.file);
+    let _ = writeln!(o, "Launch: {}. Engine: {}.\n", launch_line(sheet), sheet.engine);
+    let _ = writeln!(o, "| line:col | access | space | op | bytes | requests | sectors | ideal | sectors/request | excess | wavefronts | exact |");
+    let _ = writeln!(o, "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|");
+    for r in &sheet.instructions {
+        let _ = writeln!(
+            o,
+            "| {}:{} | `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.line,
+            r.column,
+            cell(&r.text),
+            r.space,
+            r.op,
+            r.width,
+            thousands(r.requests),
+            thousands(r.sectors),
+            thousands(r.ideal_sectors),
+            if r.requests == 0 { "-".into() } else { format!("{:.2}", r.sectors_per_request()) },
+            thousands(r.excess_sectors()),
+            r.wavefronts.map(thousands).unwrap_or_else(|| "-".into()),
+            if r.exact { "yes" } else { "no" }
+        );
+    }
+    let t = &sheet.totals;
+    let _ = writeln!(o, "\n| totals | requests | sectors | ideal | logical bytes |");
+    let _ = writeln!(o, "|---|---:|---:|---:|---:|");
+    for (n, g) in [("global load", &t.global_load), ("global store", &t.global_store)] {
+        let _ = writeln!(
+            o,
+            "| {n} | {} | {} | {} | {} |",
+            thousands(g.requests),
+            thousands(g.sectors),
+            thousands(g.ideal_sectors),
+            thousands(g.logical_bytes)
+        );
+    }
+    for (n, s) in [("shared load", &t.shared_load), ("shared store", &t.shared_store)] {
+        let _ = writeln!(
+            o,
+            "| {n} | {} | {} wavefronts | {} | {} |",
+            thousands(s.requests),
+            thousands(s.wavefronts),
+            thousands(s.ideal_wavefronts),
+            thousands(s.logical_bytes)
+        );
+    }
+    let b = &sheet.boundaries;
+    let _ = writeln!(o, "\nBoundaries ({}): L1 hits {}, L1->L2 reads {}, writes {}, DRAM reads {} (bounds {}..{}), writes {}.\n",
+        b.model, thousands(b.l1_hit_sectors), thousands(b.l2_read_sectors), thousands(b.l2_write_sectors),
+        thousands(b.dram_read_sectors), thousands(b.bounds.dram_read_sectors.min), thousands(b.bounds.dram_read_sectors.max),
+        thousands(b.dram_write_sectors));
+    let _ = writeln!(o, "Assumptions:\n");
+    for a in sheet.assumptions.iter().chain(&b.assumptions) {
+        let _ = writeln!(o, "- {a}");
+    }
+    for r in &sheet.instructions {
+        for a in &r.assumptions {
+            let _ = writeln!(o, "- {}:{} `{}`: {a}", r.line, r.column, cell(&r.text));
+        }
+    }
+    o
+}

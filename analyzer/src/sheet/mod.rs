@@ -1,0 +1,162 @@
+//! The accounting sheet: the engine's counts per source instruction, totals, boundaries and the
+//! assumptions behind them. Renderers ([`text`], [`markdown`], [`json`]) are pure functions of it.
+
+pub mod build;
+pub mod json;
+pub mod markdown;
+pub mod text;
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// A scalar argument as the user gave it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum ArgValue {
+    Int(i128),
+    Float(f64),
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LaunchInfo {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub args: BTreeMap<String, ArgValue>,
+}
+
+/// One source-level memory instruction and what it costs over the whole launch.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Row {
+    pub line: u32,
+    pub column: u32,
+    pub text: String,
+    /// `global` or `shared`.
+    pub space: &'static str,
+    /// `load` or `store`.
+    pub op: &'static str,
+    pub width: u32,
+    pub cache_op: &'static str,
+    /// Warp-level executions with at least one active lane.
+    pub executions: u64,
+    /// Thread-level executions (active lanes summed over executions).
+    pub thread_executions: u64,
+    /// Global: one per execution (`l1tex__t_requests_*`); shared: instructions executed.
+    pub requests: u64,
+    pub sectors: u64,
+    pub ideal_sectors: u64,
+    pub logical_bytes: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wavefronts: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ideal_wavefronts: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bank_conflicts: Option<u64>,
+    /// Bounds on `sectors` that hold whatever the data-dependent addresses are; equal to
+    /// `sectors` when every address was known.
+    pub sectors_min: u64,
+    pub sectors_max: u64,
+    /// Lane-level loads the compiler removes (the value was already in a register).
+    pub elided_loads: u64,
+    pub exact: bool,
+    pub assumptions: Vec<String>,
+}
+
+impl Row {
+    pub fn sectors_per_request(&self) -> f64 {
+        if self.requests == 0 { 0.0 } else { self.sectors as f64 / self.requests as f64 }
+    }
+    pub fn excess_sectors(&self) -> u64 {
+        self.sectors.saturating_sub(self.ideal_sectors)
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct GlobalTotals {
+    pub requests: u64,
+    pub sectors: u64,
+    pub ideal_sectors: u64,
+    pub logical_bytes: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct SharedTotals {
+    pub requests: u64,
+    pub wavefronts: u64,
+    pub ideal_wavefronts: u64,
+    pub bank_conflicts: u64,
+    pub logical_bytes: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Totals {
+    pub global_load: GlobalTotals,
+    pub global_store: GlobalTotals,
+    pub shared_load: SharedTotals,
+    pub shared_store: SharedTotals,
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Bound {
+    pub min: u64,
+    pub max: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct BoundaryBounds {
+    pub dram_read_sectors: Bound,
+    pub dram_write_sectors: Bound,
+}
+
+/// Traffic below L1 under the cache model named in `assumptions`.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Boundaries {
+    pub model: String,
+    pub l1_hit_sectors: u64,
+    pub l2_read_sectors: u64,
+    pub l2_write_sectors: u64,
+    pub dram_read_sectors: u64,
+    pub dram_write_sectors: u64,
+    pub bounds: BoundaryBounds,
+    pub assumptions: Vec<String>,
+}
+
+/// Lowest and highest byte a pointer parameter's accesses touch (relative to the pointer),
+/// so a harness can size its buffer.
+#[derive(Clone, Debug, Serialize)]
+pub struct Footprint {
+    pub param: String,
+    pub elem_bytes: u32,
+    /// Lowest byte offset touched (may be negative).
+    pub min_byte: i64,
+    /// One past the highest byte offset touched.
+    pub end_byte: i64,
+    pub loaded: bool,
+    pub stored: bool,
+    /// False when some address of this parameter was data-dependent and unknown.
+    pub complete: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Sheet {
+    pub kernel: String,
+    pub file: String,
+    pub engine: &'static str,
+    pub launch: LaunchInfo,
+    pub instructions: Vec<Row>,
+    pub totals: Totals,
+    pub boundaries: Boundaries,
+    pub footprints: Vec<Footprint>,
+    pub assumptions: Vec<String>,
+    /// Warp-level work the engine did, for cost reports.
+    pub work: u64,
+}
+
+impl Sheet {
+    /// Logical bytes of global loads and stores together.
+    pub fn global_logical_bytes(&self) -> u64 {
+        self.totals.global_load.logical_bytes + self.totals.global_store.logical_bytes
+    }
+    pub fn global_sectors(&self) -> u64 {
+        self.totals.global_load.sectors + self.totals.global_store.sectors
+    }
+}

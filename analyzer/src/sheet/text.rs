@@ -1,0 +1,185 @@
+//! The accounting sheet for a person, laid out like the seed lesson's worked examples.
+
+use super::{Row, Sheet};
+use std::fmt::Write;
+
+/// `1234567` -> `1,234,567`.
+pub fn thousands(v: u64) -> String {
+    let s = v.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+pub fn launch_line(sheet: &Sheet) -> String {
+    let g = sheet.launch.grid;
+    let b = sheet.launch.block;
+    let threads = b.iter().map(|&d| d as u64).product::<u64>();
+    let blocks = g.iter().map(|&d| d as u64).product::<u64>();
+    let warps = threads.div_ceil(32);
+    let mut s = format!(
+        "grid ({}, {}, {}) x block ({}, {}, {}): {} blocks of {} threads ({} warps{})",
+        g[0],
+        g[1],
+        g[2],
+        b[0],
+        b[1],
+        b[2],
+        thousands(blocks),
+        threads,
+        warps,
+        if threads % 32 != 0 { format!(", the last with {} lanes", threads % 32) } else { String::new() }
+    );
+    if !sheet.launch.args.is_empty() {
+        let args: Vec<String> = sheet
+            .launch
+            .args
+            .iter()
+            .map(|(k, v)| match v {
+                super::ArgValue::Int(i) => format!("{k}={i}"),
+                super::ArgValue::Float(f) => format!("{k}={f}"),
+            })
+            .collect();
+        let _ = write!(s, "; {}", args.join(", "));
+    }
+    s
+}
+
+fn spr(r: &Row) -> String {
+    if r.requests == 0 {
+        "-".into()
+    } else {
+        format!("{:.2}", r.sectors_per_request())
+    }
+}
+
+pub fn render(sheet: &Sheet) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "sector-estimate: kernel `{}` in {}", sheet.kernel, sheet.file);
+    let _ = writeln!(o, "launch: {}", launch_line(sheet));
+    let _ = writeln!(o, "engine: {} ({} warp-level steps)", sheet.engine, thousands(sheet.work));
+    let t = &sheet.totals;
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "1. logical bytes (active lanes x width): {} global ({} loaded, {} stored)",
+        thousands(sheet.global_logical_bytes()),
+        thousands(t.global_load.logical_bytes),
+        thousands(t.global_store.logical_bytes)
+    );
+    let _ = writeln!(o);
+    let _ = writeln!(o, "2. sector demand per instruction (32-byte sectors, summed over every executed warp instruction)");
+    let header = ["line:col", "access", "space", "op", "B", "requests", "sectors", "ideal", "sect/req", "excess", ""];
+    let mut table: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
+    for r in &sheet.instructions {
+        let (sectors, ideal, excess) = if r.space == "shared" {
+            (
+                format!("{} wf", thousands(r.wavefronts.unwrap_or(0))),
+                format!("{} wf", thousands(r.ideal_wavefronts.unwrap_or(0))),
+                format!("{} conflicts", thousands(r.bank_conflicts.unwrap_or(0))),
+            )
+        } else {
+            (thousands(r.sectors), thousands(r.ideal_sectors), thousands(r.excess_sectors()))
+        };
+        table.push(vec![
+            format!("{}:{}", r.line, r.column),
+            r.text.clone(),
+            r.space.to_string(),
+            r.op.to_string(),
+            r.width.to_string(),
+            thousands(r.requests),
+            sectors,
+            ideal,
+            if r.space == "shared" { "-".into() } else { spr(r) },
+            excess,
+            if r.exact { String::new() } else { "*".into() },
+        ]);
+    }
+    let widths: Vec<usize> =
+        (0..header.len()).map(|c| table.iter().map(|row| row[c].chars().count()).max().unwrap_or(0)).collect();
+    for (i, row) in table.iter().enumerate() {
+        let mut line = String::from("  ");
+        for (c, cell) in row.iter().enumerate() {
+            let pad = widths[c] - cell.chars().count();
+            // Text columns left, numbers right.
+            if c <= 3 || c == 10 {
+                line.push_str(cell);
+                line.push_str(&" ".repeat(pad));
+            } else {
+                line.push_str(&" ".repeat(pad));
+                line.push_str(cell);
+            }
+            line.push_str("  ");
+        }
+        let _ = writeln!(o, "{}", line.trim_end());
+        if i == 0 {
+            let _ = writeln!(o, "  {}", "-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1)));
+        }
+    }
+    if sheet.instructions.is_empty() {
+        let _ = writeln!(o, "  (the kernel has no memory instructions)");
+    }
+    if sheet.instructions.iter().any(|r| !r.exact) {
+        let _ = writeln!(o, "  * not exact: see the instruction's assumptions below");
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(o, "3. totals");
+    for (name, g) in [("global load ", &t.global_load), ("global store", &t.global_store)] {
+        let spr = if g.requests == 0 { 0.0 } else { g.sectors as f64 / g.requests as f64 };
+        let _ = writeln!(
+            o,
+            "  {name}  requests {:>12}  sectors {:>12}  ideal {:>12}  sectors/request {:.2}  ({} sector bytes for {} logical)",
+            thousands(g.requests),
+            thousands(g.sectors),
+            thousands(g.ideal_sectors),
+            spr,
+            thousands(g.sectors * 32),
+            thousands(g.logical_bytes)
+        );
+    }
+    for (name, s) in [("shared load ", &t.shared_load), ("shared store", &t.shared_store)] {
+        if s.requests > 0 {
+            let _ = writeln!(
+                o,
+                "  {name}  requests {:>12}  wavefronts {:>9}  ideal {:>12}  bank conflicts {}",
+                thousands(s.requests),
+                thousands(s.wavefronts),
+                thousands(s.ideal_wavefronts),
+                thousands(s.bank_conflicts)
+            );
+        }
+    }
+    let b = &sheet.boundaries;
+    let _ = writeln!(o);
+    let _ = writeln!(o, "4. boundaries (model: {}; estimates, see assumptions)", b.model);
+    let _ = writeln!(
+        o,
+        "  L1 hits {}  L1->L2 reads {}  writes {}  DRAM reads {} (bounds {}..{})  writes {}",
+        thousands(b.l1_hit_sectors),
+        thousands(b.l2_read_sectors),
+        thousands(b.l2_write_sectors),
+        thousands(b.dram_read_sectors),
+        thousands(b.bounds.dram_read_sectors.min),
+        thousands(b.bounds.dram_read_sectors.max),
+        thousands(b.dram_write_sectors)
+    );
+    for a in &b.assumptions {
+        let _ = writeln!(o, "  - {a}");
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(o, "5. assumptions");
+    for a in &sheet.assumptions {
+        let _ = writeln!(o, "  - {a}");
+    }
+    for r in &sheet.instructions {
+        for a in &r.assumptions {
+            let _ = writeln!(o, "  - {}:{} `{}`: {a}", r.line, r.column, r.text);
+        }
+    }
+    o
+}

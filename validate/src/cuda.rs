@@ -1,0 +1,288 @@
+//! The two things `sector-validate` needs from a `.cu` file's syntax (tree-sitter-cuda): a
+//! kernel's parameter list (names, which are pointers, the pointee type) and a copy of the file
+//! that NVRTC accepts when host code is not guarded by `#ifndef __CUDACC_RTC__`.
+
+use tree_sitter::{Node, Parser, Tree};
+
+fn parse(text: &str) -> Option<Tree> {
+    let mut parser = Parser::new();
+    parser.set_language(&tree_sitter_cuda::LANGUAGE.into()).ok()?;
+    parser.parse(text, None)
+}
+
+/// One kernel parameter as declared.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamSig {
+    pub name: String,
+    /// Declared as a pointer (`T *p`, `T p[]`).
+    pub pointer: bool,
+    /// The type as written without qualifiers: `float`, `unsigned int`, `float4`, `T`.
+    pub base_type: String,
+}
+
+fn text<'a>(node: Node, src: &'a str) -> &'a str {
+    &src[node.byte_range()]
+}
+
+/// Children worth descending into for top-level items: preprocessor conditionals, namespaces,
+/// `extern "C" { }`.
+fn container_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
+    let mut out = Vec::new();
+    let mut cur = node.walk();
+    for child in node.children(&mut cur) {
+        out.push(child);
+    }
+    out
+}
+
+fn is_container(kind: &str) -> bool {
+    matches!(
+        kind,
+        "translation_unit"
+            | "preproc_if"
+            | "preproc_ifdef"
+            | "preproc_else"
+            | "preproc_elif"
+            | "preproc_elifdef"
+            | "namespace_definition"
+            | "declaration_list"
+            | "linkage_specification"
+    )
+}
+
+/// The function definition inside a node (itself, or the one a `template` wraps).
+fn function_of(node: Node) -> Option<Node> {
+    match node.kind() {
+        "function_definition" => Some(node),
+        "template_declaration" => {
+            let mut cur = node.walk();
+            let found = node.children(&mut cur).find_map(function_of);
+            found
+        }
+        _ => None,
+    }
+}
+
+/// The text of a function definition before its body: specifiers, return type, declarator.
+fn header<'a>(func: Node, src: &'a str) -> &'a str {
+    let end = func.child_by_field_name("body").map(|b| b.start_byte()).unwrap_or(func.end_byte());
+    &src[func.start_byte()..end]
+}
+
+fn has_word(hay: &str, word: &str) -> bool {
+    hay.match_indices(word).any(|(i, _)| {
+        let before = hay[..i].chars().next_back();
+        let after = hay[i + word.len()..].chars().next();
+        let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        !ident(before) && !ident(after)
+    })
+}
+
+fn function_declarator(func: Node) -> Option<Node> {
+    let mut d = func.child_by_field_name("declarator")?;
+    loop {
+        if d.kind() == "function_declarator" {
+            return Some(d);
+        }
+        d = d.child_by_field_name("declarator")?;
+    }
+}
+
+fn function_name(func: Node, src: &str) -> Option<String> {
+    let decl = function_declarator(func)?;
+    let name = decl.child_by_field_name("declarator")?;
+    let t = text(name, src);
+    let t = t.split('<').next().unwrap_or(t);
+    Some(t.rsplit("::").next().unwrap_or(t).trim().to_string())
+}
+
+fn param_sig(node: Node, src: &str) -> ParamSig {
+    let base_type = node
+        .child_by_field_name("type")
+        .map(|t| text(t, src).split_whitespace().collect::<Vec<_>>().join(" "))
+        .unwrap_or_default();
+    let mut pointer = false;
+    let mut name = String::new();
+    let mut d = node.child_by_field_name("declarator");
+    while let Some(n) = d {
+        match n.kind() {
+            "pointer_declarator" | "abstract_pointer_declarator" | "array_declarator" => {
+                pointer = true;
+            }
+            "identifier" => {
+                name = text(n, src).to_string();
+                break;
+            }
+            _ => {}
+        }
+        d = n.child_by_field_name("declarator");
+    }
+    ParamSig { name, pointer, base_type }
+}
+
+/// The parameter lists of every `__global__` definition named `kernel` (several when
+/// preprocessor branches hold variants), in source order.
+pub fn kernel_signatures(src: &str, kernel: &str) -> Vec<Vec<ParamSig>> {
+    let Some(tree) = parse(src) else { return Vec::new() };
+    let mut out = Vec::new();
+    let mut stack = vec![tree.root_node()];
+    while let Some(node) = stack.pop() {
+        if let Some(func) = function_of(node) {
+            if has_word(header(func, src), "__global__")
+                && function_name(func, src).as_deref() == Some(kernel)
+            {
+                if let Some(params) = function_declarator(func)
+                    .and_then(|d| d.child_by_field_name("parameters"))
+                {
+                    let mut cur = params.walk();
+                    let list: Vec<ParamSig> = params
+                        .named_children(&mut cur)
+                        .filter(|p| p.kind().ends_with("parameter_declaration"))
+                        .map(|p| param_sig(p, src))
+                        .filter(|p| !(p.base_type == "void" && !p.pointer && p.name.is_empty()))
+                        .collect();
+                    out.push((func.start_byte(), list));
+                }
+            }
+            continue;
+        }
+        if is_container(node.kind()) {
+            stack.extend(container_children(node));
+        }
+    }
+    out.sort_by_key(|(pos, _)| *pos);
+    out.into_iter().map(|(_, l)| l).collect()
+}
+
+/// Angle-bracket headers NVRTC can use (its own built-ins, or CUDA's include folder).
+fn device_header(path: &str) -> bool {
+    let p = path.trim_matches(|c| c == '<' || c == '>' || c == '"');
+    [
+        "cuda_fp16", "cuda_bf16", "cuda_fp8", "cooperative_groups", "cuda/", "mma.h", "cuda_pipeline",
+        "cuda_awbarrier", "cub/", "crt/", "sm_", "device_", "vector_types", "vector_functions",
+        "cuda_texture_types", "surface_", "texture_",
+    ]
+    .iter()
+    .any(|pre| p.starts_with(pre))
+}
+
+/// A copy of `src` in which host-only code is blanked (replaced by spaces, newlines kept, so
+/// every line keeps its number): function definitions that are neither `__global__` nor
+/// `__device__`, `#include <...>` of host headers, and top-level declarations or `using`s that
+/// name `std::`. Returns the copy and how many regions were blanked.
+pub fn strip_host_code(src: &str) -> (String, usize) {
+    let Some(tree) = parse(src) else { return (src.to_string(), 0) };
+    let mut ranges: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut stack = vec![tree.root_node()];
+    while let Some(node) = stack.pop() {
+        if let Some(func) = function_of(node) {
+            let h = header(func, src);
+            if !has_word(h, "__global__") && !has_word(h, "__device__") {
+                ranges.push(node.byte_range());
+            }
+            continue;
+        }
+        match node.kind() {
+            "preproc_include" => {
+                let path = node.child_by_field_name("path").map(|p| text(p, src)).unwrap_or("");
+                if path.starts_with('<') && !device_header(path) {
+                    ranges.push(node.byte_range());
+                }
+            }
+            "declaration" | "using_declaration" | "alias_declaration" => {
+                let t = text(node, src);
+                if t.contains("std::") || (node.kind() == "using_declaration" && has_word(t, "std")) {
+                    ranges.push(node.byte_range());
+                }
+            }
+            k if is_container(k) => stack.extend(container_children(node)),
+            _ => {}
+        }
+    }
+    let mut out: Vec<u8> = src.as_bytes().to_vec();
+    for r in &ranges {
+        for b in &mut out[r.clone()] {
+            if *b != b'\n' {
+                *b = b' ';
+            }
+        }
+    }
+    // Multi-byte characters inside a blanked range became spaces byte by byte: still UTF-8.
+    (String::from_utf8(out).unwrap_or_else(|_| src.to_string()), ranges.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SRC: &str = r#"#include <cstdio>
+#include <cuda_fp16.h>
+#include "common.cuh"
+#include <vector>
+using namespace std;
+static std::vector<float> host_data;
+
+__device__ float twice(float v) { return 2.0f * v; }
+
+__global__ void vec_add(const float *__restrict__ a, const float *b, float *c, int n, unsigned int m)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = twice(a[i]) + b[i];
+}
+
+namespace ns {
+__global__ void inner(double x[], long long k) {}
+}
+
+template <typename T>
+static T *to_device(const std::vector<T> &host)
+{
+    T *dev = nullptr;
+    cudaMalloc(&dev, host.size() * sizeof(T));
+    return dev;
+}
+
+int main()
+{
+    vec_add<<<1, 32>>>(0, 0, 0, 32, 0);
+    printf("é\n");
+    return 0;
+}
+"#;
+
+    #[test]
+    fn signatures() {
+        let s = kernel_signatures(SRC, "vec_add");
+        assert_eq!(s.len(), 1);
+        let p = &s[0];
+        assert_eq!(p.len(), 5);
+        assert_eq!(p[0], ParamSig { name: "a".into(), pointer: true, base_type: "float".into() });
+        assert_eq!(p[3], ParamSig { name: "n".into(), pointer: false, base_type: "int".into() });
+        assert_eq!(p[4].base_type, "unsigned int");
+        let inner = kernel_signatures(SRC, "inner");
+        assert_eq!(inner[0][0], ParamSig { name: "x".into(), pointer: true, base_type: "double".into() });
+        assert_eq!(inner[0][1].base_type, "long long");
+        assert!(kernel_signatures(SRC, "twice").is_empty());
+    }
+
+    #[test]
+    fn strips_host_code_keeping_lines() {
+        let (out, n) = strip_host_code(SRC);
+        assert_eq!(out.lines().count(), SRC.lines().count());
+        assert!(n >= 5, "{n}: {out}");
+        assert!(!out.contains("main"));
+        assert!(!out.contains("cudaMalloc"));
+        assert!(!out.contains("<cstdio>"));
+        assert!(!out.contains("<vector>"));
+        assert!(!out.contains("using namespace"));
+        assert!(!out.contains("host_data"));
+        assert!(out.contains("#include <cuda_fp16.h>"));
+        assert!(out.contains("#include \"common.cuh\""));
+        assert!(out.contains("__device__ float twice"));
+        assert!(out.contains("__global__ void vec_add"));
+        assert!(out.contains("__global__ void inner"));
+        // Same line numbers: the kernel stays on its line.
+        let line_of = |s: &str, pat: &str| s.lines().position(|l| l.contains(pat));
+        assert_eq!(line_of(&out, "void vec_add"), line_of(SRC, "void vec_add"));
+    }
+}

@@ -1,0 +1,292 @@
+//! The GPU side: compile each example with NVRTC for the device's own architecture (with line
+//! info), fill buffers as planned, launch each case once and check for errors. Nothing here
+//! runs unless [`gpu_available`] says the CUDA driver library is present (creating a context
+//! without it panics inside cudarc).
+
+use crate::cuda::{kernel_signatures, strip_host_code};
+use crate::plan::{cuda_include_dir, nvrtc_options, plan_launch, ArgBytes, ArgPlan, CaseSpec, LaunchPlan};
+use crate::ptx;
+use anyhow::{anyhow, bail, Result};
+use cudarc::driver::{CudaContext, CudaModule, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions, Ptx};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Whether `libcuda` can be loaded.
+pub fn gpu_available() -> bool {
+    // SAFETY: only tries to open the shared library.
+    unsafe { cudarc::driver::sys::is_culib_present() }
+}
+
+/// Whether `libnvrtc` can be loaded.
+pub fn nvrtc_available() -> bool {
+    // SAFETY: only tries to open the shared library.
+    unsafe { cudarc::nvrtc::sys::is_culib_present() }
+}
+
+/// The device and its software, as the launching process saw them.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct DeviceEnv {
+    pub gpu: String,
+    pub compute_capability: String,
+    /// The NVRTC target: `sm_90`.
+    pub arch: String,
+    /// `cuDriverGetVersion`: the CUDA version the driver supports (`13.0`).
+    pub driver_cuda_version: String,
+    pub nvrtc_version: String,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct BufferRecord {
+    pub param: String,
+    pub bytes: u64,
+    /// Bytes from the allocation's start to the pointer the kernel got.
+    pub ptr_offset: u64,
+    pub fill: Option<String>,
+}
+
+/// What happened to one case in the launching process. Nsight Compute numbers its results by
+/// launch, so the n-th record with `launched` is result n.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct LaunchRecord {
+    pub case: String,
+    pub example: String,
+    pub kernel: String,
+    /// The PTX entry launched (mangled unless `extern "C"`).
+    pub entry: Option<String>,
+    /// The launch was issued (so the profiler saw it).
+    pub launched: bool,
+    pub error: Option<String>,
+    /// NVRTC rejected the file as written and compiled it with host code blanked.
+    pub host_code_stripped: bool,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub buffers: Vec<BufferRecord>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct LaunchLog {
+    pub environment: DeviceEnv,
+    pub launches: Vec<LaunchRecord>,
+}
+
+impl LaunchLog {
+    /// The records that became Nsight Compute results, in result order.
+    pub fn launched(&self) -> impl Iterator<Item = &LaunchRecord> {
+        self.launches.iter().filter(|r| r.launched)
+    }
+}
+
+/// PTX of a file, and whether host code had to be blanked for NVRTC to take it.
+fn compile(source: &Path, text: &str, options: &[String], arch: &'static str) -> Result<(Ptx, bool), String> {
+    let name = std::fs::canonicalize(source).unwrap_or_else(|_| source.to_path_buf());
+    // The program is named after the file, so Nsight Compute's source view names (and can
+    // import) the file the line numbers refer to.
+    let opts = || CompileOptions {
+        options: options.to_vec(),
+        arch: Some(arch),
+        name: Some(name.display().to_string()),
+        ..CompileOptions::default()
+    };
+    match compile_ptx_with_opts(text, opts()) {
+        Ok(p) => Ok((p, false)),
+        Err(e1) => {
+            let (stripped, n) = strip_host_code(text);
+            if n == 0 {
+                return Err(format!("NVRTC: {}", short(&e1.to_string())));
+            }
+            compile_ptx_with_opts(stripped, opts()).map(|p| (p, true)).map_err(|e2| {
+                format!(
+                    "NVRTC rejected the file as written ({}) and with host code blanked ({})",
+                    short(&e1.to_string()),
+                    short(&e2.to_string())
+                )
+            })
+        }
+    }
+}
+
+fn short(s: &str) -> String {
+    const MAX: usize = 4000;
+    if s.len() <= MAX {
+        s.to_string()
+    } else {
+        let mut cut = MAX;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        format!("{} ...", &s[..cut])
+    }
+}
+
+fn version_text(v: i32) -> String {
+    format!("{}.{}", v / 1000, (v % 1000) / 10)
+}
+
+fn device_env(ctx: &Arc<CudaContext>) -> Result<DeviceEnv> {
+    let (maj, min) = ctx.compute_capability()?;
+    let mut driver = 0i32;
+    // SAFETY: writes one int.
+    unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut driver) };
+    let (mut nmaj, mut nmin) = (0i32, 0i32);
+    // SAFETY: writes two ints; the library was checked present.
+    unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut nmaj, &mut nmin) };
+    Ok(DeviceEnv {
+        gpu: ctx.name()?,
+        compute_capability: format!("{maj}.{min}"),
+        arch: format!("sm_{maj}{min}"),
+        driver_cuda_version: version_text(driver),
+        nvrtc_version: format!("{nmaj}.{nmin}"),
+    })
+}
+
+struct Loaded {
+    module: Arc<CudaModule>,
+    entries: Vec<ptx::PtxEntry>,
+    stripped: bool,
+}
+
+/// Runs every case once on device 0, in order. `log` receives one short line per case.
+/// A case that cannot be compiled, planned or launched is recorded with its error and the
+/// others go on.
+pub fn run_launches(cases: &[CaseSpec], log: &mut dyn FnMut(&str)) -> Result<LaunchLog> {
+    if !gpu_available() {
+        bail!("no GPU: the CUDA driver library (libcuda) cannot be loaded");
+    }
+    if !nvrtc_available() {
+        bail!("NVRTC (libnvrtc) cannot be loaded");
+    }
+    let ctx = CudaContext::new(0).map_err(|e| anyhow!("cannot create a CUDA context: {e}"))?;
+    let stream = ctx.default_stream();
+    let environment = device_env(&ctx)?;
+    let arch: &'static str = Box::leak(environment.arch.clone().into_boxed_str());
+    let cuda_include = cuda_include_dir();
+    let mut cache: HashMap<(PathBuf, Vec<String>), Result<Arc<Loaded>, String>> = HashMap::new();
+    let mut launches = Vec::new();
+    for spec in cases {
+        let mut rec = LaunchRecord {
+            case: spec.case.name.clone(),
+            example: spec.example.clone(),
+            kernel: spec.case.kernel.clone(),
+            ..LaunchRecord::default()
+        };
+        let outcome = launch_one(spec, &ctx, &stream, arch, cuda_include.as_deref(), &mut cache, &mut rec);
+        match &outcome {
+            Ok(()) => log(&format!(
+                "launched {} ({}) grid {:?} block {:?}",
+                rec.case, rec.kernel, rec.grid, rec.block
+            )),
+            Err(e) => {
+                rec.error = Some(format!("{e:#}"));
+                log(&format!("FAILED {}: {e:#}", rec.case));
+            }
+        }
+        launches.push(rec);
+    }
+    Ok(LaunchLog { environment, launches })
+}
+
+fn launch_one(
+    spec: &CaseSpec,
+    ctx: &Arc<CudaContext>,
+    stream: &Arc<CudaStream>,
+    arch: &'static str,
+    cuda_include: Option<&Path>,
+    cache: &mut HashMap<(PathBuf, Vec<String>), Result<Arc<Loaded>, String>>,
+    rec: &mut LaunchRecord,
+) -> Result<()> {
+    let sheet = spec
+        .prediction
+        .as_ref()
+        .map_err(|e| anyhow!("no prediction, so no buffer sizes: {e}"))?;
+    let text = std::fs::read_to_string(&spec.source)
+        .map_err(|e| anyhow!("cannot read {}: {e}", spec.source.display()))?;
+    let options = nvrtc_options(&spec.case, &spec.source, cuda_include);
+    let key = (spec.source.clone(), options.clone());
+    let loaded = cache
+        .entry(key)
+        .or_insert_with(|| {
+            let (ptx, stripped) = compile(&spec.source, &text, &options, arch)?;
+            let entries = ptx::entries(&ptx.to_src());
+            let module = ctx.load_module(ptx).map_err(|e| format!("loading the PTX: {e}"))?;
+            Ok(Arc::new(Loaded { module, entries, stripped }))
+        })
+        .clone()
+        .map_err(|e| anyhow!(e))?;
+    rec.host_code_stripped = loaded.stripped;
+    let kernel = &spec.case.kernel;
+    let signatures = kernel_signatures(&text, kernel);
+    if signatures.is_empty() {
+        bail!("no `__global__` function named `{kernel}` in {}", spec.source.display());
+    }
+    let candidates = ptx::find_kernel(&loaded.entries, kernel);
+    if candidates.is_empty() {
+        bail!(
+            "the PTX has no entry for `{kernel}` (a template kernel needs an explicit instantiation)"
+        );
+    }
+    let (entry, params) = candidates
+        .iter()
+        .find_map(|e| signatures.iter().find(|s| s.len() == e.params.len()).map(|s| (*e, s)))
+        .ok_or_else(|| anyhow!("no PTX entry of `{kernel}` has the parameter count of its source"))?;
+    let plan = plan_launch(params, Some(&entry.params), sheet, &spec.case)?;
+    rec.entry = Some(entry.name.clone());
+    rec.grid = plan.grid;
+    rec.block = plan.block;
+    rec.buffers = plan
+        .buffers
+        .iter()
+        .map(|b| BufferRecord {
+            param: b.param.clone(),
+            bytes: b.placement.bytes,
+            ptr_offset: b.placement.ptr_offset,
+            fill: b.fill.as_ref().map(|f| f.to_string()),
+        })
+        .collect();
+    let func = loaded.module.load_function(&entry.name)?;
+    launch(&plan, stream, &func, rec)
+}
+
+fn launch(
+    plan: &LaunchPlan,
+    stream: &Arc<CudaStream>,
+    func: &cudarc::driver::CudaFunction,
+    rec: &mut LaunchRecord,
+) -> Result<()> {
+    let mut device = Vec::new();
+    for b in &plan.buffers {
+        device.push(stream.clone_htod(&b.host_bytes())?);
+    }
+    let mut ptrs: Vec<u64> = Vec::new();
+    for (b, d) in plan.buffers.iter().zip(&device) {
+        let (p, _sync) = d.device_ptr(stream);
+        ptrs.push(p + b.placement.ptr_offset);
+    }
+    let values: Vec<ArgPlan> = plan.args.clone();
+    let mut builder = stream.launch_builder(func);
+    for a in &values {
+        match a {
+            ArgPlan::Buffer(i) => builder.arg(&ptrs[*i]),
+            ArgPlan::Value(ArgBytes::U8(v)) => builder.arg(v),
+            ArgPlan::Value(ArgBytes::U16(v)) => builder.arg(v),
+            ArgPlan::Value(ArgBytes::U32(v)) => builder.arg(v),
+            ArgPlan::Value(ArgBytes::U64(v)) => builder.arg(v),
+            ArgPlan::Value(ArgBytes::F32(v)) => builder.arg(v),
+            ArgPlan::Value(ArgBytes::F64(v)) => builder.arg(v),
+        };
+    }
+    let cfg = LaunchConfig {
+        grid_dim: (plan.grid[0], plan.grid[1], plan.grid[2]),
+        block_dim: (plan.block[0], plan.block[1], plan.block[2]),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: every argument has the size and kind the kernel's PTX declares, and every
+    // pointer covers the bytes the analyzer says the kernel touches.
+    unsafe { builder.launch(cfg) }.map_err(|e| anyhow!("launch: {e}"))?;
+    rec.launched = true;
+    stream.synchronize().map_err(|e| anyhow!("after the launch: {e}"))?;
+    drop(device);
+    Ok(())
+}
