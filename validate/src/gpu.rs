@@ -142,6 +142,8 @@ fn device_env(ctx: &Arc<CudaContext>) -> Result<DeviceEnv> {
     })
 }
 
+type ModuleCache = HashMap<(PathBuf, Vec<String>), Result<Arc<Loaded>, String>>;
+
 struct Loaded {
     module: Arc<CudaModule>,
     entries: Vec<ptx::PtxEntry>,
@@ -163,7 +165,7 @@ pub fn run_launches(cases: &[CaseSpec], log: &mut dyn FnMut(&str)) -> Result<Lau
     let environment = device_env(&ctx)?;
     let arch: &'static str = Box::leak(environment.arch.clone().into_boxed_str());
     let cuda_include = cuda_include_dir();
-    let mut cache: HashMap<(PathBuf, Vec<String>), Result<Arc<Loaded>, String>> = HashMap::new();
+    let mut cache: ModuleCache = HashMap::new();
     let mut launches = Vec::new();
     for spec in cases {
         let mut rec = LaunchRecord {
@@ -194,7 +196,7 @@ fn launch_one(
     stream: &Arc<CudaStream>,
     arch: &'static str,
     cuda_include: Option<&Path>,
-    cache: &mut HashMap<(PathBuf, Vec<String>), Result<Arc<Loaded>, String>>,
+    cache: &mut ModuleCache,
     rec: &mut LaunchRecord,
 ) -> Result<()> {
     let sheet = spec

@@ -261,9 +261,26 @@ pub fn parse_source(text: &str) -> Result<Vec<SourceBlock>> {
                 line = 0;
                 continue;
             }
-            "Function Name" | "Kernel Name" => {
+            "Function Name" => {
                 if let Some(b) = blocks.last_mut() {
                     b.function = row.get(1).unwrap_or(&"").to_string();
+                }
+                continue;
+            }
+            // The `sass` view: one block per kernel, no source lines.
+            "Kernel Name" => {
+                blocks.push(SourceBlock {
+                    function: row.get(1).unwrap_or(&"").to_string(),
+                    ..SourceBlock::default()
+                });
+                seen.clear();
+                line = 0;
+                continue;
+            }
+            "Address" => {
+                col.clear();
+                for (i, name) in row.iter().enumerate() {
+                    col.entry(name.to_string()).or_insert(i);
                 }
                 continue;
             }
@@ -280,7 +297,7 @@ pub fn parse_source(text: &str) -> Result<Vec<SourceBlock>> {
         if col.is_empty() || blocks.is_empty() {
             continue;
         }
-        if !first.trim().is_empty() {
+        if !first.trim().is_empty() && !first.starts_with("0x") {
             if let Some(n) = parse_number(first) {
                 line = n as u32;
             }

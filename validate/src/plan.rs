@@ -429,7 +429,7 @@ mod tests {
         // Offset 4: pointer 4 bytes past the boundary, allocation covers its end.
         let p = place(0, 1000, 4, true);
         assert_eq!(p.ptr_offset, 4);
-        assert!(p.bytes >= 1004 && p.bytes % 256 == 0);
+        assert!(p.bytes >= 1004 && p.bytes.is_multiple_of(256));
         // Negative reach (a[i-1]): room before the pointer, pointer still `offset` past 256.
         let p = place(-4, 4096, 12, true);
         assert_eq!(p.ptr_offset % 256, 12);

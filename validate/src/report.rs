@@ -8,7 +8,7 @@ pub fn thousands(v: u64) -> String {
     let s = v.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -79,18 +79,20 @@ pub fn markdown(r: &Report) -> String {
          wavefronts, bank conflicts) must be exact unless the sheet marks the accesses behind them \
          data-dependent; those are **within tolerance** at most {:.0}% away. Cache-model counters \
          (L1 hits and misses, L2 and DRAM sectors) are **within tolerance** at most {:.0}% or {} \
-         sectors away. **within bounds**: outside the tolerance but inside the bounds the sheet \
+         sectors away; shared-memory wavefronts and bank conflicts at most {:.0}% away (the \
+         hardware counts a few wavefronts no instruction explains). **within bounds**: outside the tolerance but inside the bounds the sheet \
          states. Anything else is **OFF**.\n",
         t.data_dependent * 100.0,
         t.model * 100.0,
-        t.model_abs
+        t.model_abs,
+        t.shared * 100.0
     );
     let _ = writeln!(s, "## Summary\n");
     let _ = writeln!(s, "{} cases.\n", r.cases.len());
-    for class in [Class::Engine, Class::Model] {
-        let title = if class == Class::Engine { "Engine counters" } else { "Cache-model counters" };
+    for model in [false, true] {
+        let title = if model { "Cache-model counters" } else { "Engine counters" };
         let _ = writeln!(s, "{title}:\n");
-        for line in r.summary.iter().filter(|x| x.class == class) {
+        for line in r.summary.iter().filter(|x| (x.class == Class::Model) == model) {
             let _ = writeln!(s, "- {}", line.line());
         }
         let _ = writeln!(s);
@@ -137,7 +139,7 @@ pub fn markdown(r: &Report) -> String {
                 continue;
             }
             let mut label = format!("{} `{}`", x.label, x.metric);
-            if x.data_dependent && x.class == Class::Engine {
+            if x.data_dependent && x.class != Class::Model {
                 label += " (data-dependent)";
             }
             let mut pred = num(x.predicted);

@@ -318,10 +318,11 @@ impl<'a> Engine<'a> {
                     self.exec_block(els, e, st)?;
                 }
             }
-            Stmt::Loop { cond, body, step, test_first, span } => {
+            Stmt::Loop { cond, body, step, test_first, span, synthetic } => {
                 let id = self.loop_ids[span];
                 self.loop_stack.push(id);
                 st.loops.push(LoopFrame { brk: 0, cont: 0 });
+                let id = if *synthetic { usize::MAX } else { id };
                 let r = self.run_loop(cond.as_ref(), body, step, *test_first, *span, m, st, id);
                 st.loops.pop();
                 self.loop_stack.pop();
@@ -368,7 +369,7 @@ impl<'a> Engine<'a> {
                 if test_first || !first {
                     let v = self.eval(c, lm, st)?;
                     let t = self.truth_loop(&v, lm, span)?;
-                    if t != lm && t != 0 {
+                    if t != lm && t != 0 && id != usize::MAX {
                         // Some lanes leave while others go on: trip counts differ in this warp.
                         self.varying[id] = true;
                     }
@@ -383,7 +384,7 @@ impl<'a> Engine<'a> {
             let f = st.loops.last_mut().expect("loop frame");
             f.cont = 0;
             let leaving = (f.brk | st.returned) & lm;
-            if leaving != 0 && leaving != lm {
+            if leaving != 0 && leaving != lm && id != usize::MAX {
                 self.varying[id] = true;
             }
             lm &= !leaving;
@@ -391,7 +392,13 @@ impl<'a> Engine<'a> {
                 return Ok(());
             }
             self.exec_block(step, lm, st)?;
-            lm &= !st.returned;
+            // A test in the step (`do { } while (++i < n)`) may break too.
+            let f = st.loops.last().expect("loop frame");
+            let leaving = (f.brk | st.returned) & lm;
+            if leaving != 0 && leaving != lm && id != usize::MAX {
+                self.varying[id] = true;
+            }
+            lm &= !leaving;
         }
     }
 
@@ -876,6 +883,7 @@ fn collect_loops(stmts: &[Stmt], stack: &mut Vec<usize>, op_loops: &mut [Vec<usi
             }
             Stmt::Loop { cond, body, step, span, .. } => {
                 let id = spans.len();
+                // Synthetic loops share the call's span; ids stay per loop statement.
                 spans.push(*span);
                 stack.push(id);
                 if let Some(c) = cond {

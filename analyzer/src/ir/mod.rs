@@ -293,7 +293,8 @@ pub enum Stmt {
     If { cond: Expr, then: Vec<Stmt>, els: Vec<Stmt>, span: Span },
     /// `while (cond) { body; step }`; `test_first == false` for `do { } while (cond)`.
     /// `continue` jumps to `step`.
-    Loop { cond: Option<Expr>, body: Vec<Stmt>, step: Vec<Stmt>, test_first: bool, span: Span },
+    /// `synthetic` marks loops the front end made (an inlined call's body), not the user.
+    Loop { cond: Option<Expr>, body: Vec<Stmt>, step: Vec<Stmt>, test_first: bool, span: Span, synthetic: bool },
     Break,
     Continue,
     Return,

@@ -592,12 +592,21 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
             "while_statement" => {
                 let c = n.child_by_field_name("condition").ok_or_else(|| self.unsupported(n, "this while"))?;
-                let cond = self.loop_cond(c)?;
+                let (pre, cond) = self.loop_cond(c)?;
                 let mut body = Vec::new();
                 if let Some(b) = n.child_by_field_name("body") {
                     self.scoped(b, &mut body)?;
                 }
-                self.push_loop(out, Some(cond), body, Vec::new(), true, self.span(n));
+                let span = self.span(n);
+                if pre.is_empty() {
+                    self.push_loop(out, Some(cond), body, Vec::new(), true, span);
+                } else {
+                    // `while (++i < n)`: the update runs before each test, at the top of the body.
+                    let mut b = pre;
+                    b.push(exit_unless(cond, span));
+                    b.extend(body);
+                    self.push_loop(out, None, b, Vec::new(), true, span);
+                }
                 Ok(())
             }
             "do_statement" => {
@@ -606,8 +615,16 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     self.scoped(b, &mut body)?;
                 }
                 let c = n.child_by_field_name("condition").ok_or_else(|| self.unsupported(n, "this do"))?;
-                let cond = self.loop_cond(c)?;
-                self.push_loop(out, Some(cond), body, Vec::new(), false, self.span(n));
+                let (pre, cond) = self.loop_cond(c)?;
+                let span = self.span(n);
+                if pre.is_empty() {
+                    self.push_loop(out, Some(cond), body, Vec::new(), false, span);
+                } else {
+                    // `continue` goes to the test: the test with its update is the step.
+                    let mut step = pre;
+                    step.push(exit_unless(cond, span));
+                    self.push_loop(out, None, body, step, true, span);
+                }
                 Ok(())
             }
             "break_statement" => {
@@ -639,7 +656,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     /// Inside an inlined function, `return` breaks out of the wrapper loop; loops inside it
     /// must pass the break on.
     fn push_loop(&mut self, out: &mut Vec<Stmt>, cond: Option<Expr>, body: Vec<Stmt>, step: Vec<Stmt>, test_first: bool, span: Span) {
-        out.push(Stmt::Loop { cond, body, step, test_first, span });
+        out.push(Stmt::Loop { cond, body, step, test_first, span, synthetic: false });
         if let Some(inl) = self.inline.last() {
             out.push(Stmt::If {
                 cond: Expr::Local(inl.ret_flag),
@@ -657,9 +674,12 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 _ => self.effect(init, out)?,
             }
         }
-        let cond = match n.child_by_field_name("condition") {
-            Some(c) => Some(self.loop_cond(c)?),
-            None => None,
+        let (pre, cond) = match n.child_by_field_name("condition") {
+            Some(c) => {
+                let (p, c) = self.loop_cond(c)?;
+                (p, Some(c))
+            }
+            None => (Vec::new(), None),
         };
         let mut step = Vec::new();
         if let Some(u) = n.child_by_field_name("update") {
@@ -669,15 +689,26 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         if let Some(b) = n.child_by_field_name("body") {
             self.scoped(b, &mut body)?;
         }
-        self.push_loop(out, cond, body, step, true, self.span(n));
+        let span = self.span(n);
+        match (pre.is_empty(), cond) {
+            (true, cond) => self.push_loop(out, cond, body, step, true, span),
+            (false, Some(cond)) => {
+                let mut b = pre;
+                b.push(exit_unless(cond, span));
+                b.extend(body);
+                self.push_loop(out, None, b, step, true, span);
+            }
+            (false, None) => unreachable!("side effects come from a condition"),
+        }
         Ok(())
     }
 
-    fn loop_cond(&mut self, c: Node) -> Result<Expr> {
-        self.no_hoist += 1;
+    /// A loop condition and the side effects (`++i`) that run before each test.
+    fn loop_cond(&mut self, c: Node) -> Result<(Vec<Stmt>, Expr)> {
+        let saved = std::mem::take(&mut self.pending);
         let r = self.condition(c);
-        self.no_hoist -= 1;
-        r
+        let pre = std::mem::replace(&mut self.pending, saved);
+        Ok((pre, r?))
     }
 
     /// A condition (condition_clause, parenthesized or plain expression) as a truth value.
@@ -1344,6 +1375,22 @@ impl<'u, 'a> Lowerer<'u, 'a> {
 
     fn number(&mut self, n: Node) -> Result<(Expr, Ty)> {
         let raw = self.text(n).replace('\'', "");
+        // The grammar folds a sign into the literal: `-1` is negation of `1`.
+        if let Some(rest) = raw.strip_prefix('-') {
+            let (e, t) = self.number_text(rest.trim(), n)?;
+            return Ok(match (e, &t) {
+                (Expr::Float(f), _) => (Expr::Float(-f), t),
+                (e, Ty::Int(it)) => {
+                    let it = promote(*it);
+                    (Expr::Unary { op: UnOp::Neg, ty: it, arg: Box::new(e) }, Ty::Int(it))
+                }
+                (e, _) => (e, t),
+            });
+        }
+        self.number_text(raw.trim_start_matches('+'), n)
+    }
+
+    fn number_text(&mut self, raw: &str, n: Node) -> Result<(Expr, Ty)> {
         let lower = raw.to_ascii_lowercase();
         let hex = lower.starts_with("0x");
         let is_float = (!hex && (lower.contains('.') || lower.contains('e') || lower.ends_with('f')))
@@ -1746,7 +1793,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         r?;
         body.push(Stmt::Break);
         let span = self.span(n);
-        self.pending.push(Stmt::Loop { cond: None, body, step: Vec::new(), test_first: true, span });
+        self.pending.push(Stmt::Loop { cond: None, body, step: Vec::new(), test_first: true, span, synthetic: true });
         let fname = function_name(self.unit, def).unwrap_or_default();
         let note = format!("__device__ function `{fname}` inlined");
         if !self.k.notes.contains(&note) {
@@ -1805,6 +1852,16 @@ fn known_function(name: &str) -> Option<Ty> {
         return named_type(rest).or(Some(Ty::Void));
     }
     None
+}
+
+/// `if (!cond) break;`
+fn exit_unless(cond: Expr, span: Span) -> Stmt {
+    Stmt::If {
+        cond: Expr::Unary { op: UnOp::LogicalNot, ty: IntTy::I32, arg: Box::new(cond) },
+        then: vec![Stmt::Break],
+        els: Vec::new(),
+        span,
+    }
 }
 
 fn mul64(e: Expr, k: i128) -> Expr {
