@@ -59,9 +59,9 @@ fn sheet(kernel: &str, grid: [u32; 3], block: [u32; 3], rows: Vec<Row>) -> Sheet
 }
 
 fn specs() -> Vec<CaseSpec> {
-    let path = dir().join("probe.toml");
+    let path = dir().join("examples/probe.toml");
     let m = Manifest::load(&path).unwrap();
-    let source = dir().join("probe.cu");
+    let source = dir().join("examples/probe.cu");
     let predictions = [
         sheet("vec_add", [4096, 1, 1], [256, 1, 1], vec![
             row(9, "a[i]", "load", 32768, 131072),
@@ -146,7 +146,7 @@ fn launch_without_gpu_says_so() {
     }
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_sector-validate"))
         .args(["launch", "--examples"])
-        .arg(dir())
+        .arg(dir().join("examples"))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(3));
@@ -160,7 +160,7 @@ fn compare_command_writes_the_report() {
         .args(["compare", "--raw"])
         .arg(dir().join("raw"))
         .arg("--examples")
-        .arg(dir())
+        .arg(dir().join("examples"))
         .arg("--output")
         .arg(&out_dir)
         .output()

@@ -6,5 +6,11 @@
 mod cli;
 
 fn main() {
-    std::process::exit(cli::run());
+    // Deeply nested sources recurse deeply; give the work a generous stack of its own.
+    let code = std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(cli::run)
+        .map(|h| h.join().unwrap_or(1))
+        .unwrap_or_else(|_| cli::run());
+    std::process::exit(code);
 }
