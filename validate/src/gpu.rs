@@ -8,7 +8,7 @@ use crate::plan::{cuda_include_dir, nvrtc_options, plan_launch, ArgBytes, ArgPla
 use crate::ptx;
 use anyhow::{anyhow, bail, Result};
 use cudarc::driver::{CudaContext, CudaModule, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
-use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions, Ptx};
+use cudarc::nvrtc::Ptx;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -79,29 +79,70 @@ impl LaunchLog {
     }
 }
 
-/// PTX of a file, and whether host code had to be blanked for NVRTC to take it.
-fn compile(source: &Path, text: &str, options: &[String], arch: &'static str) -> Result<(Ptx, bool), String> {
-    let name = std::fs::canonicalize(source).unwrap_or_else(|_| source.to_path_buf());
+/// NVRTC's output for one file: its PTX (for the entry names and parameter types) and, when
+/// NVRTC made one for the device's real architecture, its CUBIN (loaded as is, so the SASS and
+/// its line table are NVRTC's own, with no driver JIT in between).
+struct Compiled {
+    ptx: String,
+    cubin: Option<Vec<u8>>,
+    stripped: bool,
+}
+
+fn c_chars_to_string(v: &[std::ffi::c_char]) -> String {
+    let bytes: Vec<u8> = v.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Compiles one source text; `Err` carries NVRTC's log.
+fn nvrtc(text: &str, name: &str, options: &[String]) -> Result<(String, Option<Vec<u8>>), String> {
+    use cudarc::nvrtc::{result, sys};
+    let src = std::ffi::CString::new(text).map_err(|_| "the source holds a NUL byte".to_string())?;
+    let cname = std::ffi::CString::new(name).map_err(|_| "the file name holds a NUL byte".to_string())?;
+    let prog = result::create_program(&src, Some(&cname)).map_err(|e| format!("nvrtcCreateProgram: {e:?}"))?;
+    // SAFETY: `prog` was just created and is destroyed once, below; `src` and `cname` outlive it.
+    let out = unsafe {
+        match result::compile_program(prog, options) {
+            Err(e) => {
+                let log = result::get_program_log(prog).map(|l| c_chars_to_string(&l)).unwrap_or_default();
+                Err(format!("{e:?}: {}", log.trim()))
+            }
+            Ok(()) => {
+                let ptx = result::get_ptx(prog).map(|p| c_chars_to_string(&p)).map_err(|e| format!("nvrtcGetPTX: {e:?}"));
+                let mut size = 0usize;
+                let cubin = if sys::nvrtcGetCUBINSize(prog, &mut size).result().is_ok() && size > 0 {
+                    let mut buf = vec![0u8; size];
+                    sys::nvrtcGetCUBIN(prog, buf.as_mut_ptr().cast()).result().ok().map(|_| buf)
+                } else {
+                    None
+                };
+                ptx.map(|p| (p, cubin))
+            }
+        }
+    };
+    // SAFETY: created above, not destroyed before.
+    let _ = unsafe { result::destroy_program(prog) };
+    out
+}
+
+/// Compiles a file as written, and if NVRTC rejects it, once more with its host code blanked.
+fn compile(source: &Path, text: &str, options: &[String], arch: &str) -> Result<Compiled, String> {
     // The program is named after the file, so Nsight Compute's source view names (and can
     // import) the file the line numbers refer to.
-    let opts = || CompileOptions {
-        options: options.to_vec(),
-        arch: Some(arch),
-        name: Some(name.display().to_string()),
-        ..CompileOptions::default()
-    };
-    match compile_ptx_with_opts(text, opts()) {
-        Ok(p) => Ok((p, false)),
+    let name = std::fs::canonicalize(source).unwrap_or_else(|_| source.to_path_buf()).display().to_string();
+    let mut opts = vec![format!("--gpu-architecture={arch}")];
+    opts.extend(options.iter().cloned());
+    match nvrtc(text, &name, &opts) {
+        Ok((ptx, cubin)) => Ok(Compiled { ptx, cubin, stripped: false }),
         Err(e1) => {
             let (stripped, n) = strip_host_code(text);
             if n == 0 {
-                return Err(format!("NVRTC: {}", short(&e1.to_string())));
+                return Err(format!("NVRTC: {}", short(&e1)));
             }
-            compile_ptx_with_opts(stripped, opts()).map(|p| (p, true)).map_err(|e2| {
+            nvrtc(&stripped, &name, &opts).map(|(ptx, cubin)| Compiled { ptx, cubin, stripped: true }).map_err(|e2| {
                 format!(
                     "NVRTC rejected the file as written ({}) and with host code blanked ({})",
-                    short(&e1.to_string()),
-                    short(&e2.to_string())
+                    short(&e1),
+                    short(&e2)
                 )
             })
         }
@@ -163,7 +204,7 @@ pub fn run_launches(cases: &[CaseSpec], log: &mut dyn FnMut(&str)) -> Result<Lau
     let ctx = CudaContext::new(0).map_err(|e| anyhow!("cannot create a CUDA context: {e}"))?;
     let stream = ctx.default_stream();
     let environment = device_env(&ctx)?;
-    let arch: &'static str = Box::leak(environment.arch.clone().into_boxed_str());
+    let arch = environment.arch.clone();
     let cuda_include = cuda_include_dir();
     let mut cache: ModuleCache = HashMap::new();
     let mut launches = Vec::new();
@@ -174,7 +215,7 @@ pub fn run_launches(cases: &[CaseSpec], log: &mut dyn FnMut(&str)) -> Result<Lau
             kernel: spec.case.kernel.clone(),
             ..LaunchRecord::default()
         };
-        let outcome = launch_one(spec, &ctx, &stream, arch, cuda_include.as_deref(), &mut cache, &mut rec);
+        let outcome = launch_one(spec, &ctx, &stream, &arch, cuda_include.as_deref(), &mut cache, &mut rec);
         match &outcome {
             Ok(()) => log(&format!(
                 "launched {} ({}) grid {:?} block {:?}",
@@ -194,7 +235,7 @@ fn launch_one(
     spec: &CaseSpec,
     ctx: &Arc<CudaContext>,
     stream: &Arc<CudaStream>,
-    arch: &'static str,
+    arch: &str,
     cuda_include: Option<&Path>,
     cache: &mut ModuleCache,
     rec: &mut LaunchRecord,
@@ -210,10 +251,14 @@ fn launch_one(
     let loaded = cache
         .entry(key)
         .or_insert_with(|| {
-            let (ptx, stripped) = compile(&spec.source, &text, &options, arch)?;
-            let entries = ptx::entries(&ptx.to_src());
-            let module = ctx.load_module(ptx).map_err(|e| format!("loading the PTX: {e}"))?;
-            Ok(Arc::new(Loaded { module, entries, stripped }))
+            let c = compile(&spec.source, &text, &options, arch)?;
+            let entries = ptx::entries(&c.ptx);
+            let from_cubin = c.cubin.and_then(|b| ctx.load_module(Ptx::from_binary(b)).ok());
+            let module = match from_cubin {
+                Some(m) => m,
+                None => ctx.load_module(Ptx::from_src(c.ptx)).map_err(|e| format!("loading the PTX: {e}"))?,
+            };
+            Ok(Arc::new(Loaded { module, entries, stripped: c.stripped }))
         })
         .clone()
         .map_err(|e| anyhow!(e))?;

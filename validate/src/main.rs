@@ -35,6 +35,13 @@ enum Cmd {
         #[arg(long)]
         log: Option<PathBuf>,
     },
+    /// Show how every case would be launched (buffers, fills, arguments), without a GPU.
+    Plan {
+        #[arg(long)]
+        examples: PathBuf,
+        #[arg(long = "case")]
+        cases: Vec<String>,
+    },
     /// Profile every case under one `ncu` process and write report.md, report.json and the
     /// raw Nsight Compute files (OUTPUT/raw).
     Profile {
@@ -145,6 +152,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 result.launches.len()
             );
             Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+        Cmd::Plan { examples, cases } => {
+            for spec in plan::load_cases(&examples, &cases)? {
+                print!("{}", plan::describe(&spec));
+            }
+            Ok(ExitCode::SUCCESS)
         }
         Cmd::Profile { examples, output, ncu, cases, tol } => {
             let specs = plan::load_cases(&examples, &cases)?;

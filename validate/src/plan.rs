@@ -532,3 +532,59 @@ mod tests {
         assert!(encode_scalar(3, false, 0, 0.0).is_err());
     }
 }
+
+/// A dry run of one case, without a GPU: the launch as planned from the source's declarations
+/// (the PTX, which decides scalar widths on a GPU, is not consulted), for `sector-validate plan`.
+pub fn describe(spec: &CaseSpec) -> String {
+    use std::fmt::Write;
+    let mut s = format!("{} ({}, kernel {})\n", spec.case.name, spec.source.display(), spec.case.kernel);
+    let sheet = match &spec.prediction {
+        Ok(sheet) => sheet,
+        Err(e) => return s + &format!("  no prediction: {e}\n"),
+    };
+    let text = match std::fs::read_to_string(&spec.source) {
+        Ok(t) => t,
+        Err(e) => return s + &format!("  cannot read the source: {e}\n"),
+    };
+    let (_, blanked) = crate::cuda::strip_host_code(&text);
+    let sigs = crate::cuda::kernel_signatures(&text, &spec.case.kernel);
+    let Some(sig) = sigs.first() else {
+        return s + "  no __global__ definition of the kernel found\n";
+    };
+    match plan_launch(sig, None, sheet, &spec.case) {
+        Err(e) => {
+            let _ = writeln!(s, "  cannot plan: {e:#}");
+        }
+        Ok(p) => {
+            let _ = writeln!(s, "  grid {:?} block {:?}; {blanked} host-code regions would be blanked if NVRTC refused the file", p.grid, p.block);
+            for (param, arg) in sig.iter().zip(&p.args) {
+                match arg {
+                    ArgPlan::Buffer(i) => {
+                        let b = &p.buffers[*i];
+                        let fp = b
+                            .footprint
+                            .as_ref()
+                            .map(|f| format!("bytes {}..{}{}", f.min_byte, f.end_byte, if f.complete { "" } else { " (incomplete)" }))
+                            .unwrap_or_else(|| "not accessed".into());
+                        let _ = writeln!(
+                            s,
+                            "  {} {} *: {fp}; {} bytes allocated, pointer at +{}; {} elements of {} bytes as {:?}; fill {}",
+                            param.base_type,
+                            param.name,
+                            b.placement.bytes,
+                            b.placement.ptr_offset,
+                            (b.placement.bytes - b.placement.ptr_offset) / b.elem_bytes.max(1) as u64,
+                            b.elem_bytes,
+                            b.component,
+                            b.fill.as_ref().map(|f| f.to_string()).unwrap_or_else(|| "default".into())
+                        );
+                    }
+                    ArgPlan::Value(v) => {
+                        let _ = writeln!(s, "  {} {} = {v:?}", param.base_type, param.name);
+                    }
+                }
+            }
+        }
+    }
+    s
+}

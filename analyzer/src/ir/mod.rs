@@ -9,6 +9,7 @@
 //! derived from the tree.
 
 pub mod cfg;
+pub mod licm;
 
 use crate::source::Span;
 
