@@ -28,6 +28,8 @@ pub struct AnalyzeOptions {
     pub offsets: Vec<(String, i64)>,
     pub gpu: String,
     pub max_work: u64,
+    /// Dynamic shared memory per block (`extern __shared__` arrays), as the launch passes it.
+    pub shared_bytes: u64,
 }
 
 impl Default for AnalyzeOptions {
@@ -43,6 +45,7 @@ impl Default for AnalyzeOptions {
             offsets: Vec::new(),
             gpu: "h200".into(),
             max_work: DEFAULT_MAX_WORK,
+            shared_bytes: 0,
         }
     }
 }

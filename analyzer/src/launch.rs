@@ -8,6 +8,11 @@ use crate::ir::{Kernel, Ty};
 use crate::sheet::ArgValue;
 use std::collections::BTreeMap;
 
+/// Static `__shared__` arrays may total at most 48 KiB per block.
+pub const MAX_STATIC_SHARED: u64 = 48 * 1024;
+/// Static plus dynamic shared memory per block on Hopper (with the opt-in attribute).
+pub const MAX_SHARED_PER_BLOCK: u64 = 232_448;
+
 /// A parameter's value for the engine.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ParamValue {
@@ -28,6 +33,8 @@ pub struct Setup {
     pub offsets: Vec<i64>,
     pub max_work: u64,
     pub gpu: String,
+    /// Dynamic shared memory per block.
+    pub shared_bytes: u64,
 }
 
 impl Setup {
@@ -111,7 +118,31 @@ impl Setup {
             let p = pointer_param(kernel, name, "--offset")?;
             offsets[p] = *off;
         }
+        let static_shared: u64 = kernel.shared.iter().map(|a| a.bytes()).sum();
+        if static_shared > MAX_STATIC_SHARED {
+            return Err(Diagnostic::new(
+                ErrorKind::Launch,
+                format!("kernel `{}` declares {static_shared} bytes of static shared memory; CUDA allows at most {MAX_STATIC_SHARED}", kernel.name),
+            ));
+        }
+        if static_shared + opts.shared_bytes > MAX_SHARED_PER_BLOCK {
+            return Err(Diagnostic::new(
+                ErrorKind::Launch,
+                format!(
+                    "{} bytes of shared memory per block ({static_shared} static + {} dynamic); an H200 block may use at most {MAX_SHARED_PER_BLOCK}",
+                    static_shared + opts.shared_bytes,
+                    opts.shared_bytes
+                ),
+            ));
+        }
+        if kernel.shared.iter().any(|a| a.is_extern) && opts.shared_bytes == 0 {
+            return Err(Diagnostic::new(
+                ErrorKind::MissingArgument,
+                format!("kernel `{}` uses `extern __shared__` memory; give its size with --shared-bytes N", kernel.name),
+            ));
+        }
         Ok(Setup {
+            shared_bytes: opts.shared_bytes,
             grid,
             block,
             values,

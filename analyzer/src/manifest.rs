@@ -52,6 +52,9 @@ pub struct Case {
     pub offsets: BTreeMap<String, i64>,
     #[serde(default)]
     pub defines: BTreeMap<String, Scalar>,
+    /// Dynamic shared memory per block, in bytes.
+    #[serde(default)]
+    pub shared_bytes: u64,
     /// Numbers worked out by hand, independently of the tool.
     #[serde(default)]
     pub expect: BTreeMap<String, u64>,
@@ -88,6 +91,7 @@ impl Case {
             defines: self.defines.iter().map(|(k, v)| (k.clone(), v.as_text())).collect(),
             fills,
             offsets: self.offsets.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+            shared_bytes: self.shared_bytes,
             ..AnalyzeOptions::default()
         })
     }

@@ -72,6 +72,9 @@ enum Cmd {
         /// GPU profile for the boundary model.
         #[arg(long, default_value = "h200")]
         gpu: String,
+        /// Dynamic shared memory per block (`extern __shared__` arrays), in bytes.
+        #[arg(long, default_value_t = 0)]
+        shared_bytes: u64,
         /// Work budget of the reference engine, in warp-level steps.
         #[arg(long, default_value_t = DEFAULT_MAX_WORK)]
         max_work: u64,
@@ -139,7 +142,7 @@ pub fn run() -> i32 {
                 Err(f) => report(&f),
             }
         }
-        Cmd::Analyze { src, kernel, grid, block, args, fills, offsets, format, gpu, max_work, emit } => {
+        Cmd::Analyze { src, kernel, grid, block, args, fills, offsets, format, gpu, shared_bytes, max_work, emit } => {
             let mut opts = AnalyzeOptions {
                 kernel,
                 grid,
@@ -148,6 +151,7 @@ pub fn run() -> i32 {
                 include_dirs: src.include.clone(),
                 gpu,
                 max_work,
+                shared_bytes,
                 ..Default::default()
             };
             for a in &args {
