@@ -123,7 +123,7 @@ pub fn list_kernels(
 ) -> std::result::Result<Vec<String>, Failure> {
     let mut files = SourceFiles::default();
     match lower(&input, opts, loader, &mut files) {
-        Ok(m) => Ok(m.kernels.iter().map(|k| k.name.clone()).collect()),
+        Ok(m) => Ok(m.kernels.iter().map(|k| k.name.clone()).chain(m.failed.iter().map(|(n, _)| n.clone())).collect()),
         Err(diagnostic) => Err(Failure { diagnostic, files }),
     }
 }
@@ -170,7 +170,25 @@ fn pick_kernel<'m>(
     files: &SourceFiles,
 ) -> Result<&'m crate::ir::Kernel> {
     let file = files.files.first().map(|f| f.path.display().to_string()).unwrap_or_default();
-    let names = || module.kernels.iter().map(|k| k.name.as_str()).collect::<Vec<_>>().join(", ");
+    let names = || {
+        module
+            .kernels
+            .iter()
+            .map(|k| k.name.as_str())
+            .chain(module.failed.iter().map(|(n, _)| n.as_str()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    // A kernel that failed to lower is an error only when it is the one asked for.
+    let failed = |n: &str| module.failed.iter().find(|(f, _)| f == n).map(|(_, d)| d.clone());
+    if let Some(n) = name {
+        if let Some(d) = failed(n) {
+            return Err(d);
+        }
+    } else if module.kernels.is_empty() && module.failed.len() == 1 {
+        return Err(module.failed[0].1.clone());
+    }
+    let total = module.kernels.len() + module.failed.len();
     match name {
         Some(n) => module.kernels.iter().find(|k| k.name == n).ok_or_else(|| {
             let d = Diagnostic::new(ErrorKind::Usage, format!("{file}: no kernel named `{n}`"));
@@ -181,9 +199,9 @@ fn pick_kernel<'m>(
             }
         }),
         None => match module.kernels.as_slice() {
-            [k] => Ok(k),
-            [] => Err(Diagnostic::new(
-                ErrorKind::Usage,
+            [k] if total == 1 => Ok(k),
+            [] if total == 0 => Err(Diagnostic::new(
+                ErrorKind::Unsupported,
                 format!("{file}: the file has no kernels (`__global__` functions)"),
             )),
             _ => Err(Diagnostic::new(

@@ -75,7 +75,12 @@ pub struct Tolerance {
 
 impl Default for Tolerance {
     fn default() -> Self {
-        Tolerance { data_dependent: 0.10, model: 0.10, model_abs: 64, shared: 0.01 }
+        Tolerance {
+            data_dependent: 0.10,
+            model: 0.10,
+            model_abs: 64,
+            shared: 0.01,
+        }
     }
 }
 
@@ -100,8 +105,13 @@ fn no_bounds(_: &Sheet) -> Option<(u64, u64)> {
 }
 
 fn row_bounds(s: &Sheet, space: &str, op: &str) -> Option<(u64, u64)> {
-    let rows = s.instructions.iter().filter(|r| r.space == space && r.op == op);
-    let (lo, hi) = rows.fold((0u64, 0u64), |(lo, hi), r| (lo + r.sectors_min, hi + r.sectors_max));
+    let rows = s
+        .instructions
+        .iter()
+        .filter(|r| r.space == space && r.op == op);
+    let (lo, hi) = rows.fold((0u64, 0u64), |(lo, hi), r| {
+        (lo + r.sectors_min, hi + r.sectors_max)
+    });
     Some((lo, hi))
 }
 
@@ -233,7 +243,14 @@ pub const COUNTERS: &[CounterDef] = &[
         label: "L1 miss sectors (global loads)",
         metric: "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum",
         class: Class::Model,
-        predicted: |s| Some(s.totals.global_load.sectors.saturating_sub(s.boundaries.l1_hit_sectors)),
+        predicted: |s| {
+            Some(
+                s.totals
+                    .global_load
+                    .sectors
+                    .saturating_sub(s.boundaries.l1_hit_sectors),
+            )
+        },
         bounds: no_bounds,
         rows: None,
     },
@@ -293,8 +310,12 @@ pub fn verdict(
     bounds: Option<(u64, u64)>,
     tol: &Tolerance,
 ) -> Verdict {
-    let Some(m) = measured else { return Verdict::NotMeasured };
-    let Some(p) = predicted else { return Verdict::Info };
+    let Some(m) = measured else {
+        return Verdict::NotMeasured;
+    };
+    let Some(p) = predicted else {
+        return Verdict::Info;
+    };
     if class == Class::Info {
         return Verdict::Info;
     }
@@ -308,7 +329,13 @@ pub fn verdict(
     let within = match class {
         Class::Engine if data_dependent => d <= tol.data_dependent * p as f64,
         Class::Engine => return Verdict::Off,
-        Class::EngineShared => d <= tol.shared.max(if data_dependent { tol.data_dependent } else { 0.0 }) * p as f64,
+        Class::EngineShared => {
+            d <= tol.shared.max(if data_dependent {
+                tol.data_dependent
+            } else {
+                0.0
+            }) * p as f64
+        }
         Class::Model => d <= (tol.model * p as f64).max(tol.model_abs as f64),
         Class::Info => false,
     };
@@ -416,7 +443,13 @@ pub struct Summary {
 impl Summary {
     /// `global load sectors: 17/17 cases exact` (plus the other verdicts when there are any).
     pub fn line(&self) -> String {
-        let mut s = format!("{}: {}/{} cases exact", self.label, self.exact, self.compared);
+        if self.compared == 0 {
+            return format!("{}: no case compared", self.label);
+        }
+        let mut s = format!(
+            "{}: {}/{} cases exact",
+            self.label, self.exact, self.compared
+        );
         if self.within_tolerance > 0 {
             s += &format!(", {} within tolerance", self.within_tolerance);
         }
@@ -453,7 +486,10 @@ pub struct Measurements {
 }
 
 fn data_dependent_rows(sheet: &Sheet, space: &str, op: &str) -> bool {
-    sheet.instructions.iter().any(|r| r.space == space && r.op == op && !r.exact)
+    sheet
+        .instructions
+        .iter()
+        .any(|r| r.space == space && r.op == op && !r.exact)
 }
 
 /// Whether a source-page file is the example itself. By file name: the profile may have run
@@ -480,7 +516,12 @@ fn normalise_op(op: &str) -> Option<&'static str> {
 }
 
 /// Compares the sheet's rows with the SASS instructions, line by line.
-pub fn compare_lines(sheet: &Sheet, source: &Path, blocks: &[SourceBlock], tol: &Tolerance) -> Vec<LineResult> {
+pub fn compare_lines(
+    sheet: &Sheet,
+    source: &Path,
+    blocks: &[SourceBlock],
+    tol: &Tolerance,
+) -> Vec<LineResult> {
     type Key = (Option<String>, u32, &'static str, &'static str);
     let mut map: BTreeMap<Key, LineResult> = BTreeMap::new();
     let blank = |file: Option<String>, line: u32, space: &str, op: &str| LineResult {
@@ -507,7 +548,9 @@ pub fn compare_lines(sheet: &Sheet, source: &Path, blocks: &[SourceBlock], tol: 
             ("shared", "store") => ("shared", "store"),
             _ => continue,
         };
-        let e = map.entry((None, r.line, space, op)).or_insert_with(|| blank(None, r.line, space, op));
+        let e = map
+            .entry((None, r.line, space, op))
+            .or_insert_with(|| blank(None, r.line, space, op));
         e.accesses.push(r.text.clone());
         *e.predicted_requests.get_or_insert(0) += r.requests;
         if space == "global" {
@@ -517,7 +560,11 @@ pub fn compare_lines(sheet: &Sheet, source: &Path, blocks: &[SourceBlock], tol: 
         e.data_dependent |= !r.exact;
     }
     for b in blocks {
-        let file = if same_file(&b.file, source) { None } else { Some(b.file.clone()) };
+        let file = if same_file(&b.file, source) {
+            None
+        } else {
+            Some(b.file.clone())
+        };
         for i in &b.instructions {
             let (Some(space), Some(op)) = (normalise_space(&i.space), normalise_op(&i.op)) else {
                 continue;
@@ -536,9 +583,23 @@ pub fn compare_lines(sheet: &Sheet, source: &Path, blocks: &[SourceBlock], tol: 
     let mut out: Vec<LineResult> = map.into_values().collect();
     for l in &mut out {
         let dd = l.data_dependent;
-        let req = verdict(Class::Engine, l.predicted_requests.or(Some(0)), l.measured_executions.map(|v| v as f64).or(Some(0.0)), dd, None, tol);
+        let req = verdict(
+            Class::Engine,
+            l.predicted_requests.or(Some(0)),
+            l.measured_executions.map(|v| v as f64).or(Some(0.0)),
+            dd,
+            None,
+            tol,
+        );
         let sec = if l.space == "global" {
-            verdict(Class::Engine, l.predicted_sectors.or(Some(0)), l.measured_sectors.map(|v| v as f64).or(Some(0.0)), dd, None, tol)
+            verdict(
+                Class::Engine,
+                l.predicted_sectors.or(Some(0)),
+                l.measured_sectors.map(|v| v as f64).or(Some(0.0)),
+                dd,
+                None,
+                tol,
+            )
         } else {
             Verdict::Exact
         };
@@ -569,13 +630,20 @@ fn worst(a: Verdict, b: Verdict) -> Verdict {
     }
 }
 
-fn case_counters(spec: &CaseSpec, sheet: &Sheet, raw: Option<&RawResult>, tol: &Tolerance) -> Vec<CounterResult> {
+fn case_counters(
+    spec: &CaseSpec,
+    sheet: &Sheet,
+    raw: Option<&RawResult>,
+    tol: &Tolerance,
+) -> Vec<CounterResult> {
     COUNTERS
         .iter()
         .map(|c| {
             let predicted = (c.predicted)(sheet);
             let measured = raw.and_then(|r| r.metric(c.metric));
-            let dd = c.rows.is_some_and(|(space, op)| data_dependent_rows(sheet, space, op));
+            let dd = c
+                .rows
+                .is_some_and(|(space, op)| data_dependent_rows(sheet, space, op));
             let bounds = (c.bounds)(sheet);
             let v = verdict(c.class, predicted, measured, dd, bounds, tol);
             let difference = match (predicted, measured) {
@@ -604,6 +672,20 @@ fn case_counters(spec: &CaseSpec, sheet: &Sheet, raw: Option<&RawResult>, tol: &
         .collect()
 }
 
+/// `(4096, 1, 1)` as printed by Nsight Compute.
+fn parse_dims(s: &str) -> Option<[u32; 3]> {
+    let v: Vec<u32> = s
+        .trim()
+        .trim_matches(|c| c == '(' || c == ')')
+        .split(',')
+        .map(|x| x.trim().parse().ok())
+        .collect::<Option<Vec<u32>>>()?;
+    match v.as_slice() {
+        [x, y, z] => Some([*x, *y, *z]),
+        _ => None,
+    }
+}
+
 /// Builds the report: every case of `cases`, matched to its launch record and its profiler
 /// result (the n-th launched record is the n-th result).
 pub fn build_report(cases: &[CaseSpec], m: &Measurements, tol: Tolerance) -> Report {
@@ -620,7 +702,17 @@ pub fn build_report(cases: &[CaseSpec], m: &Measurements, tol: Tolerance) -> Rep
         let mut raw_ok = raw;
         if let Some(r) = raw {
             let got = r.function_name();
-            if got != spec.case.kernel {
+            let grid_ok = match (&spec.prediction, parse_dims(&r.grid), parse_dims(&r.block)) {
+                (Ok(s), Some(g), Some(b)) => s.launch.grid == g && s.launch.block == b,
+                _ => true,
+            };
+            if !grid_ok {
+                status = format!(
+                    "profiler result {} ran grid {} block {}, not the case's: launches and results do not line up",
+                    r.id, r.grid, r.block
+                );
+                raw_ok = None;
+            } else if got != spec.case.kernel {
                 status = format!(
                     "profiler result {} is kernel `{got}`, not `{}`: launches and results do not line up",
                     r.id, spec.case.kernel
@@ -636,7 +728,10 @@ pub fn build_report(cases: &[CaseSpec], m: &Measurements, tol: Tolerance) -> Rep
                 Some(_) => "launched, but the profiler has no result for it".into(),
             };
         }
-        if let Some(e) = rec.and_then(|r| r.error.as_ref()).filter(|_| rec.is_some_and(|r| r.launched)) {
+        if let Some(e) = rec
+            .and_then(|r| r.error.as_ref())
+            .filter(|_| rec.is_some_and(|r| r.launched))
+        {
             status = format!("{status} (the launch reported: {e})");
         }
         let sheet = match &spec.prediction {
@@ -666,7 +761,10 @@ pub fn build_report(cases: &[CaseSpec], m: &Measurements, tol: Tolerance) -> Rep
             not_compared.push((spec.case.name.clone(), status.clone()));
         }
         let counters = case_counters(spec, sheet, raw_ok, &tol);
-        let blocks = raw_ok.and_then(|r| m.sources.get(&r.id)).map(Vec::as_slice).unwrap_or(&[]);
+        let blocks = raw_ok
+            .and_then(|r| m.sources.get(&r.id))
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
         let lines = compare_lines(sheet, &spec.source, blocks, &tol);
         let mut assumptions = sheet.assumptions.clone();
         for r in &sheet.instructions {
@@ -727,7 +825,9 @@ fn summarise(cases: &[CaseResult]) -> Vec<Summary> {
                 off_cases: Vec::new(),
             };
             for case in cases {
-                let Some(r) = case.counters.iter().find(|r| r.key == c.key) else { continue };
+                let Some(r) = case.counters.iter().find(|r| r.key == c.key) else {
+                    continue;
+                };
                 match r.verdict {
                     Verdict::Exact => s.exact += 1,
                     Verdict::WithinTolerance => s.within_tolerance += 1,
@@ -749,43 +849,135 @@ fn summarise(cases: &[CaseResult]) -> Vec<Summary> {
 mod tests {
     use super::*;
 
-    const T: Tolerance = Tolerance { data_dependent: 0.10, model: 0.10, model_abs: 64, shared: 0.01 };
+    const T: Tolerance = Tolerance {
+        data_dependent: 0.10,
+        model: 0.10,
+        model_abs: 64,
+        shared: 0.01,
+    };
 
     #[test]
     fn engine_counters_of_known_addresses_are_exact_or_off() {
-        assert_eq!(verdict(Class::Engine, Some(100), Some(100.0), false, None, &T), Verdict::Exact);
-        assert_eq!(verdict(Class::Engine, Some(100), Some(101.0), false, None, &T), Verdict::Off);
-        assert_eq!(verdict(Class::Engine, Some(100), Some(101.0), false, Some((0, 200)), &T), Verdict::Off);
+        assert_eq!(
+            verdict(Class::Engine, Some(100), Some(100.0), false, None, &T),
+            Verdict::Exact
+        );
+        assert_eq!(
+            verdict(Class::Engine, Some(100), Some(101.0), false, None, &T),
+            Verdict::Off
+        );
+        assert_eq!(
+            verdict(
+                Class::Engine,
+                Some(100),
+                Some(101.0),
+                false,
+                Some((0, 200)),
+                &T
+            ),
+            Verdict::Off
+        );
     }
 
     #[test]
     fn data_dependent_engine_counters() {
-        assert_eq!(verdict(Class::Engine, Some(100), Some(109.0), true, None, &T), Verdict::WithinTolerance);
-        assert_eq!(verdict(Class::Engine, Some(100), Some(111.0), true, None, &T), Verdict::Off);
-        assert_eq!(verdict(Class::Engine, Some(100), Some(150.0), true, Some((50, 200)), &T), Verdict::WithinBounds);
-        assert_eq!(verdict(Class::Engine, Some(100), Some(250.0), true, Some((50, 200)), &T), Verdict::Off);
+        assert_eq!(
+            verdict(Class::Engine, Some(100), Some(109.0), true, None, &T),
+            Verdict::WithinTolerance
+        );
+        assert_eq!(
+            verdict(Class::Engine, Some(100), Some(111.0), true, None, &T),
+            Verdict::Off
+        );
+        assert_eq!(
+            verdict(
+                Class::Engine,
+                Some(100),
+                Some(150.0),
+                true,
+                Some((50, 200)),
+                &T
+            ),
+            Verdict::WithinBounds
+        );
+        assert_eq!(
+            verdict(
+                Class::Engine,
+                Some(100),
+                Some(250.0),
+                true,
+                Some((50, 200)),
+                &T
+            ),
+            Verdict::Off
+        );
     }
 
     #[test]
     fn model_counters() {
-        assert_eq!(verdict(Class::Model, Some(1000), Some(1090.0), false, None, &T), Verdict::WithinTolerance);
-        assert_eq!(verdict(Class::Model, Some(1000), Some(1200.0), false, None, &T), Verdict::Off);
+        assert_eq!(
+            verdict(Class::Model, Some(1000), Some(1090.0), false, None, &T),
+            Verdict::WithinTolerance
+        );
+        assert_eq!(
+            verdict(Class::Model, Some(1000), Some(1200.0), false, None, &T),
+            Verdict::Off
+        );
         // Absolute slack for small counts.
-        assert_eq!(verdict(Class::Model, Some(0), Some(40.0), false, None, &T), Verdict::WithinTolerance);
-        assert_eq!(verdict(Class::Model, Some(1000), Some(1500.0), false, Some((500, 2000)), &T), Verdict::WithinBounds);
+        assert_eq!(
+            verdict(Class::Model, Some(0), Some(40.0), false, None, &T),
+            Verdict::WithinTolerance
+        );
+        assert_eq!(
+            verdict(
+                Class::Model,
+                Some(1000),
+                Some(1500.0),
+                false,
+                Some((500, 2000)),
+                &T
+            ),
+            Verdict::WithinBounds
+        );
     }
 
     #[test]
     fn shared_wavefronts_allow_a_little() {
         // Seen on the H200: 1,048,694 wavefronts for 32,768 fully conflicting warp loads.
-        assert_eq!(verdict(Class::EngineShared, Some(1_048_576), Some(1_048_694.0), false, None, &T), Verdict::WithinTolerance);
-        assert_eq!(verdict(Class::EngineShared, Some(32_768), Some(65_536.0), false, None, &T), Verdict::Off);
+        assert_eq!(
+            verdict(
+                Class::EngineShared,
+                Some(1_048_576),
+                Some(1_048_694.0),
+                false,
+                None,
+                &T
+            ),
+            Verdict::WithinTolerance
+        );
+        assert_eq!(
+            verdict(
+                Class::EngineShared,
+                Some(32_768),
+                Some(65_536.0),
+                false,
+                None,
+                &T
+            ),
+            Verdict::Off
+        );
     }
 
     #[test]
     fn missing_and_info() {
-        assert_eq!(verdict(Class::Engine, Some(1), None, false, None, &T), Verdict::NotMeasured);
-        assert_eq!(verdict(Class::Info, None, Some(5.0), false, None, &T), Verdict::Info);
+        assert_eq!(
+            verdict(Class::Engine, Some(1), None, false, None, &T),
+            Verdict::NotMeasured
+        );
+        assert_eq!(
+            verdict(Class::Info, None, Some(5.0), false, None, &T),
+            Verdict::Info
+        );
     }
 
     #[test]
@@ -801,6 +993,9 @@ mod tests {
             off: 1,
             off_cases: vec!["gather_permutation".into()],
         };
-        assert_eq!(s.line(), "global load sectors: 16/17 cases exact, 1 off (gather_permutation)");
+        assert_eq!(
+            s.line(),
+            "global load sectors: 16/17 cases exact, 1 off (gather_permutation)"
+        );
     }
 }

@@ -6,7 +6,9 @@ use tree_sitter::{Node, Parser, Tree};
 
 fn parse(text: &str) -> Option<Tree> {
     let mut parser = Parser::new();
-    parser.set_language(&tree_sitter_cuda::LANGUAGE.into()).ok()?;
+    parser
+        .set_language(&tree_sitter_cuda::LANGUAGE.into())
+        .ok()?;
     parser.parse(text, None)
 }
 
@@ -65,7 +67,10 @@ fn function_of(node: Node) -> Option<Node> {
 
 /// The text of a function definition before its body: specifiers, return type, declarator.
 fn header<'a>(func: Node, src: &'a str) -> &'a str {
-    let end = func.child_by_field_name("body").map(|b| b.start_byte()).unwrap_or(func.end_byte());
+    let end = func
+        .child_by_field_name("body")
+        .map(|b| b.start_byte())
+        .unwrap_or(func.end_byte());
     &src[func.start_byte()..end]
 }
 
@@ -99,7 +104,12 @@ fn function_name(func: Node, src: &str) -> Option<String> {
 fn param_sig(node: Node, src: &str) -> ParamSig {
     let base_type = node
         .child_by_field_name("type")
-        .map(|t| text(t, src).split_whitespace().collect::<Vec<_>>().join(" "))
+        .map(|t| {
+            text(t, src)
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
         .unwrap_or_default();
     let mut pointer = false;
     let mut name = String::new();
@@ -117,13 +127,19 @@ fn param_sig(node: Node, src: &str) -> ParamSig {
         }
         d = n.child_by_field_name("declarator");
     }
-    ParamSig { name, pointer, base_type }
+    ParamSig {
+        name,
+        pointer,
+        base_type,
+    }
 }
 
 /// The parameter lists of every `__global__` definition named `kernel` (several when
 /// preprocessor branches hold variants), in source order.
 pub fn kernel_signatures(src: &str, kernel: &str) -> Vec<Vec<ParamSig>> {
-    let Some(tree) = parse(src) else { return Vec::new() };
+    let Some(tree) = parse(src) else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
     let mut stack = vec![tree.root_node()];
     while let Some(node) = stack.pop() {
@@ -131,8 +147,8 @@ pub fn kernel_signatures(src: &str, kernel: &str) -> Vec<Vec<ParamSig>> {
             if has_word(header(func, src), "__global__")
                 && function_name(func, src).as_deref() == Some(kernel)
             {
-                if let Some(params) = function_declarator(func)
-                    .and_then(|d| d.child_by_field_name("parameters"))
+                if let Some(params) =
+                    function_declarator(func).and_then(|d| d.child_by_field_name("parameters"))
                 {
                     let mut cur = params.walk();
                     let list: Vec<ParamSig> = params
@@ -158,9 +174,23 @@ pub fn kernel_signatures(src: &str, kernel: &str) -> Vec<Vec<ParamSig>> {
 fn device_header(path: &str) -> bool {
     let p = path.trim_matches(|c| c == '<' || c == '>' || c == '"');
     [
-        "cuda_fp16", "cuda_bf16", "cuda_fp8", "cooperative_groups", "cuda/", "mma.h", "cuda_pipeline",
-        "cuda_awbarrier", "cub/", "crt/", "sm_", "device_", "vector_types", "vector_functions",
-        "cuda_texture_types", "surface_", "texture_",
+        "cuda_fp16",
+        "cuda_bf16",
+        "cuda_fp8",
+        "cooperative_groups",
+        "cuda/",
+        "mma.h",
+        "cuda_pipeline",
+        "cuda_awbarrier",
+        "cub/",
+        "crt/",
+        "sm_",
+        "device_",
+        "vector_types",
+        "vector_functions",
+        "cuda_texture_types",
+        "surface_",
+        "texture_",
     ]
     .iter()
     .any(|pre| p.starts_with(pre))
@@ -171,7 +201,9 @@ fn device_header(path: &str) -> bool {
 /// `__device__`, `#include <...>` of host headers, and top-level declarations or `using`s that
 /// name `std::`. Returns the copy and how many regions were blanked.
 pub fn strip_host_code(src: &str) -> (String, usize) {
-    let Some(tree) = parse(src) else { return (src.to_string(), 0) };
+    let Some(tree) = parse(src) else {
+        return (src.to_string(), 0);
+    };
     let mut ranges: Vec<std::ops::Range<usize>> = Vec::new();
     let mut stack = vec![tree.root_node()];
     while let Some(node) = stack.pop() {
@@ -184,14 +216,18 @@ pub fn strip_host_code(src: &str) -> (String, usize) {
         }
         match node.kind() {
             "preproc_include" => {
-                let path = node.child_by_field_name("path").map(|p| text(p, src)).unwrap_or("");
+                let path = node
+                    .child_by_field_name("path")
+                    .map(|p| text(p, src))
+                    .unwrap_or("");
                 if path.starts_with('<') && !device_header(path) {
                     ranges.push(node.byte_range());
                 }
             }
             "declaration" | "using_declaration" | "alias_declaration" => {
                 let t = text(node, src);
-                if t.contains("std::") || (node.kind() == "using_declaration" && has_word(t, "std")) {
+                if t.contains("std::") || (node.kind() == "using_declaration" && has_word(t, "std"))
+                {
                     ranges.push(node.byte_range());
                 }
             }
@@ -208,7 +244,10 @@ pub fn strip_host_code(src: &str) -> (String, usize) {
         }
     }
     // Multi-byte characters inside a blanked range became spaces byte by byte: still UTF-8.
-    (String::from_utf8(out).unwrap_or_else(|_| src.to_string()), ranges.len())
+    (
+        String::from_utf8(out).unwrap_or_else(|_| src.to_string()),
+        ranges.len(),
+    )
 }
 
 #[cfg(test)]
@@ -256,13 +295,43 @@ int main()
         assert_eq!(s.len(), 1);
         let p = &s[0];
         assert_eq!(p.len(), 5);
-        assert_eq!(p[0], ParamSig { name: "a".into(), pointer: true, base_type: "float".into() });
-        assert_eq!(p[3], ParamSig { name: "n".into(), pointer: false, base_type: "int".into() });
+        assert_eq!(
+            p[0],
+            ParamSig {
+                name: "a".into(),
+                pointer: true,
+                base_type: "float".into()
+            }
+        );
+        assert_eq!(
+            p[3],
+            ParamSig {
+                name: "n".into(),
+                pointer: false,
+                base_type: "int".into()
+            }
+        );
         assert_eq!(p[4].base_type, "unsigned int");
         let inner = kernel_signatures(SRC, "inner");
-        assert_eq!(inner[0][0], ParamSig { name: "x".into(), pointer: true, base_type: "double".into() });
+        assert_eq!(
+            inner[0][0],
+            ParamSig {
+                name: "x".into(),
+                pointer: true,
+                base_type: "double".into()
+            }
+        );
         assert_eq!(inner[0][1].base_type, "long long");
         assert!(kernel_signatures(SRC, "twice").is_empty());
+    }
+
+    #[test]
+    fn strips_guarded_host_code_too() {
+        let src = "__global__ void k(float *a) { a[0] = 1.0f; }\n\n#ifndef __CUDACC_RTC__\n#include <cstdio>\n#include <vector>\n\ntemplate <typename T>\nstatic T *to_device(const std::vector<T> &host)\n{\n    T *dev = nullptr;\n    return dev;\n}\n\nint main()\n{\n    k<<<1, 32>>>(nullptr);\n    std::printf(\"x\");\n    return 0;\n}\n#endif\n";
+        let (out, n) = strip_host_code(src);
+        assert!(!out.contains("main"), "{n}: {out}");
+        assert!(!out.contains("to_device"), "{out}");
+        assert!(out.contains("#ifndef __CUDACC_RTC__") && out.contains("#endif"));
     }
 
     #[test]

@@ -340,4 +340,6 @@ impl Kernel {
 #[derive(Clone, Debug, Default)]
 pub struct Module {
     pub kernels: Vec<Kernel>,
+    /// Kernels that could not be lowered, with why: an error only when one of them is analysed.
+    pub failed: Vec<(String, crate::diag::Diagnostic)>,
 }

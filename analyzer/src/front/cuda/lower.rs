@@ -117,12 +117,16 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
             }
         }
     }
+    let mut failed = Vec::new();
     for &(f, template) in &found {
         if has_qualifier(&unit, f, "__global__") {
-            kernels.push(lower_kernel(&unit, f, template)?);
+            match lower_kernel(&unit, f, template) {
+                Ok(k) => kernels.push(k),
+                Err(d) => failed.push((function_name(&unit, f).unwrap_or_default(), d)),
+            }
         }
     }
-    Ok(Module { kernels })
+    Ok(Module { kernels, failed })
 }
 
 fn has_qualifier(unit: &Unit, f: Node, q: &str) -> bool {
