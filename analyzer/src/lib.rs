@@ -17,6 +17,7 @@ pub mod sheet;
 pub mod source;
 
 pub mod analyze;
+pub mod attribute;
 
 pub use analyze::{analyze, analyze_source, list_kernels, Analysis, AnalyzeOptions, Input};
 pub use diag::{Diagnostic, ErrorKind};
