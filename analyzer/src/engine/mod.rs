@@ -25,18 +25,26 @@ pub fn param_base(p: ParamId, offset: i64) -> i64 {
 /// Shared arrays live in their own window.
 const SHARED_WINDOW: i64 = 1 << 60;
 
-/// Distinct 32-byte sectors covering `[a, a + width)` for each address; `buf` is scratch.
+/// Distinct 32-byte sectors covering `[a, a + width)` for each address; `buf` is scratch and
+/// ends up holding them in increasing order.
 pub fn sectors_of(addrs: &[i64], width: u32, buf: &mut Vec<i64>) -> u64 {
     buf.clear();
+    // Addresses in increasing order (the usual access) cover their sectors in increasing order
+    // too, so the new ones are those past the last one kept, and no sort is needed.
+    let ordered = addrs.windows(2).all(|w| w[0] <= w[1]);
     for &a in addrs {
         let first = a.div_euclid(SECTOR as i64);
         let last = (a + width as i64 - 1).div_euclid(SECTOR as i64);
-        for s in first..=last {
-            buf.push(s);
-        }
+        let from = match buf.last() {
+            Some(&s) if ordered => first.max(s + 1),
+            _ => first,
+        };
+        buf.extend(from..=last);
     }
-    buf.sort_unstable();
-    buf.dedup();
+    if !ordered {
+        buf.sort_unstable();
+        buf.dedup();
+    }
     buf.len() as u64
 }
 
@@ -103,12 +111,317 @@ const UNDEF: V = V { k: K::Undef, data: false };
 
 type Lanes = [V; WARP];
 
-/// Per-lane record of addresses whose value the thread holds in a register (the GVN model).
-#[derive(Clone, Copy)]
-struct Avail {
+/// Whether two lane values are identical, floats compared by their bits: a lane holding `-0.0`
+/// (or one NaN) is not interchangeable with one holding `0.0` (or another NaN).
+fn same(a: V, b: V) -> bool {
+    a.data == b.data
+        && match (a.k, b.k) {
+            (K::Float(x), K::Float(y)) => x.to_bits() == y.to_bits(),
+            (x, y) => x == y,
+        }
+}
+
+type Ints = [i128; WARP];
+type Offsets = [i64; WARP];
+
+/// A warp's values of one expression, for the lanes of the mask it was evaluated under; lanes
+/// outside that mask hold anything, and nothing reads them.
+///
+/// Most values of a kernel are the same in every lane (constants, parameters, `blockIdx`, a loop
+/// counter all lanes share, data nobody knows), and most of the others are plain integers (an
+/// index built from `threadIdx`). Both get a compact form, so that they are computed once, or in
+/// a tight loop, instead of as 32 general lane values. The forms are only shorthands: every
+/// operation gives each lane exactly what computing that lane's [`V`] alone would give.
+enum Vals {
+    /// Every lane of the mask holds this value.
+    Same(V),
+    /// Every lane of the mask holds `V { k: K::Int(ints[lane]), data }`.
+    Ints(Box<Ints>, bool),
+    /// Every lane of the mask holds `V { k: K::Ptr(base, offsets[lane]), data }`.
+    Ptrs(Base, Box<Offsets>, bool),
+    /// Any values.
+    Lanes(Box<Lanes>),
+}
+
+impl Vals {
+    #[inline]
+    fn at(&self, l: usize) -> V {
+        match self {
+            Vals::Same(v) => *v,
+            Vals::Ints(x, data) => V { k: K::Int(x[l]), data: *data },
+            Vals::Ptrs(base, o, data) => V { k: K::Ptr(*base, o[l]), data: *data },
+            Vals::Lanes(b) => b[l],
+        }
+    }
+}
+
+/// Buffers handed back after use, so that evaluating per-lane expressions allocates only until
+/// the deepest expression has been seen once. They stay boxed: a [`Vals`] takes one over
+/// without copying it.
+#[derive(Default)]
+#[allow(clippy::vec_box)]
+struct Pool {
+    lanes: Vec<Box<Lanes>>,
+    ints: Vec<Box<Ints>>,
+    offsets: Vec<Box<Offsets>>,
+}
+
+impl Pool {
+    fn lanes(&mut self) -> Box<Lanes> {
+        self.lanes.pop().unwrap_or_else(|| Box::new([UNDEF; WARP]))
+    }
+    fn ints(&mut self) -> Box<Ints> {
+        self.ints.pop().unwrap_or_else(|| Box::new([0; WARP]))
+    }
+    fn offsets(&mut self) -> Box<Offsets> {
+        self.offsets.pop().unwrap_or_else(|| Box::new([0; WARP]))
+    }
+    fn put(&mut self, v: Vals) {
+        match v {
+            Vals::Same(_) => {}
+            Vals::Ints(b, _) => self.ints.push(b),
+            Vals::Ptrs(_, b, _) => self.offsets.push(b),
+            Vals::Lanes(b) => self.lanes.push(b),
+        }
+    }
+
+    /// The most compact form of the values `b` holds in lanes `m` (not empty).
+    fn pack(&mut self, m: u32, b: Box<Lanes>) -> Vals {
+        let first = b[m.trailing_zeros() as usize];
+        if lanes(m).all(|l| same(b[l], first)) {
+            self.lanes.push(b);
+            return Vals::Same(first);
+        }
+        match first.k {
+            K::Int(_) => {
+                let mut x = self.ints();
+                for l in lanes(m) {
+                    match b[l] {
+                        V { k: K::Int(i), data } if data == first.data => x[l] = i,
+                        _ => {
+                            self.ints.push(x);
+                            return Vals::Lanes(b);
+                        }
+                    }
+                }
+                self.lanes.push(b);
+                Vals::Ints(x, first.data)
+            }
+            K::Ptr(base, _) => {
+                let mut o = self.offsets();
+                for l in lanes(m) {
+                    match b[l] {
+                        V { k: K::Ptr(bl, off), data } if bl == base && data == first.data => o[l] = off,
+                        _ => {
+                            self.offsets.push(o);
+                            return Vals::Lanes(b);
+                        }
+                    }
+                }
+                self.lanes.push(b);
+                Vals::Ptrs(base, o, first.data)
+            }
+            _ => Vals::Lanes(b),
+        }
+    }
+
+    /// `f` of each lane of `m`; once when the operand is uniform.
+    #[inline]
+    fn map1(&mut self, m: u32, a: Vals, mut f: impl FnMut(V) -> V) -> Vals {
+        if let Vals::Same(x) = a {
+            return Vals::Same(f(x));
+        }
+        let mut out = self.lanes();
+        for l in lanes(m) {
+            out[l] = f(a.at(l));
+        }
+        self.put(a);
+        self.pack(m, out)
+    }
+
+    /// `f` of each lane of `m`, lanes in order so that the first failing lane reports; once when
+    /// both operands are uniform.
+    #[inline]
+    fn map2(&mut self, m: u32, a: Vals, b: Vals, mut f: impl FnMut(V, V) -> Result<V>) -> Result<Vals> {
+        if let (Vals::Same(x), Vals::Same(y)) = (&a, &b) {
+            return Ok(Vals::Same(f(*x, *y)?));
+        }
+        let mut out = self.lanes();
+        for l in lanes(m) {
+            out[l] = f(a.at(l), b.at(l))?;
+        }
+        self.put(a);
+        self.put(b);
+        Ok(self.pack(m, out))
+    }
+
+    /// Integer arithmetic: [`int_op`] in a tight loop when both sides are integers in every
+    /// lane, which is what [`int_binary`] would do lane by lane.
+    fn int_binary(&mut self, m: u32, op: BinOp, ty: IntTy, a: Vals, b: Vals, span: Span) -> Result<Vals> {
+        Ok(match (a, b) {
+            (Vals::Ints(mut x, dx), Vals::Ints(y, dy)) => {
+                int_lanes(m, op, ty, span, &mut x, |x, l| (x, y[l]))?;
+                self.ints.push(y);
+                Vals::Ints(x, dx || dy)
+            }
+            (Vals::Ints(mut x, dx), Vals::Same(V { k: K::Int(y), data: dy })) => {
+                int_lanes(m, op, ty, span, &mut x, |x, _| (x, y))?;
+                Vals::Ints(x, dx || dy)
+            }
+            (Vals::Same(V { k: K::Int(x), data: dx }), Vals::Ints(mut y, dy)) => {
+                int_lanes(m, op, ty, span, &mut y, |y, _| (x, y))?;
+                Vals::Ints(y, dx || dy)
+            }
+            (a, b) => self.map2(m, a, b, |x, y| int_binary(op, ty, x, y, span))?,
+        })
+    }
+
+    /// A pointer plus a byte offset: in a tight loop when the pointers lie in one object and the
+    /// offsets are integers, which is what the general case does lane by lane.
+    fn ptr_offset(&mut self, m: u32, p: Vals, b: Vals) -> Result<Vals> {
+        let add = |o: i64, d: i128| o.wrapping_add(d as i64);
+        Ok(match (p, b) {
+            (Vals::Same(V { k: K::Ptr(base, o), data: dp }), Vals::Ints(d, db)) => {
+                let mut out = self.offsets();
+                for l in lanes(m) {
+                    out[l] = add(o, d[l]);
+                }
+                self.ints.push(d);
+                Vals::Ptrs(base, out, dp || db)
+            }
+            (Vals::Ptrs(base, mut o, dp), Vals::Same(V { k: K::Int(d), data: db })) => {
+                for l in lanes(m) {
+                    o[l] = add(o[l], d);
+                }
+                Vals::Ptrs(base, o, dp || db)
+            }
+            (Vals::Ptrs(base, mut o, dp), Vals::Ints(d, db)) => {
+                for l in lanes(m) {
+                    o[l] = add(o[l], d[l]);
+                }
+                self.ints.push(d);
+                Vals::Ptrs(base, o, dp || db)
+            }
+            (p, b) => self.map2(m, p, b, |p, b| {
+                let data = p.data || b.data;
+                Ok(match (p.k, b.k) {
+                    (K::Ptr(base, o), K::Int(d)) => V { k: K::Ptr(base, add(o, d)), data },
+                    (K::Ptr(base, _), K::Unknown) | (K::PtrUnknown(base), _) => V { k: K::PtrUnknown(base), data },
+                    (K::Missing(p), _) | (_, K::Missing(p)) => V { k: K::Missing(p), data },
+                    (K::Undef, _) | (_, K::Undef) => UNDEF,
+                    _ => V { k: K::Unknown, data: true },
+                })
+            })?,
+        })
+    }
+
+    /// A copy of `v`'s values.
+    fn copy(&mut self, v: &Vals) -> Vals {
+        match v {
+            Vals::Same(x) => Vals::Same(*x),
+            Vals::Ints(src, data) => {
+                let mut b = self.ints();
+                *b = **src;
+                Vals::Ints(b, *data)
+            }
+            Vals::Ptrs(base, src, data) => {
+                let mut b = self.offsets();
+                *b = **src;
+                Vals::Ptrs(*base, b, *data)
+            }
+            Vals::Lanes(src) => {
+                let mut b = self.lanes();
+                *b = **src;
+                Vals::Lanes(b)
+            }
+        }
+    }
+}
+
+/// Values the threads hold in registers (the GVN model): per address expression (`key`, from
+/// the source text) into an object (`base`) that a lane loaded or stored, the lanes holding its
+/// value and at which offset.
+///
+/// The model is per lane: each lane has its own list of held values, at most [`HELD_MAX`], the
+/// oldest dropped first. The rows serve all lanes of the warp, so that an access finds its row
+/// once instead of once per lane; lane `l`'s list is the rows whose `lanes` include `l`, in the
+/// order of their `since[l]`.
+#[derive(Default)]
+struct Held {
+    rows: Vec<HeldRow>,
+    /// Numbers the entries in the order they were added.
+    clock: u64,
+}
+
+struct HeldRow {
     key: u32,
     base: Base,
-    addr: i64,
+    lanes: u32,
+    offset: [i64; WARP],
+    since: [u64; WARP],
+}
+
+/// The most values one lane holds.
+const HELD_MAX: usize = 64;
+
+impl Held {
+    fn clear(&mut self) {
+        self.rows.clear();
+        self.clock = 0;
+    }
+
+    fn find(&self, key: u32, base: Base) -> Option<usize> {
+        self.rows.iter().position(|r| r.key == key && r.base == base)
+    }
+
+    /// The row of `key` into `base`, added if no lane has held it yet.
+    fn row(&mut self, key: u32, base: Base) -> usize {
+        self.find(key, base).unwrap_or_else(|| {
+            self.rows.push(HeldRow { key, base, lanes: 0, offset: [0; WARP], since: [0; WARP] });
+            self.rows.len() - 1
+        })
+    }
+
+    /// Whether lane `l` holds the value at `off` of row `i`.
+    fn holds(&self, i: Option<usize>, l: usize, off: i64) -> bool {
+        i.is_some_and(|i| self.rows[i].lanes >> l & 1 == 1 && self.rows[i].offset[l] == off)
+    }
+
+    /// Lanes `m` now hold the values at `offset(lane)` of row `i`.
+    fn remember(&mut self, i: usize, m: u32, offset: impl Fn(usize) -> i64) {
+        let new = m & !self.rows[i].lanes;
+        // A full list drops its oldest entry; one can only be full when there are more rows.
+        if new != 0 && self.rows.len() > HELD_MAX {
+            for l in lanes(new) {
+                let bit = 1u32 << l;
+                let mine = || (0..self.rows.len()).filter(|&j| self.rows[j].lanes & bit != 0);
+                if mine().count() >= HELD_MAX {
+                    if let Some(oldest) = mine().min_by_key(|&j| self.rows[j].since[l]) {
+                        self.rows[oldest].lanes &= !bit;
+                    }
+                }
+            }
+        }
+        let r = &mut self.rows[i];
+        // An entry held already keeps its place in the lane's list; only its offset changes.
+        for l in lanes(m) {
+            r.offset[l] = offset(l);
+        }
+        for l in lanes(new) {
+            r.since[l] = self.clock;
+        }
+        r.lanes |= m;
+        self.clock += 1;
+    }
+
+    /// Lanes `m` drop the values whose object satisfies `drop`.
+    fn forget(&mut self, m: u32, drop: impl Fn(Base) -> bool) {
+        for r in &mut self.rows {
+            if r.lanes & m != 0 && drop(r.base) {
+                r.lanes &= !m;
+            }
+        }
+    }
 }
 
 struct LoopFrame {
@@ -116,12 +429,104 @@ struct LoopFrame {
     cont: u32,
 }
 
-struct WarpState {
-    vars: Vec<Lanes>,
+/// Where each thread of a warp sits in its block; the same for every block of the launch.
+struct WarpShape {
     tid: [[u32; 3]; WARP],
+    /// The lanes the warp has (a partial last warp has fewer than 32).
+    mask: u32,
+    /// Per dimension: whether `threadIdx` there is the same in every lane of the warp.
+    tid_uniform: [bool; 3],
+}
+
+fn warp_shapes(block: [u32; 3]) -> Vec<WarpShape> {
+    let [bx, by, bz] = block;
+    let threads = (bx * by * bz) as usize;
+    (0..threads.div_ceil(WARP))
+        .map(|w| {
+            let first = w * WARP;
+            let n = (threads - first).min(WARP);
+            let mut tid = [[0u32; 3]; WARP];
+            for (l, t) in tid.iter_mut().enumerate().take(n) {
+                let lin = (first + l) as u32;
+                *t = [lin % bx, (lin / bx) % by, lin / (bx * by)];
+            }
+            let tid_uniform = [0, 1, 2].map(|d| tid[..n].iter().all(|t| t[d] == tid[0][d]));
+            let mask = if n == WARP { u32::MAX } else { (1u32 << n) - 1 };
+            WarpShape { tid, mask, tid_uniform }
+        })
+        .collect()
+}
+
+/// One warp's execution state; kept from warp to warp so that its buffers are reused.
+struct WarpState {
+    /// Locals, each in the [`Vals`] form over the lanes still alive ([`WarpState::alive`]).
+    vars: Vec<Vals>,
+    tid: [[u32; 3]; WARP],
+    tid_uniform: [bool; 3],
+    mask: u32,
     returned: u32,
     loops: Vec<LoopFrame>,
-    avail: Vec<Vec<Avail>>,
+    held: Held,
+    /// Stores kept in a register inside their loop ([`crate::ir::licm`]): (loop depth, op,
+    /// lane, base, offset); written once when the loop ends.
+    promoted: Vec<(usize, MemOpId, usize, Base, i64)>,
+}
+
+impl WarpState {
+    fn new(locals: usize) -> Self {
+        WarpState {
+            vars: (0..locals).map(|_| Vals::Same(UNDEF)).collect(),
+            tid: [[0; 3]; WARP],
+            tid_uniform: [true; 3],
+            mask: 0,
+            returned: 0,
+            loops: Vec::new(),
+            held: Held::default(),
+            promoted: Vec::new(),
+        }
+    }
+
+    /// A fresh warp: every local undefined, no lane returned, no value held.
+    fn start(&mut self, shape: &WarpShape, pool: &mut Pool) {
+        for v in &mut self.vars {
+            pool.put(std::mem::replace(v, Vals::Same(UNDEF)));
+        }
+        self.tid = shape.tid;
+        self.tid_uniform = shape.tid_uniform;
+        self.mask = shape.mask;
+        self.returned = 0;
+        self.loops.clear();
+        self.held.clear();
+        self.promoted.clear();
+    }
+
+    /// Lanes that may still run a statement: every later mask lies inside this one.
+    fn alive(&self) -> u32 {
+        self.mask & !self.returned
+    }
+
+    /// `local = v` in lanes `m`; the other lanes keep their value.
+    fn assign(&mut self, local: LocalId, v: Vals, m: u32, pool: &mut Pool) {
+        let alive = self.alive();
+        let slot = &mut self.vars[local.0 as usize];
+        // Written in every lane that will ever read it: nothing of the old value remains.
+        if m == alive {
+            pool.put(std::mem::replace(slot, v));
+            return;
+        }
+        if let (Vals::Same(old), Vals::Same(new)) = (&*slot, &v) {
+            if same(*old, *new) {
+                return;
+            }
+        }
+        let mut b = pool.lanes();
+        for l in lanes(alive) {
+            b[l] = if m >> l & 1 == 1 { v.at(l) } else { slot.at(l) };
+        }
+        pool.put(v);
+        let old = std::mem::replace(slot, pool.pack(alive, b));
+        pool.put(old);
+    }
 }
 
 pub struct Engine<'a> {
@@ -135,22 +540,29 @@ pub struct Engine<'a> {
     loop_spans: Vec<Span>,
     varying: Vec<bool>,
     data_branches: HashSet<Span>,
-    used_fills: HashSet<ParamId>,
+    /// By parameter: whether a read used its fill.
+    used_fills: Vec<bool>,
+    /// Whether the launch gives any array's contents.
+    any_fill: bool,
+    /// By parameter: whether it is a `__restrict__` pointer.
+    restrict_params: Vec<bool>,
     shared_base: Vec<i64>,
     work: u64,
     scratch: Vec<i64>,
     boundary: crate::sheet::build::BoundaryCounter,
     loop_ids: HashMap<Span, usize>,
     loop_stack: Vec<usize>,
+    pool: Pool,
+    /// By memory operation: a store promoted out of its loop (LLVM's LICM).
+    promoted: Vec<bool>,
 }
 
 /// Runs the whole launch.
 pub fn run(kernel: &Kernel, setup: &Setup) -> Result<Trace> {
     let mut e = Engine::new(kernel, setup);
     let [gx, gy, gz] = setup.grid;
-    let [bx, by, bz] = setup.block;
-    let threads = (bx * by * bz) as usize;
-    let warps = threads.div_ceil(WARP);
+    let shapes = warp_shapes(setup.block);
+    let mut st = WarpState::new(kernel.locals.len());
     let mut linear = 0u64;
     for z in 0..gz {
         for y in 0..gy {
@@ -158,23 +570,9 @@ pub fn run(kernel: &Kernel, setup: &Setup) -> Result<Trace> {
                 e.block_idx = [x, y, z];
                 e.block_linear = linear;
                 e.boundary.begin_block(linear);
-                for w in 0..warps {
-                    let first = w * WARP;
-                    let n = (threads - first).min(WARP);
-                    let mut tid = [[0u32; 3]; WARP];
-                    for (l, t) in tid.iter_mut().enumerate().take(n) {
-                        let lin = (first + l) as u32;
-                        *t = [lin % bx, (lin / bx) % by, lin / (bx * by)];
-                    }
-                    let mask = if n == WARP { u32::MAX } else { (1u32 << n) - 1 };
-                    let mut st = WarpState {
-                        vars: vec![[UNDEF; WARP]; kernel.locals.len()],
-                        tid,
-                        returned: 0,
-                        loops: Vec::new(),
-                        avail: vec![Vec::new(); WARP],
-                    };
-                    e.exec_block(&kernel.body, mask, &mut st)?;
+                for shape in &shapes {
+                    st.start(shape, &mut e.pool);
+                    e.exec_block(&kernel.body, shape.mask, &mut st)?;
                 }
                 linear += 1;
             }
@@ -201,14 +599,18 @@ impl<'a> Engine<'a> {
         let loop_ids = loop_spans.iter().enumerate().map(|(i, s)| (*s, i)).collect();
         // Shared arrays laid out in declaration order, each aligned to 16 bytes (an assumption
         // the sheet states; bank conflicts depend only on offsets within an array).
-        let mut shared_base = Vec::new();
+        // Dynamic (`extern`) arrays start where the static ones end, as the compiler places them.
+        let mut shared_base = vec![0; k.shared.len()];
         let mut off = 0i64;
-        for a in &k.shared {
-            off = (off + 15) & !15;
-            shared_base.push(SHARED_WINDOW + off);
-            off += a.bytes() as i64;
+        for pass_extern in [false, true] {
+            for (i, a) in k.shared.iter().enumerate().filter(|(_, a)| a.is_extern == pass_extern) {
+                off = (off + 15) & !15;
+                shared_base[i] = SHARED_WINDOW + off;
+                off += a.bytes() as i64;
+            }
         }
         Engine {
+            promoted: crate::ir::licm::promoted_stores(k),
             k,
             s,
             block_idx: [0; 3],
@@ -219,13 +621,16 @@ impl<'a> Engine<'a> {
             varying: vec![false; loop_spans.len()],
             loop_spans,
             data_branches: HashSet::new(),
-            used_fills: HashSet::new(),
+            used_fills: vec![false; k.params.len()],
+            any_fill: s.fills.iter().any(Option::is_some),
+            restrict_params: (0..k.params.len()).map(|p| k.is_restrict(Base::Param(ParamId(p as u32)))).collect(),
             shared_base,
             work: 0,
             scratch: Vec::with_capacity(64),
             boundary: crate::sheet::build::BoundaryCounter::default(),
             loop_ids,
             loop_stack: Vec::new(),
+            pool: Pool::default(),
         }
     }
 
@@ -239,8 +644,8 @@ impl<'a> Engine<'a> {
         data_branches.sort_by_key(|s| (s.file, s.line, s.column));
         let varying_loops =
             self.loop_spans.iter().zip(&self.varying).filter(|(_, v)| **v).map(|(s, _)| *s).collect();
-        let mut used_fills: Vec<ParamId> = self.used_fills.into_iter().collect();
-        used_fills.sort();
+        let used_fills =
+            self.used_fills.iter().enumerate().filter(|(_, u)| **u).map(|(p, _)| ParamId(p as u32)).collect();
         Trace {
             ops: self.ops,
             data_branches,
@@ -291,25 +696,29 @@ impl<'a> Engine<'a> {
             Stmt::Assign { local, value, span } => {
                 self.tick(*span)?;
                 let v = self.eval(value, m, st)?;
-                let slot = &mut st.vars[local.0 as usize];
-                for l in lanes(m) {
-                    slot[l] = v[l];
-                }
+                st.assign(*local, v, m, &mut self.pool);
             }
             Stmt::Store { op, addr, value } => {
                 let span = self.k.mem_op(*op).span;
                 self.tick(span)?;
-                let _ = self.eval(value, m, st)?;
+                let v = self.eval(value, m, st)?;
+                self.pool.put(v);
                 let a = self.eval(addr, m, st)?;
                 self.access(*op, &a, m, st)?;
+                // A store reads nothing, but its address's fill counts as used, as for a load.
+                let loaded = self.loaded(&a, m, self.k.mem_op(*op).width);
+                self.pool.put(a);
+                self.pool.put(loaded);
             }
             Stmt::Eval(e) => {
-                let _ = self.eval(e, m, st)?;
+                let v = self.eval(e, m, st)?;
+                self.pool.put(v);
             }
             Stmt::If { cond, then, els, span } => {
                 self.tick(*span)?;
                 let c = self.eval(cond, m, st)?;
                 let t = self.truth(&c, m, *span)?;
+                self.pool.put(c);
                 if t != 0 {
                     self.exec_block(then, t, st)?;
                 }
@@ -327,6 +736,7 @@ impl<'a> Engine<'a> {
                 st.loops.pop();
                 self.loop_stack.pop();
                 r?;
+                self.flush_promoted(st)?;
             }
             Stmt::Break => {
                 if let Some(f) = st.loops.last_mut() {
@@ -341,9 +751,7 @@ impl<'a> Engine<'a> {
             Stmt::Return => st.returned |= m,
             Stmt::Barrier => {
                 // The compiler keeps no loaded value across a barrier.
-                for l in lanes(m) {
-                    st.avail[l].clear();
-                }
+                st.held.forget(m, |_| true);
             }
         }
         Ok(())
@@ -369,6 +777,7 @@ impl<'a> Engine<'a> {
                 if test_first || !first {
                     let v = self.eval(c, lm, st)?;
                     let t = self.truth_loop(&v, lm, span)?;
+                    self.pool.put(v);
                     if t != lm && t != 0 && id != usize::MAX {
                         // Some lanes leave while others go on: trip counts differ in this warp.
                         self.varying[id] = true;
@@ -403,37 +812,53 @@ impl<'a> Engine<'a> {
     }
 
     /// Lanes of `m` where the branch condition holds. Unknown data: taken (stated).
-    fn truth(&mut self, c: &Lanes, m: u32, span: Span) -> Result<u32> {
-        let mut t = 0u32;
-        for l in lanes(m) {
-            let yes = match c[l].k {
-                K::Int(v) => v != 0,
-                K::Float(f) => f != 0.0,
-                K::Ptr(..) | K::PtrUnknown(_) => true,
-                K::Unknown => {
-                    self.data_branches.insert(span);
-                    true
+    fn truth(&mut self, c: &Vals, m: u32, span: Span) -> Result<u32> {
+        if m == 0 {
+            // A loop test after every lane left: no lane looks at the condition.
+            return Ok(0);
+        }
+        match c {
+            Vals::Same(v) => Ok(if self.lane_truth(*v, span)? { m } else { 0 }),
+            c => {
+                let mut t = 0u32;
+                for l in lanes(m) {
+                    if self.lane_truth(c.at(l), span)? {
+                        t |= 1 << l;
+                    }
                 }
-                K::Missing(p) => return Err(self.missing(p, span, "the branch condition")),
-                K::Undef => return Err(undef(span, "the branch condition")),
-            };
-            if yes {
-                t |= 1 << l;
+                Ok(t)
             }
         }
-        Ok(t)
     }
 
-    fn truth_loop(&mut self, c: &Lanes, m: u32, span: Span) -> Result<u32> {
-        for l in lanes(m) {
-            if c[l].k == K::Unknown {
-                return Err(Diagnostic::at(
-                    ErrorKind::Unsupported,
-                    span,
-                    "this loop's condition depends on data read from memory, so its trip count is unknown",
-                )
-                .note("give the array's contents with --fill NAME=SPEC (e.g. constant:8), or bound the loop by a parameter"));
+    fn lane_truth(&mut self, v: V, span: Span) -> Result<bool> {
+        Ok(match v.k {
+            K::Int(v) => v != 0,
+            K::Float(f) => f != 0.0,
+            K::Ptr(..) | K::PtrUnknown(_) => true,
+            K::Unknown => {
+                self.data_branches.insert(span);
+                true
             }
+            K::Missing(p) => return Err(self.missing(p, span, "the branch condition")),
+            K::Undef => return Err(undef(span, "the branch condition")),
+        })
+    }
+
+    fn truth_loop(&mut self, c: &Vals, m: u32, span: Span) -> Result<u32> {
+        let unknown = |v: V| matches!(v.k, K::Unknown);
+        let any_unknown = m != 0
+            && match c {
+                Vals::Same(v) => unknown(*v),
+                c => lanes(m).any(|l| unknown(c.at(l))),
+            };
+        if any_unknown {
+            return Err(Diagnostic::at(
+                ErrorKind::Unsupported,
+                span,
+                "this loop's condition depends on data read from memory, so its trip count is unknown",
+            )
+            .note("give the array's contents with --fill NAME=SPEC (e.g. constant:8), or bound the loop by a parameter"));
         }
         self.truth(c, m, span)
     }
@@ -471,253 +896,345 @@ impl<'a> Engine<'a> {
         }) as i128
     }
 
-    fn eval(&mut self, e: &Expr, m: u32, st: &mut WarpState) -> Result<Lanes> {
-        let mut out = [UNDEF; WARP];
-        match e {
-            Expr::Int(v, _) => fill_lanes(&mut out, m, V { k: K::Int(*v), data: false }),
-            Expr::Float(f) => fill_lanes(&mut out, m, V { k: K::Float(*f), data: false }),
-            Expr::Local(id) => {
-                let src = &st.vars[id.0 as usize];
-                for l in lanes(m) {
-                    out[l] = src[l];
+    /// The values of `e` in lanes `m`. Operands are evaluated in the same order, lanes in the
+    /// same order, as a lane-by-lane evaluation would, so errors and counts do not depend on
+    /// which lanes share a value.
+    fn eval(&mut self, e: &Expr, m: u32, st: &mut WarpState) -> Result<Vals> {
+        if m == 0 {
+            // No lane computes anything: no error, no access (a loop test after every lane left).
+            return Ok(Vals::Same(UNDEF));
+        }
+        let int = |v: i128| V { k: K::Int(v), data: false };
+        let pool = &mut self.pool;
+        Ok(match e {
+            Expr::Int(v, _) => Vals::Same(int(*v)),
+            Expr::Float(f) => Vals::Same(V { k: K::Float(*f), data: false }),
+            Expr::Local(id) => pool.copy(&st.vars[id.0 as usize]),
+            Expr::Param(p) => Vals::Same(self.param_value(*p)),
+            Expr::Builtin(b) => match b {
+                Builtin::ThreadIdx(d) if !st.tid_uniform[*d as usize] => {
+                    let mut out = pool.ints();
+                    for l in lanes(m) {
+                        out[l] = st.tid[l][*d as usize] as i128;
+                    }
+                    Vals::Ints(out, false)
                 }
-            }
-            Expr::Param(p) => fill_lanes(&mut out, m, self.param_value(*p)),
-            Expr::Builtin(b) => {
-                for l in lanes(m) {
-                    out[l] = V { k: K::Int(self.builtin(*b, st, l)), data: false };
-                }
-            }
+                _ => Vals::Same(int(self.builtin(*b, st, m.trailing_zeros() as usize))),
+            },
             Expr::SharedBase(id) => {
                 let a = self.shared_base[id.0 as usize];
-                fill_lanes(&mut out, m, V { k: K::Ptr(Base::Shared(*id), a - SHARED_WINDOW), data: false })
+                Vals::Same(V { k: K::Ptr(Base::Shared(*id), a - SHARED_WINDOW), data: false })
             }
             Expr::Binary { op, ty, lhs, rhs, span } => {
                 let a = self.eval(lhs, m, st)?;
                 let b = self.eval(rhs, m, st)?;
-                for l in lanes(m) {
-                    out[l] = int_binary(*op, *ty, a[l], b[l], *span)?;
-                }
+                self.pool.int_binary(m, *op, *ty, a, b, *span)?
             }
             Expr::FloatBinary { op, lhs, rhs } => {
                 let a = self.eval(lhs, m, st)?;
                 let b = self.eval(rhs, m, st)?;
-                for l in lanes(m) {
-                    out[l] = float_binary(*op, a[l], b[l]);
-                }
+                self.pool.map2(m, a, b, |x, y| Ok(float_binary(*op, x, y)))?
             }
             Expr::Unary { op, ty, arg } => {
                 let a = self.eval(arg, m, st)?;
-                for l in lanes(m) {
-                    out[l] = unary(*op, *ty, a[l]);
-                }
+                self.pool.map1(m, a, |x| unary(*op, *ty, x))
             }
-            Expr::ToInt { ty, arg } => {
-                let a = self.eval(arg, m, st)?;
-                for l in lanes(m) {
-                    out[l] = to_int(*ty, a[l], self);
+            Expr::ToInt { ty, arg } => match self.eval(arg, m, st)? {
+                // What `to_int` does to an integer, lane by lane.
+                Vals::Ints(mut x, data) => {
+                    for l in lanes(m) {
+                        x[l] = wrap(*ty, x[l]);
+                    }
+                    Vals::Ints(x, data)
                 }
-            }
+                a => {
+                    let s = self.s;
+                    self.pool.map1(m, a, |x| to_int(*ty, x, s))
+                }
+            },
             Expr::ToFloat(arg) => {
                 let a = self.eval(arg, m, st)?;
-                for l in lanes(m) {
-                    out[l] = match a[l].k {
-                        K::Int(v) => V { k: K::Float(v as f64), data: a[l].data },
-                        _ => a[l],
-                    };
-                }
+                self.pool.map1(m, a, |x| match x.k {
+                    K::Int(v) => V { k: K::Float(v as f64), data: x.data },
+                    _ => x,
+                })
             }
             Expr::Logical { and, lhs, rhs } => {
+                let and = *and;
+                // The lane's result when the left side decides it; `None`: the right side decides.
+                let decided = |v: V| match v.k {
+                    K::Int(x) if (x != 0) != and => Some(V { k: K::Int(!and as i128), data: v.data }),
+                    K::Float(f) if (f != 0.0) != and => Some(V { k: K::Int(!and as i128), data: v.data }),
+                    K::Ptr(..) | K::PtrUnknown(_) if !and => Some(int(1)),
+                    // Unknown data: assume the side that evaluates the right operand.
+                    _ => None,
+                };
                 let a = self.eval(lhs, m, st)?;
+                if let Vals::Same(a) = a {
+                    if let Some(v) = decided(a) {
+                        return Ok(Vals::Same(v));
+                    }
+                    let b = self.eval(rhs, m, st)?;
+                    return Ok(self.pool.map1(m, b, |y| logical_combine(a, y)));
+                }
                 // Lanes whose result the left side does not decide evaluate the right side.
+                let mut out = self.pool.lanes();
                 let mut need = 0u32;
                 for l in lanes(m) {
-                    match a[l].k {
-                        K::Int(v) => {
-                            if (v != 0) == *and {
-                                need |= 1 << l;
-                            } else {
-                                out[l] = V { k: K::Int(!*and as i128), data: a[l].data };
-                            }
-                        }
-                        K::Float(f) => {
-                            if (f != 0.0) == *and {
-                                need |= 1 << l;
-                            } else {
-                                out[l] = V { k: K::Int(!*and as i128), data: a[l].data };
-                            }
-                        }
-                        K::Ptr(..) | K::PtrUnknown(_) => {
-                            if *and {
-                                need |= 1 << l
-                            } else {
-                                out[l] = V { k: K::Int(1), data: false }
-                            }
-                        }
-                        // Unknown data: assume the side that evaluates the right operand.
-                        _ => {
+                    let v = a.at(l);
+                    out[l] = match decided(v) {
+                        Some(r) => r,
+                        None => {
                             need |= 1 << l;
+                            v
                         }
-                    }
+                    };
                 }
+                self.pool.put(a);
                 if need != 0 {
                     let b = self.eval(rhs, need, st)?;
                     for l in lanes(need) {
-                        out[l] = logical_combine(a[l], b[l]);
+                        out[l] = logical_combine(out[l], b.at(l));
                     }
+                    self.pool.put(b);
                 }
+                self.pool.pack(m, out)
             }
             Expr::Select { cond, then, els } => {
                 let c = self.eval(cond, m, st)?;
                 let span = expr_span(cond).unwrap_or(self.k.span);
                 let t = self.truth(&c, m, span)?;
-                if t != 0 {
-                    let a = self.eval(then, t, st)?;
-                    for l in lanes(t) {
-                        out[l] = a[l];
-                    }
-                }
+                self.pool.put(c);
                 let f = m & !t;
-                if f != 0 {
+                if f == 0 {
+                    self.eval(then, t, st)?
+                } else if t == 0 {
+                    self.eval(els, f, st)?
+                } else {
+                    let a = self.eval(then, t, st)?;
                     let b = self.eval(els, f, st)?;
-                    for l in lanes(f) {
-                        out[l] = b[l];
+                    let mut out = self.pool.lanes();
+                    for l in lanes(m) {
+                        out[l] = if t >> l & 1 == 1 { a.at(l) } else { b.at(l) };
                     }
+                    self.pool.put(a);
+                    self.pool.put(b);
+                    self.pool.pack(m, out)
                 }
             }
             Expr::PtrOffset { ptr, bytes } => {
                 let p = self.eval(ptr, m, st)?;
                 let b = self.eval(bytes, m, st)?;
-                for l in lanes(m) {
-                    let data = p[l].data || b[l].data;
-                    out[l] = match (p[l].k, b[l].k) {
-                        (K::Ptr(base, o), K::Int(d)) => V { k: K::Ptr(base, o.wrapping_add(d as i64)), data },
-                        (K::Ptr(base, _), K::Unknown) | (K::PtrUnknown(base), _) => {
-                            V { k: K::PtrUnknown(base), data }
-                        }
-                        (K::Missing(p), _) | (_, K::Missing(p)) => V { k: K::Missing(p), data },
-                        (K::Undef, _) | (_, K::Undef) => UNDEF,
-                        _ => V { k: K::Unknown, data: true },
-                    };
-                }
+                self.pool.ptr_offset(m, p, b)?
             }
             Expr::PtrDiff { lhs, rhs } => {
                 let a = self.eval(lhs, m, st)?;
                 let b = self.eval(rhs, m, st)?;
-                for l in lanes(m) {
-                    out[l] = match (a[l].k, b[l].k) {
+                self.pool.map2(m, a, b, |a, b| {
+                    Ok(match (a.k, b.k) {
                         (K::Ptr(x, o1), K::Ptr(y, o2)) if x == y => {
-                            V { k: K::Int((o1 - o2) as i128), data: a[l].data || b[l].data }
+                            V { k: K::Int((o1 - o2) as i128), data: a.data || b.data }
                         }
                         _ => V { k: K::Unknown, data: true },
-                    };
-                }
+                    })
+                })?
             }
             Expr::Load { op, addr } => {
                 let a = self.eval(addr, m, st)?;
-                out = self.access(*op, &a, m, st)?;
+                self.access(*op, &a, m, st)?;
+                let v = self.loaded(&a, m, self.k.mem_op(*op).width);
+                self.pool.put(a);
+                v
             }
             Expr::Opaque { args, .. } => {
                 let mut data = false;
                 let mut missing = None;
                 for a in args {
                     let v = self.eval(a, m, st)?;
-                    for l in lanes(m) {
-                        data |= v[l].data;
-                        if let K::Missing(p) = v[l].k {
+                    let mut see = |v: V| {
+                        data |= v.data;
+                        if let K::Missing(p) = v.k {
                             missing = Some(p);
                         }
+                    };
+                    match &v {
+                        Vals::Same(v) => see(*v),
+                        _ => lanes(m).for_each(|l| see(v.at(l))),
                     }
+                    self.pool.put(v);
                 }
                 let k = match missing {
                     Some(p) => K::Missing(p),
                     None => K::Unknown,
                 };
-                fill_lanes(&mut out, m, V { k, data: data || missing.is_none() });
+                Vals::Same(V { k, data: data || missing.is_none() })
             }
-        }
-        Ok(out)
+        })
     }
 
     /// One warp-level execution of memory instruction `op` by lanes `m` at addresses `a`:
-    /// applies the compiler's load elimination, counts sectors (global) or wavefronts
-    /// (shared), and returns the loaded values.
-    fn access(&mut self, id: MemOpId, a: &Lanes, m: u32, st: &mut WarpState) -> Result<Lanes> {
+    /// applies the compiler's load elimination and counts sectors (global) or wavefronts
+    /// (shared). What the lanes read is [`Engine::loaded`].
+    fn access(&mut self, id: MemOpId, a: &Vals, m: u32, st: &mut WarpState) -> Result<()> {
         let op = self.k.mem_op(id);
         let key = self.keys[id.0 as usize];
-        let mut out = [UNDEF; WARP];
         let mut addrs: [i64; WARP] = [0; WARP];
         let mut n_known = 0usize;
         let mut n_unknown = 0u64;
         let mut active = 0u32;
         let mut data = false;
         let mut base_of = None;
-        for l in lanes(m) {
-            let (base, addr) = match a[l].k {
-                K::Ptr(base, off) => (Some(base), Some(off)),
-                K::PtrUnknown(base) => (Some(base), None),
-                K::Missing(p) => return Err(self.missing(p, op.span, &format!("the address of `{}`", op.text))),
-                K::Undef => return Err(undef(op.span, &format!("the address of `{}`", op.text))),
-                K::Int(_) | K::Float(_) | K::Unknown => (None, None),
-            };
-            data |= a[l].data;
-            if let Some(b) = base {
-                base_of = Some(b);
+        let mut elided = 0u64;
+        // Lowest offset accessed and one past the highest byte, for the footprint.
+        let mut extent: Option<(i64, i64)> = None;
+        let mut widen = |off: i64| {
+            let end = off + op.width as i64;
+            extent = Some(extent.map_or((off, end), |(lo, hi)| (lo.min(off), hi.max(end))));
+        };
+        // The GVN model: a lane that already holds this address's value does not load it.
+        let gvn = op.kind == AccessKind::Load && !op.volatile;
+        if let Vals::Ptrs(b, offsets, d) = a {
+            // Every lane points into one object: the general loop below, with the decisions
+            // that depend only on the object taken once.
+            let origin = self.absolute(*b, 0);
+            let row = if gvn { st.held.find(key, *b) } else { None };
+            for l in lanes(m) {
+                let off = offsets[l];
+                if gvn && st.held.holds(row, l, off) {
+                    elided += 1;
+                    continue;
+                }
+                active |= 1 << l;
+                addrs[n_known] = origin.wrapping_add(off);
+                n_known += 1;
+                widen(off);
             }
-            // The GVN model: a lane that already holds this address's value does not load it.
-            if op.kind == AccessKind::Load && !op.volatile {
-                if let (Some(b), Some(off)) = (base, addr) {
-                    if st.avail[l].iter().any(|x| x.key == key && x.base == b && x.addr == off) {
-                        self.ops[id.0 as usize].elided_lanes += 1;
-                        out[l] = self.load_value(b, off, op.width);
+            data = *d;
+            base_of = Some(*b);
+        } else {
+            // The held-values row of the last object seen (lanes nearly always share one).
+            let mut row: Option<(Base, Option<usize>)> = None;
+            for l in lanes(m) {
+                let al = a.at(l);
+                let (base, addr) = match al.k {
+                    K::Ptr(base, off) => (Some(base), Some(off)),
+                    K::PtrUnknown(base) => (Some(base), None),
+                    K::Missing(p) => return Err(self.missing(p, op.span, &format!("the address of `{}`", op.text))),
+                    K::Undef => return Err(undef(op.span, &format!("the address of `{}`", op.text))),
+                    K::Int(_) | K::Float(_) | K::Unknown => (None, None),
+                };
+                data |= al.data;
+                if let Some(b) = base {
+                    base_of = Some(b);
+                }
+                if let (true, Some(b), Some(off)) = (gvn, base, addr) {
+                    let i = match row {
+                        Some((rb, i)) if rb == b => i,
+                        _ => st.held.find(key, b),
+                    };
+                    row = Some((b, i));
+                    if st.held.holds(i, l, off) {
+                        elided += 1;
                         continue;
                     }
                 }
-            }
-            active |= 1 << l;
-            match (base, addr) {
-                (Some(b), Some(off)) => {
-                    addrs[n_known] = self.absolute(b, off);
-                    n_known += 1;
-                    self.footprint(id, b, off, op.width);
-                    out[l] = self.load_value(b, off, op.width);
-                }
-                _ => {
-                    n_unknown += 1;
-                    out[l] = V { k: K::Unknown, data: true };
+                active |= 1 << l;
+                match (base, addr) {
+                    (Some(b), Some(off)) => {
+                        addrs[n_known] = self.absolute(b, off);
+                        n_known += 1;
+                        widen(off);
+                    }
+                    _ => n_unknown += 1,
                 }
             }
         }
-        // Update what each lane holds after this access.
+        self.ops[id.0 as usize].elided_lanes += elided;
+        if let Some((lo, end)) = extent {
+            self.footprint(id, lo, end);
+        }
+        // Update what each lane holds after this access: a load's lanes hold what they read; a
+        // store's lanes drop what the store may have changed, then hold what they wrote.
+        let held = &mut st.held;
         match op.kind {
-            AccessKind::Load => {
-                if !op.volatile {
-                    for l in lanes(active) {
-                        if let K::Ptr(b, off) = a[l].k {
-                            remember(&mut st.avail[l], Avail { key, base: b, addr: off });
-                        }
-                    }
-                }
-            }
+            AccessKind::Load if op.volatile => {}
+            AccessKind::Load => hold(held, key, a, active),
             AccessKind::Store => {
-                for l in lanes(m) {
-                    let v = &mut st.avail[l];
-                    match a[l].k {
-                        K::Ptr(b, off) => {
-                            v.retain(|x| !self.may_alias(x.base, b));
-                            remember(v, Avail { key, base: b, addr: off });
+                match a {
+                    Vals::Ptrs(b, ..) => held.forget(m, |x| self.may_alias(x, *b)),
+                    _ => {
+                        for l in lanes(m) {
+                            match a.at(l).k {
+                                K::Ptr(b, _) | K::PtrUnknown(b) => held.forget(1 << l, |x| self.may_alias(x, b)),
+                                _ => held.forget(1 << l, |_| true),
+                            }
                         }
-                        K::PtrUnknown(b) => v.retain(|x| !self.may_alias(x.base, b)),
-                        _ => v.clear(),
                     }
                 }
+                hold(held, key, a, m);
             }
         }
         if active == 0 {
-            return Ok(out);
+            return Ok(());
         }
-        self.record(id, &addrs[..n_known], n_unknown, active.count_ones() as u64, data, base_of)?;
-        Ok(out)
+        if self.promoted[id.0 as usize] && n_unknown == 0 && !st.loops.is_empty() {
+            // Kept in a register: the memory sees one store after the loop, per lane its last.
+            let depth = st.loops.len();
+            for l in lanes(active) {
+                if let K::Ptr(b, off) = a.at(l).k {
+                    st.promoted.retain(|p| !(p.1 == id && p.2 == l));
+                    st.promoted.push((depth, id, l, b, off));
+                }
+            }
+            return Ok(());
+        }
+        self.record(id, &addrs[..n_known], n_unknown, active.count_ones() as u64, data, base_of)
+    }
+
+    /// The stores promoted out of the loop that just ended: one warp-level store each.
+    fn flush_promoted(&mut self, st: &mut WarpState) -> Result<()> {
+        let depth = st.loops.len() + 1;
+        if !st.promoted.iter().any(|p| p.0 == depth) {
+            return Ok(());
+        }
+        let mut done: Vec<(usize, MemOpId, usize, Base, i64)> = Vec::new();
+        st.promoted.retain(|p| {
+            if p.0 == depth {
+                done.push(*p);
+                false
+            } else {
+                true
+            }
+        });
+        done.sort_by_key(|p| (p.1, p.2));
+        for group in done.chunk_by(|a, b| a.1 == b.1) {
+            let id = group[0].1;
+            let addrs: Vec<i64> = group.iter().map(|p| self.absolute(p.3, p.4)).collect();
+            self.record(id, &addrs, 0, group.len() as u64, false, Some(group[0].3))?;
+        }
+        Ok(())
+    }
+
+    /// What lanes `m` read at addresses `a` (not empty), whether or not the compiler removed
+    /// their load: a removed load reuses the same value.
+    fn loaded(&mut self, a: &Vals, m: u32, width: u32) -> Vals {
+        let unknown = V { k: K::Unknown, data: true };
+        if !self.any_fill {
+            // No array's contents are given: every lane reads data nobody knows.
+            return Vals::Same(unknown);
+        }
+        let read = |e: &mut Self, v: V| match v.k {
+            K::Ptr(b, off) => e.load_value(b, off, width),
+            _ => unknown,
+        };
+        if let Vals::Same(v) = a {
+            return Vals::Same(read(self, *v));
+        }
+        let mut out = self.pool.lanes();
+        for l in lanes(m) {
+            out[l] = read(self, a.at(l));
+        }
+        self.pool.pack(m, out)
     }
 
     /// Whether a store through `b` may change memory read earlier through `a`.
@@ -726,33 +1243,39 @@ impl<'a> Engine<'a> {
             (Base::Shared(x), Base::Shared(y)) => x == y,
             (Base::Shared(_), _) | (_, Base::Shared(_)) => false,
             (x, y) if x == y => true,
-            (x, y) => !(self.k.is_restrict(x) || self.k.is_restrict(y)),
+            (x, y) => !(self.is_restrict(x) || self.is_restrict(y)),
+        }
+    }
+
+    /// [`Kernel::is_restrict`], looked up in a table: asked for every held value of every lane
+    /// at every store.
+    fn is_restrict(&self, b: Base) -> bool {
+        match b {
+            Base::Param(p) => self.restrict_params[p.0 as usize],
+            Base::Shared(_) => true,
         }
     }
 
     fn absolute(&self, b: Base, off: i64) -> i64 {
-        match b {
-            Base::Param(p) => param_base(p, self.s.offsets[p.0 as usize]).wrapping_add(off),
-            Base::Shared(_) => off,
-        }
+        absolute(self.s, b, off)
     }
 
-    fn footprint(&mut self, id: MemOpId, b: Base, off: i64, width: u32) {
+    /// Widens the instruction's footprint to `[lo, end)` (its base is set by [`Engine::record`]).
+    fn footprint(&mut self, id: MemOpId, lo: i64, end: i64) {
         let s = &mut self.ops[id.0 as usize];
-        s.base = Some(b);
-        s.min_off = Some(s.min_off.map_or(off, |m| m.min(off)));
-        let end = off + width as i64;
+        s.min_off = Some(s.min_off.map_or(lo, |m| m.min(lo)));
         s.end_off = Some(s.end_off.map_or(end, |m| m.max(end)));
     }
 
     /// The value a load returns: the fill's element when the array's contents are known.
+    #[inline]
     fn load_value(&mut self, b: Base, off: i64, width: u32) -> V {
         if let Base::Param(p) = b {
             if let Some((fill, table)) = &self.s.fills[p.0 as usize] {
                 if let Ty::Ptr(t) = &self.k.param(p).ty {
                     if t.pointee.is_int() && off.rem_euclid(width as i64) == 0 {
                         if let Some(v) = fill.value(off / width as i64, table.as_deref()) {
-                            self.used_fills.insert(p);
+                            self.used_fills[p.0 as usize] = true;
                             let v = match &t.pointee {
                                 Ty::Int(it) => it.wrap(v as i128),
                                 _ => v as i128,
@@ -791,7 +1314,16 @@ impl<'a> Engine<'a> {
             Space::Global => {
                 let known = sectors_of(addrs, width, &mut self.scratch);
                 let per_lane = (width as u64).div_ceil(SECTOR);
-                let ideal = (lanes_active * width as u64).div_ceil(SECTOR);
+                // The fewest sectors that carry the bytes the lanes ask for: lanes reading the
+                // same element share its bytes.
+                let mut distinct = [0i64; WARP];
+                distinct[..addrs.len()].copy_from_slice(addrs);
+                let distinct = &mut distinct[..addrs.len()];
+                distinct.sort_unstable();
+                let unique = 1 + distinct.windows(2).filter(|w| w[0] != w[1]).count() as u64;
+                let unique = if addrs.is_empty() { 0 } else { unique };
+                let _ = lanes_active;
+                let ideal = ((unique + n_unknown) * width as u64).div_ceil(SECTOR);
                 s.ideal_sectors += ideal;
                 if n_unknown == 0 {
                     s.sectors += known;
@@ -827,15 +1359,19 @@ impl<'a> Engine<'a> {
     }
 }
 
-fn remember(v: &mut Vec<Avail>, a: Avail) {
-    if let Some(x) = v.iter_mut().find(|x| x.key == a.key && x.base == a.base) {
-        x.addr = a.addr;
+/// Lanes `m` now hold the values at their addresses `a` (those that are known) under `key`.
+fn hold(held: &mut Held, key: u32, a: &Vals, m: u32) {
+    if let Vals::Ptrs(b, offsets, _) = a {
+        let i = held.row(key, *b);
+        held.remember(i, m, |l| offsets[l]);
         return;
     }
-    if v.len() >= 64 {
-        v.remove(0);
+    for l in lanes(m) {
+        if let K::Ptr(b, off) = a.at(l).k {
+            let i = held.row(key, b);
+            held.remember(i, 1 << l, |_| off);
+        }
     }
-    v.push(a);
 }
 
 fn collect_loops(stmts: &[Stmt], stack: &mut Vec<usize>, op_loops: &mut [Vec<usize>], spans: &mut Vec<Span>) {
@@ -930,12 +1466,6 @@ fn lanes(m: u32) -> impl Iterator<Item = usize> {
     })
 }
 
-fn fill_lanes(out: &mut Lanes, m: u32, v: V) {
-    for l in lanes(m) {
-        out[l] = v;
-    }
-}
-
 fn int_binary(op: BinOp, ty: IntTy, a: V, b: V, span: Span) -> Result<V> {
     let data = a.data || b.data;
     let (x, y) = match (a.k, b.k) {
@@ -946,7 +1476,41 @@ fn int_binary(op: BinOp, ty: IntTy, a: V, b: V, span: Span) -> Result<V> {
         (K::Ptr(ba, oa), K::Ptr(bb, ob)) if ba == bb => (oa as i128, ob as i128),
         _ => return Ok(V { k: K::Unknown, data: true }),
     };
-    let cmp = |c: bool| Ok(V { k: K::Int(c as i128), data });
+    Ok(V { k: K::Int(int_op(op, ty, x, y, span)?), data })
+}
+
+/// `out[l] = x op y` for the lanes `l` of `m` in order, where `(x, y) = operands(out[l], l)`.
+/// The loop is written out once per operator, so that the operator is decided once per warp
+/// instead of in every lane.
+#[inline(always)]
+fn int_lanes(
+    m: u32,
+    op: BinOp,
+    ty: IntTy,
+    span: Span,
+    out: &mut Ints,
+    operands: impl Fn(i128, usize) -> (i128, i128),
+) -> Result<()> {
+    macro_rules! each_op {
+        ($($op:ident)*) => {
+            match op {
+                $(BinOp::$op => {
+                    for l in lanes(m) {
+                        let (x, y) = operands(out[l], l);
+                        out[l] = int_op(BinOp::$op, ty, x, y, span)?;
+                    }
+                })*
+            }
+        };
+    }
+    each_op!(Add Sub Mul Div Rem Shl Shr And Or Xor Lt Le Gt Ge Eq Ne Min Max);
+    Ok(())
+}
+
+/// `x op y` in type `ty`; comparisons give 0 or 1.
+#[inline(always)]
+fn int_op(op: BinOp, ty: IntTy, x: i128, y: i128, span: Span) -> Result<i128> {
+    let cmp = |c: bool| Ok(c as i128);
     let v = match op {
         BinOp::Add => x + y,
         BinOp::Sub => x - y,
@@ -987,7 +1551,25 @@ fn int_binary(op: BinOp, ty: IntTy, a: V, b: V, span: Span) -> Result<V> {
         BinOp::Min => x.min(y),
         BinOp::Max => x.max(y),
     };
-    Ok(V { k: K::Int(ty.wrap(v)), data })
+    Ok(wrap(ty, v))
+}
+
+/// [`IntTy::wrap`], computed on the low 64 bits for types up to 64 bits wide: C's conversion
+/// keeps the type's low bits and sign- or zero-extends them, which two word shifts do without
+/// the masks and branches on `i128`.
+#[inline(always)]
+fn wrap(ty: IntTy, v: i128) -> i128 {
+    if !(2..=64).contains(&ty.bits) {
+        return ty.wrap(v);
+    }
+    let unused = 64 - ty.bits as u32;
+    // The type's bits at the top of a word, then shifted back down, extending the sign or not.
+    let top = (v as i64) << unused;
+    if ty.signed {
+        (top >> unused) as i128
+    } else {
+        ((top as u64) >> unused) as i128
+    }
 }
 
 fn float_binary(op: BinOp, a: V, b: V) -> V {
@@ -1037,11 +1619,19 @@ fn unary(op: UnOp, ty: IntTy, a: V) -> V {
     V { k, data: a.data || k == K::Unknown }
 }
 
-fn to_int(ty: IntTy, a: V, e: &Engine) -> V {
+/// Byte address of `off` into `b`, as the hardware sees it.
+fn absolute(s: &Setup, b: Base, off: i64) -> i64 {
+    match b {
+        Base::Param(p) => param_base(p, s.offsets[p.0 as usize]).wrapping_add(off),
+        Base::Shared(_) => off,
+    }
+}
+
+fn to_int(ty: IntTy, a: V, s: &Setup) -> V {
     let k = match a.k {
-        K::Int(x) => K::Int(ty.wrap(x)),
+        K::Int(x) => K::Int(wrap(ty, x)),
         K::Float(f) if f.is_finite() => K::Int(ty.wrap(f.trunc() as i128)),
-        K::Ptr(b, off) => K::Int(ty.wrap(e.absolute(b, off) as i128)),
+        K::Ptr(b, off) => K::Int(ty.wrap(absolute(s, b, off) as i128)),
         K::Float(_) | K::PtrUnknown(_) | K::Unknown => K::Unknown,
         other => other,
     };
@@ -1064,5 +1654,115 @@ fn logical_combine(a: V, b: V) -> V {
             Some(t) if truth(a).is_some() => V { k: K::Int(t as i128), data },
             _ => V { k: K::Unknown, data: true },
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The GVN model as it is defined, one list per lane, to check [`Held`] against.
+    #[derive(Default)]
+    struct Lists {
+        lanes: [Vec<(u32, Base, i64)>; WARP],
+        dropped: usize,
+    }
+
+    impl Lists {
+        fn remember(&mut self, l: usize, key: u32, base: Base, off: i64) {
+            let v = &mut self.lanes[l];
+            if let Some(x) = v.iter_mut().find(|x| x.0 == key && x.1 == base) {
+                x.2 = off;
+                return;
+            }
+            if v.len() >= HELD_MAX {
+                v.remove(0);
+                self.dropped += 1;
+            }
+            v.push((key, base, off));
+        }
+    }
+
+    #[test]
+    fn held_rows_equal_per_lane_lists() {
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % n
+        };
+        let bases = [Base::Param(ParamId(0)), Base::Param(ParamId(1)), Base::Shared(SharedId(0))];
+        let mut dropped = 0;
+        for round in 0..20 {
+            let (mut held, mut lists) = (Held::default(), Lists::default());
+            // More keys than a lane may hold in some rounds, so that the oldest are dropped.
+            let keys = if round % 2 == 0 { 8 } else { 3 * HELD_MAX as u64 };
+            for _ in 0..3000 {
+                let m = (next(1 << 32) as u32) & (next(1 << 32) as u32 | 0xffff);
+                let (key, base) = (next(keys) as u32, bases[next(3) as usize]);
+                match next(8) {
+                    0..=5 => {
+                        let offs: Vec<i64> = (0..WARP).map(|_| next(4) as i64).collect();
+                        let i = held.row(key, base);
+                        held.remember(i, m, |l| offs[l]);
+                        for l in lanes(m) {
+                            lists.remember(l, key, base, offs[l]);
+                        }
+                    }
+                    6 => {
+                        held.forget(m, |b| b == base);
+                        for l in lanes(m) {
+                            lists.lanes[l].retain(|x| x.1 != base);
+                        }
+                    }
+                    _ => {
+                        let i = held.find(key, base);
+                        for l in 0..WARP {
+                            for off in 0..4 {
+                                let want = lists.lanes[l].contains(&(key, base, off));
+                                assert_eq!(held.holds(i, l, off), want);
+                            }
+                        }
+                    }
+                }
+            }
+            for (l, list) in lists.lanes.iter().enumerate() {
+                let n = held.rows.iter().filter(|r| r.lanes >> l & 1 == 1).count();
+                assert_eq!(n, list.len());
+            }
+            dropped += lists.dropped;
+        }
+        // The lists did fill up, so the order in which they drop entries was checked too.
+        assert!(dropped > 100, "{dropped} entries dropped");
+    }
+
+    #[test]
+    fn fast_wrap_equals_intty_wrap() {
+        let tys = [
+            IntTy::BOOL,
+            IntTy::I8,
+            IntTy::U8,
+            IntTy::I16,
+            IntTy::U16,
+            IntTy::I32,
+            IntTy::U32,
+            IntTy::I64,
+            IntTy::U64,
+            IntTy { bits: 24, signed: true },
+            IntTy { bits: 24, signed: false },
+        ];
+        let mut vals = vec![0i128, 1, -1, i128::MAX, i128::MIN, 1 << 64, (1 << 64) - 1, -(1 << 64)];
+        for s in [7, 8, 15, 16, 31, 32, 63, 64, 65, 100] {
+            for d in [-1i128, 0, 1] {
+                vals.push((1i128 << s) + d);
+                vals.push(-(1i128 << s) + d);
+            }
+        }
+        for ty in tys {
+            for &v in &vals {
+                assert_eq!(wrap(ty, v), ty.wrap(v), "{} {v}", ty.name());
+            }
+        }
     }
 }
