@@ -54,7 +54,10 @@ impl Default for AnalyzeOptions {
 pub enum Input<'a> {
     File(&'a Path),
     /// In-memory source; `name` is used in messages and decides the language (`.rs` or CUDA).
-    Source { name: &'a str, text: &'a str },
+    Source {
+        name: &'a str,
+        text: &'a str,
+    },
 }
 
 /// A finished analysis, with the files read (for rendering snippets).
@@ -88,9 +91,8 @@ impl Failure {
 fn read_input(input: &Input, files: &mut SourceFiles) -> Result<crate::source::FileId> {
     match input {
         Input::File(path) => {
-            let bytes = std::fs::read(path).map_err(|e| {
-                Diagnostic::new(ErrorKind::Usage, format!("cannot read {}: {e}", path.display()))
-            })?;
+            let bytes = std::fs::read(path)
+                .map_err(|e| Diagnostic::new(ErrorKind::Usage, format!("cannot read {}: {e}", path.display())))?;
             Ok(files.add(*path, String::from_utf8_lossy(&bytes).into_owned()))
         }
         Input::Source { name, text } => Ok(files.add(*name, *text)),
@@ -129,11 +131,7 @@ pub fn list_kernels(
 }
 
 /// Analyses one kernel of the input under one launch.
-pub fn analyze(
-    input: Input,
-    opts: &AnalyzeOptions,
-    loader: &dyn FileLoader,
-) -> std::result::Result<Analysis, Failure> {
+pub fn analyze(input: Input, opts: &AnalyzeOptions, loader: &dyn FileLoader) -> std::result::Result<Analysis, Failure> {
     let mut files = SourceFiles::default();
     match analyze_inner(&input, opts, loader, &mut files) {
         Ok(sheet) => Ok(Analysis { sheet, files }),
@@ -143,11 +141,7 @@ pub fn analyze(
 
 /// Convenience for tests and the attribute: CUDA (or Rust, by `name`'s extension) from memory,
 /// includes not allowed.
-pub fn analyze_source(
-    name: &str,
-    text: &str,
-    opts: &AnalyzeOptions,
-) -> std::result::Result<Analysis, Failure> {
+pub fn analyze_source(name: &str, text: &str, opts: &AnalyzeOptions) -> std::result::Result<Analysis, Failure> {
     analyze(Input::Source { name, text }, opts, &crate::source::NoFiles)
 }
 

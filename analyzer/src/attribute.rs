@@ -51,17 +51,8 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
 
     let (name, text) = match &target.kind {
         Kind::Rust => {
-            let file = item
-                .clone()
-                .into_iter()
-                .next()
-                .map(|t| t.span().file())
-                .unwrap_or_default();
-            let name = if file.ends_with(".rs") {
-                file
-            } else {
-                format!("{}.rs", target.ident)
-            };
+            let file = item.clone().into_iter().next().map(|t| t.span().file()).unwrap_or_default();
+            let name = if file.ends_with(".rs") { file } else { format!("{}.rs", target.ident) };
             (name, target.layout.text.clone())
         }
         Kind::Cuda { source, .. } => (format!("{}.cu", target.ident), source.clone()),
@@ -73,11 +64,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         },
         grid: args.grid.0.clone(),
         block: args.block.0.clone(),
-        args: args
-            .params
-            .iter()
-            .map(|p| (p.name.clone(), p.value.clone()))
-            .collect(),
+        args: args.params.iter().map(|p| (p.name.clone(), p.value.clone())).collect(),
         max_work: args.max_work.unwrap_or(crate::analyze::DEFAULT_MAX_WORK),
         ..AnalyzeOptions::default()
     };
@@ -104,11 +91,7 @@ struct ModuleSpec {
 }
 
 /// The item unchanged, every error, and the module of constants.
-fn emit(
-    errors: &[syn::Error],
-    item: &TokenStream,
-    module: Option<(&ModuleSpec, Option<&Sheet>)>,
-) -> TokenStream {
+fn emit(errors: &[syn::Error], item: &TokenStream, module: Option<(&ModuleSpec, Option<&Sheet>)>) -> TokenStream {
     let errs = errors.iter().map(|e| e.to_compile_error());
     let module = module.map(|(m, sheet)| module_tokens(m, sheet));
     quote! {
@@ -137,19 +120,7 @@ fn module_tokens(m: &ModuleSpec, sheet: Option<&Sheet>) -> TokenStream {
                 s.launch.block,
             )
         }
-        None => (
-            0,
-            0,
-            0,
-            0,
-            0,
-            0,
-            0,
-            String::new(),
-            String::new(),
-            [0; 3],
-            [0; 3],
-        ),
+        None => (0, 0, 0, 0, 0, 0, 0, String::new(), String::new(), [0; 3], [0; 3]),
     };
     let doc = match sheet {
         Some(s) => format!(
@@ -218,10 +189,7 @@ struct Target {
 
 impl Target {
     fn of(item: &syn::Item, tokens: &TokenStream) -> syn::Result<Target> {
-        let cuda = |ident: &Ident,
-                    vis: &syn::Visibility,
-                    expr: &syn::Expr|
-         -> syn::Result<Target> {
+        let cuda = |ident: &Ident, vis: &syn::Visibility, expr: &syn::Expr| -> syn::Result<Target> {
             let mut e = expr;
             while let syn::Expr::Group(g) = e {
                 e = &g.expr;
@@ -260,10 +228,7 @@ impl Target {
         let mut msg = d.message.clone();
         for n in &d.notes {
             let n = match n.strip_prefix("pass --arg ") {
-                Some(rest) => format!(
-                    "add `{}` to #[sector_estimate(...)]",
-                    rest.replacen('=', " = ", 1)
-                ),
+                Some(rest) => format!("add `{}` to #[sector_estimate(...)]", rest.replacen('=', " = ", 1)),
                 None => n.clone(),
             };
             msg.push_str("\n  = note: ");
@@ -275,21 +240,14 @@ impl Target {
         }
         match (d.span, &self.kind) {
             (Some(s), Kind::Rust) if s.file.0 == 0 => {
-                match self
-                    .layout
-                    .tokens_in(s.line as usize, s.column as usize, s.len as usize)
-                {
+                match self.layout.tokens_in(s.line as usize, s.column as usize, s.len as usize) {
                     Some((a, b)) => spanned(a, b, &msg),
                     None => syn::Error::new(self.ident.span(), msg),
                 }
             }
-            (Some(s), Kind::Cuda { lit, .. }) if s.file.0 == 0 => syn::Error::new(
-                *lit,
-                format!(
-                    "line {} of the CUDA source in `{}`: {msg}",
-                    s.line, self.ident
-                ),
-            ),
+            (Some(s), Kind::Cuda { lit, .. }) if s.file.0 == 0 => {
+                syn::Error::new(*lit, format!("line {} of the CUDA source in `{}`: {msg}", s.line, self.ident))
+            }
             (_, Kind::Cuda { lit, .. }) => syn::Error::new(*lit, msg),
             _ => syn::Error::new(self.ident.span(), msg),
         }
@@ -298,42 +256,27 @@ impl Target {
     /// The error for one sheet row (an access), spanned at the access.
     fn row_error(&self, r: &crate::sheet::Row, msg: &str) -> syn::Error {
         match &self.kind {
-            Kind::Rust => match self
-                .layout
-                .access(r.line as usize, r.column as usize, &r.text)
-            {
+            Kind::Rust => match self.layout.access(r.line as usize, r.column as usize, &r.text) {
                 Some((a, b)) => spanned(a, b, msg),
                 None => syn::Error::new(self.ident.span(), format!("line {}: {msg}", r.line)),
             },
-            Kind::Cuda { lit, .. } => syn::Error::new(
-                *lit,
-                format!(
-                    "line {} of the CUDA source in `{}`: {msg}",
-                    r.line, self.ident
-                ),
-            ),
+            Kind::Cuda { lit, .. } => {
+                syn::Error::new(*lit, format!("line {} of the CUDA source in `{}`: {msg}", r.line, self.ident))
+            }
         }
     }
 }
 
 /// An error covering the tokens from `a` to `b`.
 fn spanned(a: Span, b: Span, msg: &str) -> syn::Error {
-    let ts: TokenStream = [
-        TokenTree::Ident(Ident::new("first", a)),
-        TokenTree::Ident(Ident::new("last", b)),
-    ]
-    .into_iter()
-    .collect();
+    let ts: TokenStream =
+        [TokenTree::Ident(Ident::new("first", a)), TokenTree::Ident(Ident::new("last", b))].into_iter().collect();
     syn::Error::new_spanned(ts, msg)
 }
 
 fn check_budgets(sheet: &Sheet, args: &Args, target: &Target, errors: &mut Vec<syn::Error>) {
     use crate::sheet::text::thousands;
-    for r in sheet
-        .instructions
-        .iter()
-        .filter(|r| r.space == "global" && r.requests > 0)
-    {
+    for r in sheet.instructions.iter().filter(|r| r.space == "global" && r.requests > 0) {
         if let Some((max, _)) = args.max_sectors_per_request {
             let spr = r.sectors_per_request();
             if spr > max + 1e-9 {
@@ -375,11 +318,8 @@ fn check_budgets(sheet: &Sheet, args: &Args, target: &Target, errors: &mut Vec<s
     if let Some((max, span)) = args.max_sectors {
         let total = sheet.global_sectors();
         if total > max {
-            let mut worst: Vec<&crate::sheet::Row> = sheet
-                .instructions
-                .iter()
-                .filter(|r| r.space == "global")
-                .collect();
+            let mut worst: Vec<&crate::sheet::Row> =
+                sheet.instructions.iter().filter(|r| r.space == "global").collect();
             worst.sort_by_key(|r| std::cmp::Reverse(r.sectors));
             let top: Vec<String> = worst
                 .iter()
@@ -454,10 +394,7 @@ impl Args {
                 continue;
             };
             if seen.contains(&name) {
-                errors.push(syn::Error::new(
-                    nv.path.span(),
-                    format!("`{name}` is given twice"),
-                ));
+                errors.push(syn::Error::new(nv.path.span(), format!("`{name}` is given twice")));
                 continue;
             }
             seen.push(name.clone());
@@ -473,18 +410,19 @@ impl Args {
                 match value.parse::<f64>() {
                     Ok(v) if v >= 0.0 => Some(v),
                     _ => {
-                        errors.push(syn::Error::new(
-                            vspan,
-                            format!("`{name}` takes a non-negative number"),
-                        ));
+                        errors.push(syn::Error::new(vspan, format!("`{name}` takes a non-negative number")));
                         None
                     }
                 }
             };
             match name.as_str() {
                 "kernel" => match (&target.kind, &nv.value) {
-                    (Kind::Cuda { .. }, syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. })) => kernel = Some(s.value()),
-                    (Kind::Cuda { .. }, _) => errors.push(syn::Error::new(vspan, "`kernel` takes the kernel's name as a string")),
+                    (Kind::Cuda { .. }, syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. })) => {
+                        kernel = Some(s.value())
+                    }
+                    (Kind::Cuda { .. }, _) => {
+                        errors.push(syn::Error::new(vspan, "`kernel` takes the kernel's name as a string"))
+                    }
                     (Kind::Rust, _) => errors.push(syn::Error::new(
                         nv.path.span(),
                         "`kernel` picks a kernel inside CUDA source; on a Rust `fn` the kernel is the function itself",
@@ -538,10 +476,7 @@ impl Args {
     /// its command-line prefix.
     fn blame(&self, msg: &str) -> Option<(Span, String)> {
         for p in &self.params {
-            for prefix in [
-                format!("--arg {}={}: ", p.name, p.value),
-                format!("--arg {}: ", p.name),
-            ] {
+            for prefix in [format!("--arg {}={}: ", p.name, p.value), format!("--arg {}: ", p.name)] {
                 if let Some(rest) = msg.strip_prefix(&prefix) {
                     return Some((p.span, rest.to_string()));
                 }
@@ -570,26 +505,15 @@ fn value_text(e: &syn::Expr) -> syn::Result<String> {
             syn::Lit::Int(i) => Ok(i.base10_digits().to_string()),
             syn::Lit::Float(f) => Ok(f.base10_digits().to_string()),
             syn::Lit::Str(s) => Ok(s.value()),
-            other => Err(syn::Error::new(
-                other.span(),
-                "expected a number, a string or a tuple of numbers",
-            )),
+            other => Err(syn::Error::new(other.span(), "expected a number, a string or a tuple of numbers")),
         },
-        syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => {
-            Ok(format!("-{}", value_text(&u.expr)?))
+        syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => Ok(format!("-{}", value_text(&u.expr)?)),
+        syn::Expr::Tuple(t) if !t.elems.is_empty() && t.elems.len() <= 3 => {
+            Ok(t.elems.iter().map(value_text).collect::<syn::Result<Vec<_>>>()?.join(","))
         }
-        syn::Expr::Tuple(t) if !t.elems.is_empty() && t.elems.len() <= 3 => Ok(t
-            .elems
-            .iter()
-            .map(value_text)
-            .collect::<syn::Result<Vec<_>>>()?
-            .join(",")),
         syn::Expr::Paren(p) => value_text(&p.expr),
         syn::Expr::Group(g) => value_text(&g.expr),
-        other => Err(syn::Error::new(
-            other.span(),
-            "expected a number, a string or a tuple of up to three numbers",
-        )),
+        other => Err(syn::Error::new(other.span(), "expected a number, a string or a tuple of up to three numbers")),
     }
 }
 
@@ -633,12 +557,7 @@ impl Layout {
                 out.text.push(' ');
                 col += 1;
             }
-            out.tokens.push(Placed {
-                line,
-                col,
-                text: text.clone(),
-                span,
-            });
+            out.tokens.push(Placed { line, col, text: text.clone(), span });
             out.text.push_str(&text);
             match text.rfind('\n') {
                 Some(nl) => {
@@ -662,21 +581,15 @@ impl Layout {
     /// First and last token spans inside `len` bytes from 1-based `column` of `line`.
     fn tokens_in(&self, line: usize, column: usize, len: usize) -> Option<(Span, Span)> {
         let from = column.checked_sub(1)?;
-        let inside: Vec<&Placed> = self
-            .tokens
-            .iter()
-            .filter(|t| t.line == line && t.col >= from && t.col < from + len.max(1))
-            .collect();
+        let inside: Vec<&Placed> =
+            self.tokens.iter().filter(|t| t.line == line && t.col >= from && t.col < from + len.max(1)).collect();
         Some((inside.first()?.span, inside.last()?.span))
     }
 
     /// The tokens of the access written `text` that starts at `line:column`.
     fn access(&self, line: usize, column: usize, text: &str) -> Option<(Span, Span)> {
         let want: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-        let start = self
-            .tokens
-            .iter()
-            .position(|t| t.line == line && t.col + 1 == column)?;
+        let start = self.tokens.iter().position(|t| t.line == line && t.col + 1 == column)?;
         let mut got = String::new();
         for t in &self.tokens[start..] {
             got.extend(t.text.chars().filter(|c| !c.is_whitespace()));
@@ -695,11 +608,7 @@ impl Layout {
 /// the text stays valid Rust either way, since joint punctuation is never split).
 fn spaced(prev: Option<&str>, cur: &str) -> bool {
     let Some(prev) = prev else { return false };
-    let word = |t: &str| {
-        t.chars()
-            .next()
-            .is_some_and(|c| c.is_alphanumeric() || c == '_')
-    };
+    let word = |t: &str| t.chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_');
     !(matches!(prev, "(" | "[" | ".")
         || matches!(cur, ")" | "]" | "," | ";" | "." | ":")
         || (matches!(cur, "(" | "[") && (word(prev) || matches!(prev, ")" | "]"))))
@@ -724,11 +633,7 @@ fn flatten(ts: TokenStream, out: &mut Vec<(String, Span, bool)>) {
                     out.push((close.to_string(), g.span_close(), false));
                 }
             }
-            TokenTree::Punct(p) => out.push((
-                p.as_char().to_string(),
-                p.span(),
-                p.spacing() == Spacing::Joint,
-            )),
+            TokenTree::Punct(p) => out.push((p.as_char().to_string(), p.span(), p.spacing() == Spacing::Joint)),
             TokenTree::Ident(i) => out.push((i.to_string(), i.span(), false)),
             TokenTree::Literal(l) => out.push((l.to_string(), l.span(), false)),
         }
@@ -755,9 +660,6 @@ mod tests {
         let line = l.text.lines().nth(3).unwrap();
         assert_eq!(line, "      let x = a[1];");
         let (a, b) = l.access(4, 15, "a[1]").unwrap();
-        assert_eq!(
-            (a.start().line, a.start().column, b.start().column),
-            (4, 14, 17)
-        );
+        assert_eq!((a.start().line, a.start().column, b.start().column), (4, 14, 17));
     }
 }

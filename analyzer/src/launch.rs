@@ -91,7 +91,9 @@ impl Setup {
                     });
                 }
                 // Rust slices' lengths (`a_len`) and names used only in --grid are fine.
-                None if name.ends_with("_len") || opts.grid.contains(name.as_str()) || opts.block.contains(name.as_str()) => {}
+                None if name.ends_with("_len")
+                    || opts.grid.contains(name.as_str())
+                    || opts.block.contains(name.as_str()) => {}
                 None => {
                     return Err(Diagnostic::new(
                         ErrorKind::Usage,
@@ -138,7 +140,10 @@ impl Setup {
         if kernel.shared.iter().any(|a| a.is_extern) && opts.shared_bytes == 0 {
             return Err(Diagnostic::new(
                 ErrorKind::MissingArgument,
-                format!("kernel `{}` uses `extern __shared__` memory; give its size with --shared-bytes N", kernel.name),
+                format!(
+                    "kernel `{}` uses `extern __shared__` memory; give its size with --shared-bytes N",
+                    kernel.name
+                ),
             ));
         }
         Ok(Setup {
@@ -158,10 +163,9 @@ impl Setup {
 fn pointer_param(kernel: &Kernel, name: &str, flag: &str) -> Result<usize> {
     match kernel.param_by_name(name) {
         Some(p) if matches!(kernel.param(p).ty, Ty::Ptr(_)) => Ok(p.0 as usize),
-        Some(_) => Err(Diagnostic::new(
-            ErrorKind::Usage,
-            format!("{flag} {name}: parameter `{name}` is not a pointer"),
-        )),
+        Some(_) => {
+            Err(Diagnostic::new(ErrorKind::Usage, format!("{flag} {name}: parameter `{name}` is not a pointer")))
+        }
         None => Err(Diagnostic::new(
             ErrorKind::Usage,
             format!("{flag} {name}: kernel `{}` has no parameter named `{name}`", kernel.name),
@@ -228,9 +232,9 @@ pub fn parse_dims(flag: &str, text: &str, args: &BTreeMap<String, i128>) -> Resu
     }
     let mut out = [1u32; 3];
     for (i, p) in parts.iter().enumerate() {
-        let v = DimExpr { s: p.as_bytes(), i: 0, args }.parse_all().map_err(|m| {
-            Diagnostic::new(ErrorKind::Usage, format!("{flag} {text}: {m}"))
-        })?;
+        let v = DimExpr { s: p.as_bytes(), i: 0, args }
+            .parse_all()
+            .map_err(|m| Diagnostic::new(ErrorKind::Usage, format!("{flag} {text}: {m}")))?;
         if v < 0 || v > u32::MAX as i128 {
             return Err(Diagnostic::new(
                 ErrorKind::Launch,
@@ -381,9 +385,10 @@ impl DimExpr<'_> {
             };
             return if self.eat(b')') { Ok(r) } else { Err("missing `)`".into()) };
         }
-        self.args.get(word).copied().ok_or_else(|| {
-            format!("`{word}` has no integer value; give it with --arg {word}=VALUE")
-        })
+        self.args
+            .get(word)
+            .copied()
+            .ok_or_else(|| format!("`{word}` has no integer value; give it with --arg {word}=VALUE"))
     }
     /// Inside `ceil(...)` a top-level `a/b` is a ceiling division.
     fn product_or_ceil(&mut self, ceil: bool, depth: u32) -> DResult {

@@ -65,14 +65,11 @@ pub struct Case {
 
 impl Manifest {
     pub fn parse(text: &str, path: &Path) -> Result<Manifest> {
-        toml::from_str(text).map_err(|e| {
-            Diagnostic::new(ErrorKind::Usage, format!("{}: {e}", path.display()))
-        })
+        toml::from_str(text).map_err(|e| Diagnostic::new(ErrorKind::Usage, format!("{}: {e}", path.display())))
     }
     pub fn load(path: &Path) -> Result<Manifest> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            Diagnostic::new(ErrorKind::Usage, format!("cannot read {}: {e}", path.display()))
-        })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Diagnostic::new(ErrorKind::Usage, format!("cannot read {}: {e}", path.display())))?;
         Manifest::parse(&text, path)
     }
 }

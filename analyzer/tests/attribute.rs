@@ -19,8 +19,7 @@ fn expand(attr: &str, item: &str) -> String {
     for it in &file.items {
         match it {
             syn::Item::Macro(m) => {
-                let msg: syn::LitStr =
-                    syn::parse2(m.mac.tokens.clone()).expect("compile_error! message");
+                let msg: syn::LitStr = syn::parse2(m.mac.tokens.clone()).expect("compile_error! message");
                 let first = m.mac.path.segments.first().expect("path").ident.span();
                 let last = m.mac.delimiter.span().close();
                 let _ = writeln!(s, "error at {}..{}: {}", pos(first), end(last), msg.value());
@@ -31,18 +30,10 @@ fn expand(attr: &str, item: &str) -> String {
                     _ => "pub ",
                 };
                 let _ = writeln!(s, "{vis}mod {}", m.ident);
-                for inner in m
-                    .content
-                    .as_ref()
-                    .map(|c| c.1.as_slice())
-                    .unwrap_or_default()
-                {
+                for inner in m.content.as_ref().map(|c| c.1.as_slice()).unwrap_or_default() {
                     let syn::Item::Const(c) = inner else { continue };
                     let value = match &*c.expr {
-                        syn::Expr::Lit(syn::ExprLit {
-                            lit: syn::Lit::Str(l),
-                            ..
-                        }) => {
+                        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(l), .. }) => {
                             if c.ident == "JSON" {
                                 format!("<{} bytes of JSON>", l.value().len())
                             } else {
@@ -94,11 +85,7 @@ __global__ void strided(const float *a, float *out, int stride)
 
 #[test]
 fn rust_kernel() {
-    check(
-        "rust_kernel",
-        "grid = 64, block = 256, n = 16384",
-        VEC_ADD_RS,
-    );
+    check("rust_kernel", "grid = 64, block = 256, n = 16384", VEC_ADD_RS);
 }
 
 #[test]
@@ -124,10 +111,7 @@ __global__ void transpose_naive(const float *in, float *out, int rows, int cols)
 fn budgets() {
     // Rust: one access over two budgets; CUDA: the line inside the string; the launch total.
     let rs = "pub unsafe fn strided(a: &[f32], out: &mut [f32], stride: usize) {\n    let i = thread::index_1d() as usize;\n    out[i] = a[i * stride];\n}\n";
-    let mut all = expand(
-        "grid = 4, block = 64, stride = 4, max_sectors_per_request = 4, min_efficiency = 0.5",
-        rs,
-    );
+    let mut all = expand("grid = 4, block = 64, stride = 4, max_sectors_per_request = 4, min_efficiency = 0.5", rs);
     all.push_str("---\n");
     all.push_str(&expand(
         "kernel = \"strided\", grid = 4, block = 64, stride = 2, max_sectors_per_request = 4, max_sectors = 40",
@@ -155,21 +139,12 @@ fn errors() {
     ));
     all.push_str("---\n");
     // Attribute mistakes, reported together: `kernel` on a fn, no block; then an unknown parameter.
-    all.push_str(&expand(
-        "grid = 1, kernel = \"k\", m = 3",
-        "fn k(a: &mut [f32]) { a[0] = 1.0; }",
-    ));
+    all.push_str(&expand("grid = 1, kernel = \"k\", m = 3", "fn k(a: &mut [f32]) { a[0] = 1.0; }"));
     all.push_str("---\n");
-    all.push_str(&expand(
-        "grid = 1, block = 32, nn = 3",
-        "fn k(a: &mut [f32]) { a[0] = 1.0; }",
-    ));
+    all.push_str(&expand("grid = 1, block = 32, nn = 3", "fn k(a: &mut [f32]) { a[0] = 1.0; }"));
     all.push_str("---\n");
     // CUDA: a syntax problem in the string, and a kernel that is not there.
-    all.push_str(&expand(
-        "kernel = \"nope\", grid = 1, block = 32, stride = 1",
-        STRIDED_CU,
-    ));
+    all.push_str(&expand("kernel = \"nope\", grid = 1, block = 32, stride = 1", STRIDED_CU));
     all.push_str("---\n");
     // Not a function or a string constant; a constant that is not a string literal.
     all.push_str(&expand("grid = 1, block = 32", "struct S;"));

@@ -41,7 +41,19 @@ fn json_on_stdout_has_the_contract_keys() {
     assert_eq!(v["launch"]["grid"], serde_json::json!([4096, 1, 1]));
     assert_eq!(v["launch"]["block"], serde_json::json!([256, 1, 1]));
     assert_eq!(v["launch"]["args"]["n"], 1048576);
-    for k in ["line", "column", "text", "space", "op", "width", "requests", "sectors", "ideal_sectors", "logical_bytes", "assumptions"] {
+    for k in [
+        "line",
+        "column",
+        "text",
+        "space",
+        "op",
+        "width",
+        "requests",
+        "sectors",
+        "ideal_sectors",
+        "logical_bytes",
+        "assumptions",
+    ] {
         assert!(v["instructions"][0].get(k).is_some(), "instruction key {k}");
     }
     assert_eq!(v["totals"]["global_load"]["sectors"], 262144);
@@ -50,7 +62,14 @@ fn json_on_stdout_has_the_contract_keys() {
         assert!(v["totals"]["shared_load"].get(k).is_some());
         assert!(v["totals"]["shared_store"].get(k).is_some());
     }
-    for k in ["l1_hit_sectors", "l2_read_sectors", "l2_write_sectors", "dram_read_sectors", "dram_write_sectors", "assumptions"] {
+    for k in [
+        "l1_hit_sectors",
+        "l2_read_sectors",
+        "l2_write_sectors",
+        "dram_read_sectors",
+        "dram_write_sectors",
+        "assumptions",
+    ] {
         assert!(v["boundaries"].get(k).is_some(), "boundaries key {k}");
     }
     assert!(v["boundaries"]["bounds"]["dram_read_sectors"]["min"].is_u64());
@@ -100,7 +119,9 @@ fn unsupported_constructs_are_errors_at_their_place() {
 #[test]
 fn invalid_launches_are_refused() {
     let f = examples().join("vec_add.cu");
-    for (grid, block) in [("0", "256"), ("1", "1025"), ("1", "1,1,65"), ("2147483648", "32"), ("1,65536", "32"), ("1,1,65536", "32")] {
+    for (grid, block) in
+        [("0", "256"), ("1", "1025"), ("1", "1,1,65"), ("2147483648", "32"), ("1,65536", "32"), ("1,1,65536", "32")]
+    {
         let o = analyze(&f, &["--kernel", "vec_add", "--grid", grid, "--block", block, "--arg", "n=4"]);
         assert_eq!(o.status.code(), Some(1), "grid {grid} block {block}: {}", stderr(&o));
         assert!(!stderr(&o).is_empty());
@@ -131,7 +152,10 @@ fn hostile_inputs_never_panic() {
         ("undefined.cu", b"__global__ void k(float* a) { a[undefined_name] = 1; }".to_vec()),
         ("recursive_macro.cu", b"#define A B\n#define B A\n__global__ void k(float* a) { a[A] = 1; }".to_vec()),
         ("nomem.cu", b"__global__ void k(int n) { int x = n * 2; }".to_vec()),
-        ("deep.cu", format!("__global__ void k(float* a) {{ a[{}0{}] = 1; }}", "(".repeat(5000), ")".repeat(5000)).into_bytes()),
+        (
+            "deep.cu",
+            format!("__global__ void k(float* a) {{ a[{}0{}] = 1; }}", "(".repeat(5000), ")".repeat(5000)).into_bytes(),
+        ),
         ("divzero.cu", b"__global__ void k(float* a, int n) {\n  a[threadIdx.x / n] = 1;\n}".to_vec()),
     ];
     for (name, bytes) in cases {

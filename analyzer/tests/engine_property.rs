@@ -31,7 +31,17 @@ fn case() -> impl Strategy<Value = Case> {
         1u32..6,
         0i64..16,
     )
-        .prop_map(|(ty, cx, cy, cb, c0, n, block, grid, offset)| Case { ty, cx, cy, cb, c0, n, block, grid, offset })
+        .prop_map(|(ty, cx, cy, cb, c0, n, block, grid, offset)| Case {
+            ty,
+            cx,
+            cy,
+            cb,
+            c0,
+            n,
+            block,
+            grid,
+            offset,
+        })
 }
 
 /// Requests and sectors computed directly from the counting rules.

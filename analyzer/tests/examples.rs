@@ -26,6 +26,7 @@ fn measured(sheet: &Sheet, key: &str) -> Option<u64> {
 }
 
 #[test]
+#[allow(clippy::print_stderr)]
 fn examples_match_hand_worked_numbers_and_snapshots() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
     let pairs = examples_in(&dir);

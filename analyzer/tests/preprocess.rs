@@ -32,20 +32,14 @@ impl Drop for TempDir {
 fn includes_on_disk_map_back_to_their_files() {
     let dir = TempDir::new("disk");
     dir.write("include/common.h", "#pragma once\n#define TILE 32\n");
-    dir.write(
-        "src/detail/idx.h",
-        "#include <common.h>\n#define IDX(i, j) ((i) * TILE + (j))\n",
-    );
+    dir.write("src/detail/idx.h", "#include <common.h>\n#define IDX(i, j) ((i) * TILE + (j))\n");
     let root = dir.write(
         "src/k.cu",
         "#include <cuda_runtime.h>\n#include \"detail/idx.h\"\n#include <common.h>\n__global__ void k(float *p) {\n  p[IDX(threadIdx.y, threadIdx.x)] = 0.f;\n}\n",
     );
     let mut files = SourceFiles::default();
     let id = files.add(&root, std::fs::read_to_string(&root).unwrap());
-    let opts = PreprocessOptions {
-        defines: vec![],
-        include_dirs: vec![dir.0.join("include")],
-    };
+    let opts = PreprocessOptions { defines: vec![], include_dirs: vec![dir.0.join("include")] };
     let pp = preprocess(&mut files, id, &opts, &DiskLoader).unwrap();
 
     let row = pp.text.lines().position(|l| l.contains("p[")).unwrap();
@@ -58,10 +52,7 @@ fn includes_on_disk_map_back_to_their_files() {
     assert_eq!((span.file, span.line, span.column), (id, 5, 36));
     // Both headers were read (once each) and recorded for diagnostics.
     assert_eq!(files.files.len(), 3);
-    assert!(files
-        .files
-        .iter()
-        .any(|f| f.path.ends_with("src/detail/idx.h")));
+    assert!(files.files.iter().any(|f| f.path.ends_with("src/detail/idx.h")));
 }
 
 #[test]

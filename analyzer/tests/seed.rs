@@ -15,11 +15,9 @@ fn run(src: &str, grid: &str, block: &str, args: &[(&str, &str)], offsets: &[(&s
 }
 
 fn load_row(sheet: &Sheet, text: &str) -> (u64, u64) {
-    let r = sheet
-        .instructions
-        .iter()
-        .find(|r| r.op == "load" && r.text == text)
-        .unwrap_or_else(|| panic!("no load `{text}` in {:?}", sheet.instructions.iter().map(|r| &r.text).collect::<Vec<_>>()));
+    let r = sheet.instructions.iter().find(|r| r.op == "load" && r.text == text).unwrap_or_else(|| {
+        panic!("no load `{text}` in {:?}", sheet.instructions.iter().map(|r| &r.text).collect::<Vec<_>>())
+    });
     (r.requests, r.sectors)
 }
 

@@ -75,12 +75,7 @@ pub struct Tolerance {
 
 impl Default for Tolerance {
     fn default() -> Self {
-        Tolerance {
-            data_dependent: 0.10,
-            model: 0.10,
-            model_abs: 64,
-            shared: 0.01,
-        }
+        Tolerance { data_dependent: 0.10, model: 0.10, model_abs: 64, shared: 0.01 }
     }
 }
 
@@ -105,13 +100,8 @@ fn no_bounds(_: &Sheet) -> Option<(u64, u64)> {
 }
 
 fn row_bounds(s: &Sheet, space: &str, op: &str) -> Option<(u64, u64)> {
-    let rows = s
-        .instructions
-        .iter()
-        .filter(|r| r.space == space && r.op == op);
-    let (lo, hi) = rows.fold((0u64, 0u64), |(lo, hi), r| {
-        (lo + r.sectors_min, hi + r.sectors_max)
-    });
+    let rows = s.instructions.iter().filter(|r| r.space == space && r.op == op);
+    let (lo, hi) = rows.fold((0u64, 0u64), |(lo, hi), r| (lo + r.sectors_min, hi + r.sectors_max));
     Some((lo, hi))
 }
 
@@ -243,14 +233,7 @@ pub const COUNTERS: &[CounterDef] = &[
         label: "L1 miss sectors (global loads)",
         metric: "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum",
         class: Class::Model,
-        predicted: |s| {
-            Some(
-                s.totals
-                    .global_load
-                    .sectors
-                    .saturating_sub(s.boundaries.l1_hit_sectors),
-            )
-        },
+        predicted: |s| Some(s.totals.global_load.sectors.saturating_sub(s.boundaries.l1_hit_sectors)),
         bounds: no_bounds,
         rows: None,
     },
@@ -329,13 +312,7 @@ pub fn verdict(
     let within = match class {
         Class::Engine if data_dependent => d <= tol.data_dependent * p as f64,
         Class::Engine => return Verdict::Off,
-        Class::EngineShared => {
-            d <= tol.shared.max(if data_dependent {
-                tol.data_dependent
-            } else {
-                0.0
-            }) * p as f64
-        }
+        Class::EngineShared => d <= tol.shared.max(if data_dependent { tol.data_dependent } else { 0.0 }) * p as f64,
         Class::Model => d <= (tol.model * p as f64).max(tol.model_abs as f64),
         Class::Info => false,
     };
@@ -446,10 +423,7 @@ impl Summary {
         if self.compared == 0 {
             return format!("{}: no case compared", self.label);
         }
-        let mut s = format!(
-            "{}: {}/{} cases exact",
-            self.label, self.exact, self.compared
-        );
+        let mut s = format!("{}: {}/{} cases exact", self.label, self.exact, self.compared);
         if self.within_tolerance > 0 {
             s += &format!(", {} within tolerance", self.within_tolerance);
         }
@@ -486,10 +460,7 @@ pub struct Measurements {
 }
 
 fn data_dependent_rows(sheet: &Sheet, space: &str, op: &str) -> bool {
-    sheet
-        .instructions
-        .iter()
-        .any(|r| r.space == space && r.op == op && !r.exact)
+    sheet.instructions.iter().any(|r| r.space == space && r.op == op && !r.exact)
 }
 
 /// Whether a source-page file is the example itself. By file name: the profile may have run
@@ -516,12 +487,7 @@ fn normalise_op(op: &str) -> Option<&'static str> {
 }
 
 /// Compares the sheet's rows with the SASS instructions, line by line.
-pub fn compare_lines(
-    sheet: &Sheet,
-    source: &Path,
-    blocks: &[SourceBlock],
-    tol: &Tolerance,
-) -> Vec<LineResult> {
+pub fn compare_lines(sheet: &Sheet, source: &Path, blocks: &[SourceBlock], tol: &Tolerance) -> Vec<LineResult> {
     type Key = (Option<String>, u32, &'static str, &'static str);
     let mut map: BTreeMap<Key, LineResult> = BTreeMap::new();
     let blank = |file: Option<String>, line: u32, space: &str, op: &str| LineResult {
@@ -548,9 +514,7 @@ pub fn compare_lines(
             ("shared", "store") => ("shared", "store"),
             _ => continue,
         };
-        let e = map
-            .entry((None, r.line, space, op))
-            .or_insert_with(|| blank(None, r.line, space, op));
+        let e = map.entry((None, r.line, space, op)).or_insert_with(|| blank(None, r.line, space, op));
         e.accesses.push(r.text.clone());
         *e.predicted_requests.get_or_insert(0) += r.requests;
         if space == "global" {
@@ -560,18 +524,13 @@ pub fn compare_lines(
         e.data_dependent |= !r.exact;
     }
     for b in blocks {
-        let file = if same_file(&b.file, source) {
-            None
-        } else {
-            Some(b.file.clone())
-        };
+        let file = if same_file(&b.file, source) { None } else { Some(b.file.clone()) };
         for i in &b.instructions {
             let (Some(space), Some(op)) = (normalise_space(&i.space), normalise_op(&i.op)) else {
                 continue;
             };
-            let e = map
-                .entry((file.clone(), i.line, space, op))
-                .or_insert_with(|| blank(file.clone(), i.line, space, op));
+            let e =
+                map.entry((file.clone(), i.line, space, op)).or_insert_with(|| blank(file.clone(), i.line, space, op));
             e.sass.push(i.sass.clone());
             *e.measured_executions.get_or_insert(0) += i.executed;
             if space == "global" {
@@ -603,11 +562,7 @@ pub fn compare_lines(
         } else {
             Verdict::Exact
         };
-        l.verdict = if blocks.is_empty() {
-            Verdict::NotMeasured
-        } else {
-            worst(req, sec)
-        };
+        l.verdict = if blocks.is_empty() { Verdict::NotMeasured } else { worst(req, sec) };
     }
     out
 }
@@ -630,20 +585,13 @@ fn worst(a: Verdict, b: Verdict) -> Verdict {
     }
 }
 
-fn case_counters(
-    spec: &CaseSpec,
-    sheet: &Sheet,
-    raw: Option<&RawResult>,
-    tol: &Tolerance,
-) -> Vec<CounterResult> {
+fn case_counters(spec: &CaseSpec, sheet: &Sheet, raw: Option<&RawResult>, tol: &Tolerance) -> Vec<CounterResult> {
     COUNTERS
         .iter()
         .map(|c| {
             let predicted = (c.predicted)(sheet);
             let measured = raw.and_then(|r| r.metric(c.metric));
-            let dd = c
-                .rows
-                .is_some_and(|(space, op)| data_dependent_rows(sheet, space, op));
+            let dd = c.rows.is_some_and(|(space, op)| data_dependent_rows(sheet, space, op));
             let bounds = (c.bounds)(sheet);
             let v = verdict(c.class, predicted, measured, dd, bounds, tol);
             let difference = match (predicted, measured) {
@@ -728,10 +676,7 @@ pub fn build_report(cases: &[CaseSpec], m: &Measurements, tol: Tolerance) -> Rep
                 Some(_) => "launched, but the profiler has no result for it".into(),
             };
         }
-        if let Some(e) = rec
-            .and_then(|r| r.error.as_ref())
-            .filter(|_| rec.is_some_and(|r| r.launched))
-        {
+        if let Some(e) = rec.and_then(|r| r.error.as_ref()).filter(|_| rec.is_some_and(|r| r.launched)) {
             status = format!("{status} (the launch reported: {e})");
         }
         let sheet = match &spec.prediction {
@@ -761,10 +706,7 @@ pub fn build_report(cases: &[CaseSpec], m: &Measurements, tol: Tolerance) -> Rep
             not_compared.push((spec.case.name.clone(), status.clone()));
         }
         let counters = case_counters(spec, sheet, raw_ok, &tol);
-        let blocks = raw_ok
-            .and_then(|r| m.sources.get(&r.id))
-            .map(Vec::as_slice)
-            .unwrap_or(&[]);
+        let blocks = raw_ok.and_then(|r| m.sources.get(&r.id)).map(Vec::as_slice).unwrap_or(&[]);
         let lines = compare_lines(sheet, &spec.source, blocks, &tol);
         let mut assumptions = sheet.assumptions.clone();
         for r in &sheet.instructions {
@@ -849,94 +791,31 @@ fn summarise(cases: &[CaseResult]) -> Vec<Summary> {
 mod tests {
     use super::*;
 
-    const T: Tolerance = Tolerance {
-        data_dependent: 0.10,
-        model: 0.10,
-        model_abs: 64,
-        shared: 0.01,
-    };
+    const T: Tolerance = Tolerance { data_dependent: 0.10, model: 0.10, model_abs: 64, shared: 0.01 };
 
     #[test]
     fn engine_counters_of_known_addresses_are_exact_or_off() {
-        assert_eq!(
-            verdict(Class::Engine, Some(100), Some(100.0), false, None, &T),
-            Verdict::Exact
-        );
-        assert_eq!(
-            verdict(Class::Engine, Some(100), Some(101.0), false, None, &T),
-            Verdict::Off
-        );
-        assert_eq!(
-            verdict(
-                Class::Engine,
-                Some(100),
-                Some(101.0),
-                false,
-                Some((0, 200)),
-                &T
-            ),
-            Verdict::Off
-        );
+        assert_eq!(verdict(Class::Engine, Some(100), Some(100.0), false, None, &T), Verdict::Exact);
+        assert_eq!(verdict(Class::Engine, Some(100), Some(101.0), false, None, &T), Verdict::Off);
+        assert_eq!(verdict(Class::Engine, Some(100), Some(101.0), false, Some((0, 200)), &T), Verdict::Off);
     }
 
     #[test]
     fn data_dependent_engine_counters() {
-        assert_eq!(
-            verdict(Class::Engine, Some(100), Some(109.0), true, None, &T),
-            Verdict::WithinTolerance
-        );
-        assert_eq!(
-            verdict(Class::Engine, Some(100), Some(111.0), true, None, &T),
-            Verdict::Off
-        );
-        assert_eq!(
-            verdict(
-                Class::Engine,
-                Some(100),
-                Some(150.0),
-                true,
-                Some((50, 200)),
-                &T
-            ),
-            Verdict::WithinBounds
-        );
-        assert_eq!(
-            verdict(
-                Class::Engine,
-                Some(100),
-                Some(250.0),
-                true,
-                Some((50, 200)),
-                &T
-            ),
-            Verdict::Off
-        );
+        assert_eq!(verdict(Class::Engine, Some(100), Some(109.0), true, None, &T), Verdict::WithinTolerance);
+        assert_eq!(verdict(Class::Engine, Some(100), Some(111.0), true, None, &T), Verdict::Off);
+        assert_eq!(verdict(Class::Engine, Some(100), Some(150.0), true, Some((50, 200)), &T), Verdict::WithinBounds);
+        assert_eq!(verdict(Class::Engine, Some(100), Some(250.0), true, Some((50, 200)), &T), Verdict::Off);
     }
 
     #[test]
     fn model_counters() {
-        assert_eq!(
-            verdict(Class::Model, Some(1000), Some(1090.0), false, None, &T),
-            Verdict::WithinTolerance
-        );
-        assert_eq!(
-            verdict(Class::Model, Some(1000), Some(1200.0), false, None, &T),
-            Verdict::Off
-        );
+        assert_eq!(verdict(Class::Model, Some(1000), Some(1090.0), false, None, &T), Verdict::WithinTolerance);
+        assert_eq!(verdict(Class::Model, Some(1000), Some(1200.0), false, None, &T), Verdict::Off);
         // Absolute slack for small counts.
+        assert_eq!(verdict(Class::Model, Some(0), Some(40.0), false, None, &T), Verdict::WithinTolerance);
         assert_eq!(
-            verdict(Class::Model, Some(0), Some(40.0), false, None, &T),
-            Verdict::WithinTolerance
-        );
-        assert_eq!(
-            verdict(
-                Class::Model,
-                Some(1000),
-                Some(1500.0),
-                false,
-                Some((500, 2000)),
-                &T
-            ),
+            verdict(Class::Model, Some(1000), Some(1500.0), false, Some((500, 2000)), &T),
             Verdict::WithinBounds
         );
     }
@@ -945,39 +824,16 @@ mod tests {
     fn shared_wavefronts_allow_a_little() {
         // Seen on the H200: 1,048,694 wavefronts for 32,768 fully conflicting warp loads.
         assert_eq!(
-            verdict(
-                Class::EngineShared,
-                Some(1_048_576),
-                Some(1_048_694.0),
-                false,
-                None,
-                &T
-            ),
+            verdict(Class::EngineShared, Some(1_048_576), Some(1_048_694.0), false, None, &T),
             Verdict::WithinTolerance
         );
-        assert_eq!(
-            verdict(
-                Class::EngineShared,
-                Some(32_768),
-                Some(65_536.0),
-                false,
-                None,
-                &T
-            ),
-            Verdict::Off
-        );
+        assert_eq!(verdict(Class::EngineShared, Some(32_768), Some(65_536.0), false, None, &T), Verdict::Off);
     }
 
     #[test]
     fn missing_and_info() {
-        assert_eq!(
-            verdict(Class::Engine, Some(1), None, false, None, &T),
-            Verdict::NotMeasured
-        );
-        assert_eq!(
-            verdict(Class::Info, None, Some(5.0), false, None, &T),
-            Verdict::Info
-        );
+        assert_eq!(verdict(Class::Engine, Some(1), None, false, None, &T), Verdict::NotMeasured);
+        assert_eq!(verdict(Class::Info, None, Some(5.0), false, None, &T), Verdict::Info);
     }
 
     #[test]
@@ -993,9 +849,6 @@ mod tests {
             off: 1,
             off_cases: vec!["gather_permutation".into()],
         };
-        assert_eq!(
-            s.line(),
-            "global load sectors: 16/17 cases exact, 1 off (gather_permutation)"
-        );
+        assert_eq!(s.line(), "global load sectors: 16/17 cases exact, 1 off (gather_permutation)");
     }
 }

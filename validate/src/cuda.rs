@@ -6,9 +6,7 @@ use tree_sitter::{Node, Parser, Tree};
 
 fn parse(text: &str) -> Option<Tree> {
     let mut parser = Parser::new();
-    parser
-        .set_language(&tree_sitter_cuda::LANGUAGE.into())
-        .ok()?;
+    parser.set_language(&tree_sitter_cuda::LANGUAGE.into()).ok()?;
     parser.parse(text, None)
 }
 
@@ -67,10 +65,7 @@ fn function_of(node: Node) -> Option<Node> {
 
 /// The text of a function definition before its body: specifiers, return type, declarator.
 fn header<'a>(func: Node, src: &'a str) -> &'a str {
-    let end = func
-        .child_by_field_name("body")
-        .map(|b| b.start_byte())
-        .unwrap_or(func.end_byte());
+    let end = func.child_by_field_name("body").map(|b| b.start_byte()).unwrap_or(func.end_byte());
     &src[func.start_byte()..end]
 }
 
@@ -104,12 +99,7 @@ fn function_name(func: Node, src: &str) -> Option<String> {
 fn param_sig(node: Node, src: &str) -> ParamSig {
     let base_type = node
         .child_by_field_name("type")
-        .map(|t| {
-            text(t, src)
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
+        .map(|t| text(t, src).split_whitespace().collect::<Vec<_>>().join(" "))
         .unwrap_or_default();
     let mut pointer = false;
     let mut name = String::new();
@@ -127,11 +117,7 @@ fn param_sig(node: Node, src: &str) -> ParamSig {
         }
         d = n.child_by_field_name("declarator");
     }
-    ParamSig {
-        name,
-        pointer,
-        base_type,
-    }
+    ParamSig { name, pointer, base_type }
 }
 
 /// The parameter lists of every `__global__` definition named `kernel` (several when
@@ -144,12 +130,8 @@ pub fn kernel_signatures(src: &str, kernel: &str) -> Vec<Vec<ParamSig>> {
     let mut stack = vec![tree.root_node()];
     while let Some(node) = stack.pop() {
         if let Some(func) = function_of(node) {
-            if has_word(header(func, src), "__global__")
-                && function_name(func, src).as_deref() == Some(kernel)
-            {
-                if let Some(params) =
-                    function_declarator(func).and_then(|d| d.child_by_field_name("parameters"))
-                {
+            if has_word(header(func, src), "__global__") && function_name(func, src).as_deref() == Some(kernel) {
+                if let Some(params) = function_declarator(func).and_then(|d| d.child_by_field_name("parameters")) {
                     let mut cur = params.walk();
                     let list: Vec<ParamSig> = params
                         .named_children(&mut cur)
@@ -216,18 +198,14 @@ pub fn strip_host_code(src: &str) -> (String, usize) {
         }
         match node.kind() {
             "preproc_include" => {
-                let path = node
-                    .child_by_field_name("path")
-                    .map(|p| text(p, src))
-                    .unwrap_or("");
+                let path = node.child_by_field_name("path").map(|p| text(p, src)).unwrap_or("");
                 if path.starts_with('<') && !device_header(path) {
                     ranges.push(node.byte_range());
                 }
             }
             "declaration" | "using_declaration" | "alias_declaration" => {
                 let t = text(node, src);
-                if t.contains("std::") || (node.kind() == "using_declaration" && has_word(t, "std"))
-                {
+                if t.contains("std::") || (node.kind() == "using_declaration" && has_word(t, "std")) {
                     ranges.push(node.byte_range());
                 }
             }
@@ -244,10 +222,7 @@ pub fn strip_host_code(src: &str) -> (String, usize) {
         }
     }
     // Multi-byte characters inside a blanked range became spaces byte by byte: still UTF-8.
-    (
-        String::from_utf8(out).unwrap_or_else(|_| src.to_string()),
-        ranges.len(),
-    )
+    (String::from_utf8(out).unwrap_or_else(|_| src.to_string()), ranges.len())
 }
 
 #[cfg(test)]
@@ -295,32 +270,11 @@ int main()
         assert_eq!(s.len(), 1);
         let p = &s[0];
         assert_eq!(p.len(), 5);
-        assert_eq!(
-            p[0],
-            ParamSig {
-                name: "a".into(),
-                pointer: true,
-                base_type: "float".into()
-            }
-        );
-        assert_eq!(
-            p[3],
-            ParamSig {
-                name: "n".into(),
-                pointer: false,
-                base_type: "int".into()
-            }
-        );
+        assert_eq!(p[0], ParamSig { name: "a".into(), pointer: true, base_type: "float".into() });
+        assert_eq!(p[3], ParamSig { name: "n".into(), pointer: false, base_type: "int".into() });
         assert_eq!(p[4].base_type, "unsigned int");
         let inner = kernel_signatures(SRC, "inner");
-        assert_eq!(
-            inner[0][0],
-            ParamSig {
-                name: "x".into(),
-                pointer: true,
-                base_type: "double".into()
-            }
-        );
+        assert_eq!(inner[0][0], ParamSig { name: "x".into(), pointer: true, base_type: "double".into() });
         assert_eq!(inner[0][1].base_type, "long long");
         assert!(kernel_signatures(SRC, "twice").is_empty());
     }

@@ -4,9 +4,7 @@
 //! without it panics inside cudarc).
 
 use crate::cuda::{kernel_signatures, strip_host_code};
-use crate::plan::{
-    cuda_include_dir, nvrtc_options, plan_launch, ArgBytes, ArgPlan, CaseSpec, LaunchPlan,
-};
+use crate::plan::{cuda_include_dir, nvrtc_options, plan_launch, ArgBytes, ArgPlan, CaseSpec, LaunchPlan};
 use crate::ptx;
 use anyhow::{anyhow, bail, Result};
 use cudarc::driver::{CudaContext, CudaModule, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
@@ -91,44 +89,30 @@ struct Compiled {
 }
 
 fn c_chars_to_string(v: &[std::ffi::c_char]) -> String {
-    let bytes: Vec<u8> = v
-        .iter()
-        .take_while(|&&c| c != 0)
-        .map(|&c| c as u8)
-        .collect();
+    let bytes: Vec<u8> = v.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// Compiles one source text; `Err` carries NVRTC's log.
 fn nvrtc(text: &str, name: &str, options: &[String]) -> Result<(String, Option<Vec<u8>>), String> {
     use cudarc::nvrtc::{result, sys};
-    let src =
-        std::ffi::CString::new(text).map_err(|_| "the source holds a NUL byte".to_string())?;
-    let cname =
-        std::ffi::CString::new(name).map_err(|_| "the file name holds a NUL byte".to_string())?;
-    let prog = result::create_program(&src, Some(&cname))
-        .map_err(|e| format!("nvrtcCreateProgram: {e:?}"))?;
+    let src = std::ffi::CString::new(text).map_err(|_| "the source holds a NUL byte".to_string())?;
+    let cname = std::ffi::CString::new(name).map_err(|_| "the file name holds a NUL byte".to_string())?;
+    let prog = result::create_program(&src, Some(&cname)).map_err(|e| format!("nvrtcCreateProgram: {e:?}"))?;
     // SAFETY: `prog` was just created and is destroyed once, below; `src` and `cname` outlive it.
     let out = unsafe {
         match result::compile_program(prog, options) {
             Err(e) => {
-                let log = result::get_program_log(prog)
-                    .map(|l| c_chars_to_string(&l))
-                    .unwrap_or_default();
+                let log = result::get_program_log(prog).map(|l| c_chars_to_string(&l)).unwrap_or_default();
                 Err(format!("{e:?}: {}", log.trim()))
             }
             Ok(()) => {
-                let ptx = result::get_ptx(prog)
-                    .map(|p| c_chars_to_string(&p))
-                    .map_err(|e| format!("nvrtcGetPTX: {e:?}"));
+                let ptx =
+                    result::get_ptx(prog).map(|p| c_chars_to_string(&p)).map_err(|e| format!("nvrtcGetPTX: {e:?}"));
                 let mut size = 0usize;
-                let cubin = if sys::nvrtcGetCUBINSize(prog, &mut size).result().is_ok() && size > 0
-                {
+                let cubin = if sys::nvrtcGetCUBINSize(prog, &mut size).result().is_ok() && size > 0 {
                     let mut buf = vec![0u8; size];
-                    sys::nvrtcGetCUBIN(prog, buf.as_mut_ptr().cast())
-                        .result()
-                        .ok()
-                        .map(|_| buf)
+                    sys::nvrtcGetCUBIN(prog, buf.as_mut_ptr().cast()).result().ok().map(|_| buf)
                 } else {
                     None
                 };
@@ -145,36 +129,23 @@ fn nvrtc(text: &str, name: &str, options: &[String]) -> Result<(String, Option<V
 fn compile(source: &Path, text: &str, options: &[String], arch: &str) -> Result<Compiled, String> {
     // The program is named after the file, so Nsight Compute's source view names (and can
     // import) the file the line numbers refer to.
-    let name = std::fs::canonicalize(source)
-        .unwrap_or_else(|_| source.to_path_buf())
-        .display()
-        .to_string();
+    let name = std::fs::canonicalize(source).unwrap_or_else(|_| source.to_path_buf()).display().to_string();
     let mut opts = vec![format!("--gpu-architecture={arch}")];
     opts.extend(options.iter().cloned());
     match nvrtc(text, &name, &opts) {
-        Ok((ptx, cubin)) => Ok(Compiled {
-            ptx,
-            cubin,
-            stripped: false,
-        }),
+        Ok((ptx, cubin)) => Ok(Compiled { ptx, cubin, stripped: false }),
         Err(e1) => {
             let (stripped, n) = strip_host_code(text);
             if n == 0 {
                 return Err(format!("NVRTC: {}", short(&e1)));
             }
-            nvrtc(&stripped, &name, &opts)
-                .map(|(ptx, cubin)| Compiled {
-                    ptx,
-                    cubin,
-                    stripped: true,
-                })
-                .map_err(|e2| {
-                    format!(
-                        "NVRTC rejected the file as written ({}) and with host code blanked ({})",
-                        short(&e1),
-                        short(&e2)
-                    )
-                })
+            nvrtc(&stripped, &name, &opts).map(|(ptx, cubin)| Compiled { ptx, cubin, stripped: true }).map_err(|e2| {
+                format!(
+                    "NVRTC rejected the file as written ({}) and with host code blanked ({})",
+                    short(&e1),
+                    short(&e2)
+                )
+            })
         }
     }
 }
@@ -245,20 +216,9 @@ pub fn run_launches(cases: &[CaseSpec], log: &mut dyn FnMut(&str)) -> Result<Lau
             kernel: spec.case.kernel.clone(),
             ..LaunchRecord::default()
         };
-        let outcome = launch_one(
-            spec,
-            &ctx,
-            &stream,
-            &arch,
-            cuda_include.as_deref(),
-            &mut cache,
-            &mut rec,
-        );
+        let outcome = launch_one(spec, &ctx, &stream, &arch, cuda_include.as_deref(), &mut cache, &mut rec);
         match &outcome {
-            Ok(()) => log(&format!(
-                "launched {} ({}) grid {:?} block {:?}",
-                rec.case, rec.kernel, rec.grid, rec.block
-            )),
+            Ok(()) => log(&format!("launched {} ({}) grid {:?} block {:?}", rec.case, rec.kernel, rec.grid, rec.block)),
             Err(e) => {
                 rec.error = Some(format!("{e:#}"));
                 log(&format!("FAILED {}: {e:#}", rec.case));
@@ -266,10 +226,7 @@ pub fn run_launches(cases: &[CaseSpec], log: &mut dyn FnMut(&str)) -> Result<Lau
         }
         launches.push(rec);
     }
-    Ok(LaunchLog {
-        environment,
-        launches,
-    })
+    Ok(LaunchLog { environment, launches })
 }
 
 fn launch_one(
@@ -281,12 +238,9 @@ fn launch_one(
     cache: &mut ModuleCache,
     rec: &mut LaunchRecord,
 ) -> Result<()> {
-    let sheet = spec
-        .prediction
-        .as_ref()
-        .map_err(|e| anyhow!("no prediction, so no buffer sizes: {e}"))?;
-    let text = std::fs::read_to_string(&spec.source)
-        .map_err(|e| anyhow!("cannot read {}: {e}", spec.source.display()))?;
+    let sheet = spec.prediction.as_ref().map_err(|e| anyhow!("no prediction, so no buffer sizes: {e}"))?;
+    let text =
+        std::fs::read_to_string(&spec.source).map_err(|e| anyhow!("cannot read {}: {e}", spec.source.display()))?;
     let options = nvrtc_options(&spec.case, &spec.source, cuda_include);
     let key = (spec.source.clone(), options.clone());
     let loaded = cache
@@ -294,20 +248,12 @@ fn launch_one(
         .or_insert_with(|| {
             let c = compile(&spec.source, &text, &options, arch)?;
             let entries = ptx::entries(&c.ptx);
-            let from_cubin = c
-                .cubin
-                .and_then(|b| ctx.load_module(Ptx::from_binary(b)).ok());
+            let from_cubin = c.cubin.and_then(|b| ctx.load_module(Ptx::from_binary(b)).ok());
             let module = match from_cubin {
                 Some(m) => m,
-                None => ctx
-                    .load_module(Ptx::from_src(c.ptx))
-                    .map_err(|e| format!("loading the PTX: {e}"))?,
+                None => ctx.load_module(Ptx::from_src(c.ptx)).map_err(|e| format!("loading the PTX: {e}"))?,
             };
-            Ok(Arc::new(Loaded {
-                module,
-                entries,
-                stripped: c.stripped,
-            }))
+            Ok(Arc::new(Loaded { module, entries, stripped: c.stripped }))
         })
         .clone()
         .map_err(|e| anyhow!(e))?;
@@ -315,28 +261,16 @@ fn launch_one(
     let kernel = &spec.case.kernel;
     let signatures = kernel_signatures(&text, kernel);
     if signatures.is_empty() {
-        bail!(
-            "no `__global__` function named `{kernel}` in {}",
-            spec.source.display()
-        );
+        bail!("no `__global__` function named `{kernel}` in {}", spec.source.display());
     }
     let candidates = ptx::find_kernel(&loaded.entries, kernel);
     if candidates.is_empty() {
-        bail!(
-            "the PTX has no entry for `{kernel}` (a template kernel needs an explicit instantiation)"
-        );
+        bail!("the PTX has no entry for `{kernel}` (a template kernel needs an explicit instantiation)");
     }
     let (entry, params) = candidates
         .iter()
-        .find_map(|e| {
-            signatures
-                .iter()
-                .find(|s| s.len() == e.params.len())
-                .map(|s| (*e, s))
-        })
-        .ok_or_else(|| {
-            anyhow!("no PTX entry of `{kernel}` has the parameter count of its source")
-        })?;
+        .find_map(|e| signatures.iter().find(|s| s.len() == e.params.len()).map(|s| (*e, s)))
+        .ok_or_else(|| anyhow!("no PTX entry of `{kernel}` has the parameter count of its source"))?;
     let plan = plan_launch(params, Some(&entry.params), sheet, &spec.case)?;
     rec.entry = Some(entry.name.clone());
     rec.grid = plan.grid;
@@ -404,9 +338,7 @@ fn launch(
     // pointer covers the bytes the analyzer says the kernel touches.
     unsafe { builder.launch(cfg) }.map_err(|e| anyhow!("launch: {e}"))?;
     rec.launched = true;
-    stream
-        .synchronize()
-        .map_err(|e| anyhow!("after the launch: {e}"))?;
+    stream.synchronize().map_err(|e| anyhow!("after the launch: {e}"))?;
     drop(device);
     Ok(())
 }

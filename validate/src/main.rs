@@ -111,19 +111,14 @@ fn no_gpu() -> ExitCode {
 }
 
 fn write_report(output: &Path, r: &Report) -> Result<()> {
-    std::fs::create_dir_all(output)
-        .with_context(|| format!("cannot create {}", output.display()))?;
+    std::fs::create_dir_all(output).with_context(|| format!("cannot create {}", output.display()))?;
     std::fs::write(output.join("report.md"), report::markdown(r))?;
     std::fs::write(output.join("report.json"), report::json(r) + "\n")?;
     Ok(())
 }
 
 fn print_summary(output: &Path, r: &Report) -> bool {
-    eprintln!(
-        "{} cases; report in {}",
-        r.cases.len(),
-        output.join("report.md").display()
-    );
+    eprintln!("{} cases; report in {}", r.cases.len(), output.join("report.md").display());
     let mut clean = r.not_compared.is_empty();
     for s in &r.summary {
         if s.compared > 0 || s.class != Class::Model {
@@ -132,21 +127,14 @@ fn print_summary(output: &Path, r: &Report) -> bool {
         clean &= s.off == 0;
     }
     for (name, why) in &r.not_compared {
-        eprintln!(
-            "  not compared: {name}: {}",
-            why.lines().next().unwrap_or("")
-        );
+        eprintln!("  not compared: {name}: {}", why.lines().next().unwrap_or(""));
     }
     clean
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Cmd::Launch {
-            examples,
-            cases,
-            log,
-        } => {
+        Cmd::Launch { examples, cases, log } => {
             let specs = plan::load_cases(&examples, &cases)?;
             if !gpu::gpu_available() {
                 return Ok(no_gpu());
@@ -163,11 +151,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 result.launches.len() - failed,
                 result.launches.len()
             );
-            Ok(if failed == 0 {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
+            Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
         Cmd::Plan { examples, cases } => {
             for spec in plan::load_cases(&examples, &cases)? {
@@ -175,13 +159,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Profile {
-            examples,
-            output,
-            ncu,
-            cases,
-            tol,
-        } => {
+        Cmd::Profile { examples, output, ncu, cases, tol } => {
             let specs = plan::load_cases(&examples, &cases)?;
             if !gpu::gpu_available() {
                 return Ok(no_gpu());
@@ -201,28 +179,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let m = rawdir::load(&raw)?;
             let r = build_report(&specs, &m, tol.tolerance());
             write_report(&output, &r)?;
-            Ok(if print_summary(&output, &r) {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
+            Ok(if print_summary(&output, &r) { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
-        Cmd::Compare {
-            raw,
-            examples,
-            output,
-            cases,
-            tol,
-        } => {
+        Cmd::Compare { raw, examples, output, cases, tol } => {
             let specs = plan::load_cases(&examples, &cases)?;
             let m = rawdir::load(&raw)?;
             let r = build_report(&specs, &m, tol.tolerance());
             write_report(&output, &r)?;
-            Ok(if print_summary(&output, &r) {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
+            Ok(if print_summary(&output, &r) { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
     }
 }

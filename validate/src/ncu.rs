@@ -164,25 +164,18 @@ pub fn function_name(printed: &str) -> String {
 /// Lines before the CSV proper (`==PROF==`, `==WARNING==`, the target's own output) are skipped:
 /// the table starts at the first line whose first cell is `"ID"`.
 fn csv_reader(text: &str) -> csv::Reader<&[u8]> {
-    csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .from_reader(text.as_bytes())
+    csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(text.as_bytes())
 }
 
 /// Parses the raw page (`ncu -i REP --page raw --csv [--print-units base]`).
 pub fn parse_raw(text: &str) -> Result<Vec<RawResult>> {
-    let start = text
-        .find("\"ID\",")
-        .context("no raw-page table (no header starting with \"ID\")")?;
+    let start = text.find("\"ID\",").context("no raw-page table (no header starting with \"ID\")")?;
     let mut rows = Vec::new();
     for rec in csv_reader(&text[start..]).records() {
         let rec = rec.context("malformed CSV in the raw page")?;
         rows.push(rec.iter().map(str::to_string).collect::<Vec<String>>());
     }
-    let Some(header) = rows.first().cloned() else {
-        bail!("empty raw page")
-    };
+    let Some(header) = rows.first().cloned() else { bail!("empty raw page") };
     let mut units: Vec<String> = vec![String::new(); header.len()];
     let mut out = Vec::new();
     for row in rows.iter().skip(1) {
@@ -198,10 +191,7 @@ pub fn parse_raw(text: &str) -> Result<Vec<RawResult>> {
         let Some(id) = parse_number(&row[0]) else {
             continue;
         };
-        let mut r = RawResult {
-            id: id as u32,
-            ..RawResult::default()
-        };
+        let mut r = RawResult { id: id as u32, ..RawResult::default() };
         for (i, name) in header.iter().enumerate() {
             let cell = row.get(i).map(String::as_str).unwrap_or("");
             r.text.insert(name.clone(), cell.to_string());
@@ -274,10 +264,7 @@ pub fn parse_source(text: &str) -> Result<Vec<SourceBlock>> {
         let Some(&first) = row.first() else { continue };
         match first {
             "File Path" | "File Name" => {
-                blocks.push(SourceBlock {
-                    file: row.get(1).unwrap_or(&"").to_string(),
-                    ..SourceBlock::default()
-                });
+                blocks.push(SourceBlock { file: row.get(1).unwrap_or(&"").to_string(), ..SourceBlock::default() });
                 seen.clear();
                 line = 0;
                 continue;
@@ -290,10 +277,7 @@ pub fn parse_source(text: &str) -> Result<Vec<SourceBlock>> {
             }
             // The `sass` view: one block per kernel, no source lines.
             "Kernel Name" => {
-                blocks.push(SourceBlock {
-                    function: row.get(1).unwrap_or(&"").to_string(),
-                    ..SourceBlock::default()
-                });
+                blocks.push(SourceBlock { function: row.get(1).unwrap_or(&"").to_string(), ..SourceBlock::default() });
                 seen.clear();
                 line = 0;
                 continue;
@@ -324,12 +308,7 @@ pub fn parse_source(text: &str) -> Result<Vec<SourceBlock>> {
             }
             continue;
         }
-        let get = |name: &str| {
-            col.get(name)
-                .and_then(|&i| row.get(i))
-                .copied()
-                .unwrap_or("")
-        };
+        let get = |name: &str| col.get(name).and_then(|&i| row.get(i)).copied().unwrap_or("");
         let address = get("Address");
         if !address.starts_with("0x") {
             continue;
@@ -369,8 +348,7 @@ pub fn parse_session(text: &str) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for rec in csv_reader(text).records().flatten() {
         if rec.len() == 2 {
-            out.entry(rec[0].to_string())
-                .or_insert_with(|| rec[1].to_string());
+            out.entry(rec[0].to_string()).or_insert_with(|| rec[1].to_string());
         }
     }
     out
@@ -379,18 +357,13 @@ pub fn parse_session(text: &str) -> BTreeMap<String, String> {
 /// The version line of `ncu --version` (`Version 2025.3.1.0 (build 36398880) (public-release)`),
 /// without the word `Version`.
 pub fn parse_ncu_version(text: &str) -> Option<String> {
-    text.lines()
-        .find_map(|l| l.trim().strip_prefix("Version "))
-        .map(|v| v.trim().to_string())
+    text.lines().find_map(|l| l.trim().strip_prefix("Version ")).map(|v| v.trim().to_string())
 }
 
 /// `nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv`: the first GPU's
 /// (name, compute capability, driver version).
 pub fn parse_nvidia_smi(text: &str) -> Option<(String, String, String)> {
-    let line = text
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty() && !l.starts_with("name"))?;
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with("name"))?;
     let parts: Vec<&str> = line.split(',').map(str::trim).collect();
     match parts.as_slice() {
         [name, cc, driver, ..] => Some((name.to_string(), cc.to_string(), driver.to_string())),
@@ -424,14 +397,8 @@ mod tests {
 
     #[test]
     fn function_names() {
-        assert_eq!(
-            function_name("vec_add(const float *, const float *, float *, int)"),
-            "vec_add"
-        );
-        assert_eq!(
-            function_name("void strided_load<(int)4>(const double *, double *, int)"),
-            "strided_load"
-        );
+        assert_eq!(function_name("vec_add(const float *, const float *, float *, int)"), "vec_add");
+        assert_eq!(function_name("void strided_load<(int)4>(const double *, double *, int)"), "strided_load");
         assert_eq!(function_name("ns::inner::k(int)"), "k");
         assert_eq!(function_name("_Z7vec_addPKfS0_Pfi"), "vec_add");
         assert_eq!(function_name("plain_c_kernel"), "plain_c_kernel");
@@ -440,9 +407,6 @@ mod tests {
     #[test]
     fn smi_line() {
         let t = "name, compute_cap, driver_version\nNVIDIA H200, 9.0, 580.159.04\n";
-        assert_eq!(
-            parse_nvidia_smi(t),
-            Some(("NVIDIA H200".into(), "9.0".into(), "580.159.04".into()))
-        );
+        assert_eq!(parse_nvidia_smi(t), Some(("NVIDIA H200".into(), "9.0".into(), "580.159.04".into())));
     }
 }

@@ -34,21 +34,13 @@ pub fn load_cases(dir: &Path, only: &[String]) -> Result<Vec<CaseSpec>> {
             continue;
         }
         let manifest = Manifest::load(&manifest_path).map_err(|d| anyhow!("{}", d.message))?;
-        let example = source
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let example = source.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         for case in manifest.cases {
             if !only.is_empty() && !only.contains(&case.name) {
                 continue;
             }
             let prediction = predict(&source, &case);
-            out.push(CaseSpec {
-                example: example.clone(),
-                source: source.clone(),
-                case,
-                prediction,
-            });
+            out.push(CaseSpec { example: example.clone(), source: source.clone(), case, prediction });
         }
     }
     for name in only {
@@ -63,13 +55,9 @@ pub fn load_cases(dir: &Path, only: &[String]) -> Result<Vec<CaseSpec>> {
 pub fn predict(source: &Path, case: &Case) -> std::result::Result<Sheet, String> {
     let opts = case.options().map_err(|d| d.message)?;
     let run = std::panic::catch_unwind(|| {
-        sector_analyzer::analyze(
-            sector_analyzer::Input::File(source),
-            &opts,
-            &sector_analyzer::source::DiskLoader,
-        )
-        .map(|a| a.sheet)
-        .map_err(|f| f.one_line())
+        sector_analyzer::analyze(sector_analyzer::Input::File(source), &opts, &sector_analyzer::source::DiskLoader)
+            .map(|a| a.sheet)
+            .map_err(|f| f.one_line())
     });
     match run {
         Ok(r) => r,
@@ -100,12 +88,7 @@ impl Component {
 pub fn type_layout(name: &str) -> Option<(Component, u32)> {
     let words: Vec<&str> = name
         .split_whitespace()
-        .filter(|w| {
-            !matches!(
-                *w,
-                "const" | "volatile" | "__restrict__" | "__restrict" | "restrict" | "struct"
-            )
-        })
+        .filter(|w| !matches!(*w, "const" | "volatile" | "__restrict__" | "__restrict" | "restrict" | "struct"))
         .collect();
     let n = words.join(" ");
     let n = n.strip_prefix("std::").unwrap_or(&n);
@@ -114,13 +97,12 @@ pub fn type_layout(name: &str) -> Option<(Component, u32)> {
             "float" => Component::Float(4),
             "double" => Component::Float(8),
             "half" | "__half" => Component::Float(2),
-            "bool" | "char" | "signed char" | "unsigned char" | "int8_t" | "uint8_t" | "uchar" => {
-                Component::Int(1)
+            "bool" | "char" | "signed char" | "unsigned char" | "int8_t" | "uint8_t" | "uchar" => Component::Int(1),
+            "short" | "short int" | "unsigned short" | "unsigned short int" | "signed short" | "int16_t"
+            | "uint16_t" | "ushort" | "__nv_bfloat16" => Component::Int(2),
+            "int" | "unsigned" | "unsigned int" | "signed" | "signed int" | "int32_t" | "uint32_t" | "uint" => {
+                Component::Int(4)
             }
-            "short" | "short int" | "unsigned short" | "unsigned short int" | "signed short"
-            | "int16_t" | "uint16_t" | "ushort" | "__nv_bfloat16" => Component::Int(2),
-            "int" | "unsigned" | "unsigned int" | "signed" | "signed int" | "int32_t"
-            | "uint32_t" | "uint" => Component::Int(4),
             "long"
             | "long int"
             | "unsigned long"
@@ -195,10 +177,7 @@ pub fn place(min_byte: i64, end_byte: i64, offset: i64, complete: bool) -> Place
     let a = off + round_up((before - off).max(0), 256);
     let end = a + end_byte.max(0) + margin;
     let bytes = round_up(end.max(a + 1), 256).max(256);
-    Placement {
-        ptr_offset: a as u64,
-        bytes: bytes as u64,
-    }
+    Placement { ptr_offset: a as u64, bytes: bytes as u64 }
 }
 
 /// One device buffer: its placement and contents.
@@ -356,19 +335,10 @@ fn encode_scalar(bytes: u32, float: bool, int: i128, f: f64) -> Result<ArgBytes>
 
 /// Builds the launch of one case from the kernel's declared parameters, the PTX's view of
 /// them (when compiled; it decides scalar widths) and the analyzer's sheet.
-pub fn plan_launch(
-    params: &[ParamSig],
-    ptx: Option<&[PtxParam]>,
-    sheet: &Sheet,
-    case: &Case,
-) -> Result<LaunchPlan> {
+pub fn plan_launch(params: &[ParamSig], ptx: Option<&[PtxParam]>, sheet: &Sheet, case: &Case) -> Result<LaunchPlan> {
     if let Some(p) = ptx {
         if p.len() != params.len() {
-            bail!(
-                "the kernel's source declares {} parameters but its PTX entry has {}",
-                params.len(),
-                p.len()
-            );
+            bail!("the kernel's source declares {} parameters but its PTX entry has {}", params.len(), p.len());
         }
     }
     let mut buffers = Vec::new();
@@ -376,26 +346,17 @@ pub fn plan_launch(
     for (i, param) in params.iter().enumerate() {
         let declared = ptx.map(|p| &p[i]);
         if declared.is_some_and(|d| d.aggregate) {
-            bail!(
-                "parameter `{}` is a struct passed by value: not supported",
-                param.name
-            );
+            bail!("parameter `{}` is a struct passed by value: not supported", param.name);
         }
         if param.pointer {
-            let footprint = sheet
-                .footprints
-                .iter()
-                .find(|f| f.param == param.name)
-                .cloned();
+            let footprint = sheet.footprints.iter().find(|f| f.param == param.name).cloned();
             let layout = type_layout(&param.base_type);
             let elem_bytes = match (&layout, &footprint) {
                 (Some((c, n)), _) => c.bytes() * n,
                 (None, Some(f)) => f.elem_bytes.max(1),
                 (None, None) => 4,
             };
-            let component = layout
-                .map(|l| l.0)
-                .unwrap_or(Component::Unknown(elem_bytes.min(8)));
+            let component = layout.map(|l| l.0).unwrap_or(Component::Unknown(elem_bytes.min(8)));
             let offset = case.offsets.get(&param.name).copied().unwrap_or(0);
             let placement = match &footprint {
                 Some(f) => place(f.min_byte, f.end_byte, offset, f.complete),
@@ -405,41 +366,23 @@ pub fn plan_launch(
                 Some(text) => Some(Fill::parse(text).map_err(|d| anyhow!("{}", d.message))?),
                 None => None,
             };
-            buffers.push(BufferPlan {
-                param: param.name.clone(),
-                placement,
-                elem_bytes,
-                component,
-                fill,
-                footprint,
-            });
+            buffers.push(BufferPlan { param: param.name.clone(), placement, elem_bytes, component, fill, footprint });
             args.push(ArgPlan::Buffer(buffers.len() - 1));
         } else {
             let layout = type_layout(&param.base_type);
             let (bytes, float) = match (declared, layout) {
                 (Some(d), _) => (d.bytes, d.float),
                 (None, Some((c, 1))) => (c.bytes(), matches!(c, Component::Float(_))),
-                (None, _) => bail!(
-                    "cannot tell the size of parameter `{}` ({})",
-                    param.name,
-                    param.base_type
-                ),
+                (None, _) => bail!("cannot tell the size of parameter `{}` ({})", param.name, param.base_type),
             };
             let (int, f) = scalar_value(&param.name, sheet, case).unwrap_or((0, 1.0));
-            let value = encode_scalar(bytes, float, int, f)
-                .with_context(|| format!("parameter `{}`", param.name))?;
+            let value = encode_scalar(bytes, float, int, f).with_context(|| format!("parameter `{}`", param.name))?;
             args.push(ArgPlan::Value(value));
         }
     }
-    let shared_bytes = u32::try_from(case.shared_bytes)
-        .map_err(|_| anyhow!("shared_bytes {} is too large", case.shared_bytes))?;
-    Ok(LaunchPlan {
-        grid: sheet.launch.grid,
-        block: sheet.launch.block,
-        shared_bytes,
-        buffers,
-        args,
-    })
+    let shared_bytes =
+        u32::try_from(case.shared_bytes).map_err(|_| anyhow!("shared_bytes {} is too large", case.shared_bytes))?;
+    Ok(LaunchPlan { grid: sheet.launch.grid, block: sheet.launch.block, shared_bytes, buffers, args })
 }
 
 /// NVRTC options for a case: line info (so Nsight Compute maps SASS to source lines), the
@@ -450,11 +393,7 @@ pub fn nvrtc_options(case: &Case, source: &Path, cuda_include: Option<&Path>) ->
         o.push(format!("-D{k}={}", v.as_text()));
     }
     if let Some(dir) = source.parent() {
-        let dir = if dir.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            dir
-        };
+        let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
         o.push(format!("-I{}", dir.display()));
     }
     if let Some(inc) = cuda_include {
@@ -472,22 +411,14 @@ pub fn cuda_include_dir() -> Option<PathBuf> {
         }
     }
     roots.push(PathBuf::from("/usr/local/cuda"));
-    roots
-        .into_iter()
-        .map(|r| r.join("include"))
-        .find(|p| p.join("cuda_fp16.h").exists())
+    roots.into_iter().map(|r| r.join("include")).find(|p| p.join("cuda_fp16.h").exists())
 }
 
 /// A dry run of one case, without a GPU: the launch as planned from the source's declarations
 /// (the PTX, which decides scalar widths on a GPU, is not consulted), for `sector-validate plan`.
 pub fn describe(spec: &CaseSpec) -> String {
     use std::fmt::Write;
-    let mut s = format!(
-        "{} ({}, kernel {})\n",
-        spec.case.name,
-        spec.source.display(),
-        spec.case.kernel
-    );
+    let mut s = format!("{} ({}, kernel {})\n", spec.case.name, spec.source.display(), spec.case.kernel);
     let sheet = match &spec.prediction {
         Ok(sheet) => sheet,
         Err(e) => return s + &format!("  no prediction: {e}\n"),
@@ -558,13 +489,7 @@ mod tests {
     #[test]
     fn placement_aligned_and_offset() {
         // 1 MiB of floats from the pointer, no offset: pointer at the allocation's start.
-        assert_eq!(
-            place(0, 4 << 20, 0, true),
-            Placement {
-                ptr_offset: 0,
-                bytes: 4 << 20
-            }
-        );
+        assert_eq!(place(0, 4 << 20, 0, true), Placement { ptr_offset: 0, bytes: 4 << 20 });
         // Offset 4: pointer 4 bytes past the boundary, allocation covers its end.
         let p = place(0, 1000, 4, true);
         assert_eq!(p.ptr_offset, 4);
@@ -577,13 +502,7 @@ mod tests {
         let p = place(-300, 10, 0, true);
         assert_eq!(p.ptr_offset, 512);
         // Nothing touched: one small buffer.
-        assert_eq!(
-            place(0, 0, 0, true),
-            Placement {
-                ptr_offset: 0,
-                bytes: 256
-            }
-        );
+        assert_eq!(place(0, 0, 0, true), Placement { ptr_offset: 0, bytes: 256 });
         // Incomplete footprints get a margin on both sides.
         let p = place(0, 1024, 0, false);
         assert!(p.ptr_offset as i64 >= INCOMPLETE_MARGIN);
@@ -593,10 +512,7 @@ mod tests {
     #[test]
     fn layouts() {
         assert_eq!(type_layout("float"), Some((Component::Float(4), 1)));
-        assert_eq!(
-            type_layout("const unsigned int"),
-            Some((Component::Int(4), 1))
-        );
+        assert_eq!(type_layout("const unsigned int"), Some((Component::Int(4), 1)));
         assert_eq!(type_layout("float4"), Some((Component::Float(4), 4)));
         assert_eq!(type_layout("double2"), Some((Component::Float(8), 2)));
         assert_eq!(type_layout("uchar4"), Some((Component::Int(1), 4)));
@@ -606,13 +522,7 @@ mod tests {
         assert_eq!(type_layout("my_struct"), None);
     }
 
-    fn buffer(
-        fill: Option<&str>,
-        component: Component,
-        elem: u32,
-        ptr_offset: u64,
-        bytes: u64,
-    ) -> BufferPlan {
+    fn buffer(fill: Option<&str>, component: Component, elem: u32, ptr_offset: u64, bytes: u64) -> BufferPlan {
         BufferPlan {
             param: "p".into(),
             placement: Placement { ptr_offset, bytes },
@@ -624,9 +534,7 @@ mod tests {
     }
 
     fn ints(b: &[u8]) -> Vec<i32> {
-        b.chunks(4)
-            .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
-            .collect()
+        b.chunks(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect()
     }
 
     #[test]
@@ -664,9 +572,7 @@ mod tests {
     #[test]
     fn defaults_without_fill() {
         let b = buffer(None, Component::Float(4), 16, 0, 256).host_bytes();
-        assert!(b
-            .chunks(4)
-            .all(|c| f32::from_le_bytes(c.try_into().unwrap()) == 1.0));
+        assert!(b.chunks(4).all(|c| f32::from_le_bytes(c.try_into().unwrap()) == 1.0));
         let b = buffer(None, Component::Int(4), 4, 0, 256).host_bytes();
         assert!(b.iter().all(|&x| x == 0));
         let b = buffer(None, Component::Float(8), 8, 0, 256).host_bytes();
@@ -684,14 +590,8 @@ mod tests {
 
     #[test]
     fn scalars_follow_the_ptx() {
-        assert_eq!(
-            encode_scalar(4, false, -1, 0.0).unwrap(),
-            ArgBytes::U32(u32::MAX)
-        );
-        assert_eq!(
-            encode_scalar(8, false, 1 << 40, 0.0).unwrap(),
-            ArgBytes::U64(1 << 40)
-        );
+        assert_eq!(encode_scalar(4, false, -1, 0.0).unwrap(), ArgBytes::U32(u32::MAX));
+        assert_eq!(encode_scalar(8, false, 1 << 40, 0.0).unwrap(), ArgBytes::U64(1 << 40));
         assert_eq!(encode_scalar(4, true, 0, 2.5).unwrap(), ArgBytes::F32(2.5));
         assert!(encode_scalar(3, false, 0, 0.0).is_err());
     }

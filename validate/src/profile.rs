@@ -38,9 +38,7 @@ pub fn find_ncu(explicit: Option<&Path>) -> Result<PathBuf> {
 
 fn bar(len: u64, msg: &str) -> ProgressBar {
     let b = ProgressBar::new(len);
-    if let Ok(style) =
-        ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} ({elapsed})")
-    {
+    if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} ({elapsed})") {
         b.set_style(style.progress_chars("=> "));
     }
     b.set_message(msg.to_string());
@@ -49,16 +47,10 @@ fn bar(len: u64, msg: &str) -> ProgressBar {
 
 /// Runs a command, its stdout into `out`; fails with its stderr.
 fn run_to_file(cmd: &mut Command, out: &Path) -> Result<()> {
-    let o = cmd
-        .output()
-        .with_context(|| format!("cannot run {cmd:?}"))?;
+    let o = cmd.output().with_context(|| format!("cannot run {cmd:?}"))?;
     std::fs::write(out, &o.stdout).with_context(|| format!("cannot write {}", out.display()))?;
     if !o.status.success() {
-        bail!(
-            "{cmd:?} failed ({}): {}",
-            o.status,
-            String::from_utf8_lossy(&o.stderr).trim()
-        );
+        bail!("{cmd:?} failed ({}): {}", o.status, String::from_utf8_lossy(&o.stderr).trim());
     }
     Ok(())
 }
@@ -76,8 +68,7 @@ pub struct ProfileRun<'a> {
 /// Profiles every case under one `ncu` process and exports the raw folder. Returns a warning
 /// when `ncu` or the launches reported a failure but a report was still written.
 pub fn profile(run: &ProfileRun) -> Result<Option<String>> {
-    std::fs::create_dir_all(run.raw)
-        .with_context(|| format!("cannot create {}", run.raw.display()))?;
+    std::fs::create_dir_all(run.raw).with_context(|| format!("cannot create {}", run.raw.display()))?;
     // Stale files of an earlier run would be mistaken for this run's.
     if let Ok(rd) = std::fs::read_dir(run.raw) {
         for e in rd.flatten() {
@@ -92,8 +83,8 @@ pub fn profile(run: &ProfileRun) -> Result<Option<String>> {
         }
     }
     let raw = std::fs::canonicalize(run.raw)?;
-    let examples = std::fs::canonicalize(run.examples)
-        .with_context(|| format!("no folder {}", run.examples.display()))?;
+    let examples =
+        std::fs::canonicalize(run.examples).with_context(|| format!("no folder {}", run.examples.display()))?;
     let me = std::env::current_exe().context("cannot locate the sector-validate binary")?;
     let report = raw.join(rawdir::REPORT);
     let mut cmd = Command::new(run.ncu);
@@ -120,24 +111,15 @@ pub fn profile(run: &ProfileRun) -> Result<Option<String>> {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let log_path = raw.join(rawdir::PROFILE_LOG);
     let log = Arc::new(Mutex::new(
-        std::fs::File::create(&log_path)
-            .with_context(|| format!("cannot write {}", log_path.display()))?,
+        std::fs::File::create(&log_path).with_context(|| format!("cannot write {}", log_path.display()))?,
     ));
     let _ = writeln!(log.lock().expect("log lock"), "$ {cmd:?}");
     let pb = bar(run.expected_launches, "profiling under ncu");
-    let mut child = cmd
-        .spawn()
-        .with_context(|| format!("cannot run {}", run.ncu.display()))?;
+    let mut child = cmd.spawn().with_context(|| format!("cannot run {}", run.ncu.display()))?;
     let mut threads = Vec::new();
     for stream in [
-        child
-            .stdout
-            .take()
-            .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
-        child
-            .stderr
-            .take()
-            .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+        child.stdout.take().map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+        child.stderr.take().map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
     ]
     .into_iter()
     .flatten()
@@ -170,12 +152,8 @@ pub fn profile(run: &ProfileRun) -> Result<Option<String>> {
             tail.into_iter().rev().collect::<Vec<_>>().join("\n")
         );
     }
-    let warning = (!status.success()).then(|| {
-        format!(
-            "ncu exited with {status} (a launch may have failed; see {})",
-            log_path.display()
-        )
-    });
+    let warning = (!status.success())
+        .then(|| format!("ncu exited with {status} (a launch may have failed; see {})", log_path.display()));
     export(run.ncu, &raw, &rep)?;
     Ok(warning)
 }
@@ -183,20 +161,11 @@ pub fn profile(run: &ProfileRun) -> Result<Option<String>> {
 /// Exports the pages of a report into the raw folder.
 pub fn export(ncu_path: &Path, raw: &Path, rep: &Path) -> Result<()> {
     run_to_file(
-        Command::new(ncu_path).arg("-i").arg(rep).args([
-            "--page",
-            "raw",
-            "--csv",
-            "--print-units",
-            "base",
-        ]),
+        Command::new(ncu_path).arg("-i").arg(rep).args(["--page", "raw", "--csv", "--print-units", "base"]),
         &raw.join(rawdir::RAW_CSV),
     )?;
     run_to_file(
-        Command::new(ncu_path)
-            .arg("-i")
-            .arg(rep)
-            .args(["--page", "session", "--csv"]),
+        Command::new(ncu_path).arg("-i").arg(rep).args(["--page", "session", "--csv"]),
         &raw.join(rawdir::SESSION_CSV),
     )?;
     let text = std::fs::read_to_string(raw.join(rawdir::RAW_CSV))?;
@@ -221,16 +190,10 @@ pub fn export(ncu_path: &Path, raw: &Path, rep: &Path) -> Result<()> {
         pb.inc(1);
     }
     pb.finish_and_clear();
-    run_to_file(
-        Command::new(ncu_path).arg("--version"),
-        &raw.join(rawdir::NCU_VERSION),
-    )?;
+    run_to_file(Command::new(ncu_path).arg("--version"), &raw.join(rawdir::NCU_VERSION))?;
     // The driver's own version string; optional.
     let _ = run_to_file(
-        Command::new("nvidia-smi").args([
-            "--query-gpu=name,compute_cap,driver_version",
-            "--format=csv",
-        ]),
+        Command::new("nvidia-smi").args(["--query-gpu=name,compute_cap,driver_version", "--format=csv"]),
         &raw.join(rawdir::NVIDIA_SMI),
     );
     Ok(())

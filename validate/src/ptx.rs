@@ -25,9 +25,7 @@ pub fn entries(ptx: &str) -> Vec<PtxEntry> {
     let mut rest = ptx;
     while let Some(pos) = rest.find(".entry ") {
         let after = &rest[pos + ".entry ".len()..];
-        let name_end = after
-            .find(|c: char| c == '(' || c.is_whitespace())
-            .unwrap_or(after.len());
+        let name_end = after.find(|c: char| c == '(' || c.is_whitespace()).unwrap_or(after.len());
         let name = after[..name_end].trim().to_string();
         let mut params = Vec::new();
         let body = &after[name_end..];
@@ -35,10 +33,7 @@ pub fn entries(ptx: &str) -> Vec<PtxEntry> {
         let open = body.find('(');
         let brace = body.find('{').unwrap_or(body.len());
         if let Some(open) = open.filter(|&o| o < brace) {
-            let close = body[open..]
-                .find(')')
-                .map(|c| open + c)
-                .unwrap_or(body.len());
+            let close = body[open..].find(')').map(|c| open + c).unwrap_or(body.len());
             for decl in body[open + 1..close].split(',') {
                 if let Some(p) = parse_param(decl) {
                     params.push(p);
@@ -80,11 +75,7 @@ fn parse_param(decl: &str) -> Option<PtxParam> {
             }
         }
     }
-    (bytes > 0).then_some(PtxParam {
-        bytes,
-        float,
-        aggregate,
-    })
+    (bytes > 0).then_some(PtxParam { bytes, float, aggregate })
 }
 
 /// The function's own name inside an Itanium-mangled name: `vec_add` for
@@ -147,10 +138,7 @@ pub fn find_kernel<'a>(entries: &'a [PtxEntry], name: &str) -> Vec<&'a PtxEntry>
     if !exact.is_empty() {
         return exact;
     }
-    entries
-        .iter()
-        .filter(|e| mangled_base_name(&e.name).as_deref() == Some(name))
-        .collect()
+    entries.iter().filter(|e| mangled_base_name(&e.name).as_deref() == Some(name)).collect()
 }
 
 #[cfg(test)]
@@ -196,30 +184,9 @@ mod tests {
         assert_eq!(e.len(), 3);
         assert_eq!(e[0].name, "_Z7vec_addPKfS0_Pfi");
         assert_eq!(e[0].params.len(), 4);
-        assert_eq!(
-            e[0].params[3],
-            PtxParam {
-                bytes: 4,
-                float: false,
-                aggregate: false
-            }
-        );
-        assert_eq!(
-            e[1].params[0],
-            PtxParam {
-                bytes: 4,
-                float: true,
-                aggregate: false
-            }
-        );
-        assert_eq!(
-            e[1].params[2],
-            PtxParam {
-                bytes: 16,
-                float: false,
-                aggregate: true
-            }
-        );
+        assert_eq!(e[0].params[3], PtxParam { bytes: 4, float: false, aggregate: false });
+        assert_eq!(e[1].params[0], PtxParam { bytes: 4, float: true, aggregate: false });
+        assert_eq!(e[1].params[2], PtxParam { bytes: 16, float: false, aggregate: true });
         assert!(e[2].params.is_empty());
         assert_eq!(find_kernel(&e, "vec_add")[0].name, "_Z7vec_addPKfS0_Pfi");
         assert_eq!(find_kernel(&e, "saxpy")[0].name, "saxpy");
@@ -229,19 +196,10 @@ mod tests {
 
     #[test]
     fn mangled_names() {
-        assert_eq!(
-            mangled_base_name("_Z7vec_addPKfS0_Pfi").as_deref(),
-            Some("vec_add")
-        );
-        assert_eq!(
-            mangled_base_name("_Z12strided_loadILi4EEvPKdPdi").as_deref(),
-            Some("strided_load")
-        );
+        assert_eq!(mangled_base_name("_Z7vec_addPKfS0_Pfi").as_deref(), Some("vec_add"));
+        assert_eq!(mangled_base_name("_Z12strided_loadILi4EEvPKdPdi").as_deref(), Some("strided_load"));
         assert_eq!(mangled_base_name("_ZN2ns1fEi").as_deref(), Some("f"));
-        assert_eq!(
-            mangled_base_name("_ZN2ns5outerIiE5innerEv").as_deref(),
-            Some("inner")
-        );
+        assert_eq!(mangled_base_name("_ZN2ns5outerIiE5innerEv").as_deref(), Some("inner"));
         assert_eq!(mangled_base_name("_ZL6staticv").as_deref(), Some("static"));
         assert_eq!(mangled_base_name("vec_add"), None);
     }

@@ -66,20 +66,12 @@ pub fn markdown(r: &Report) -> String {
     let _ = writeln!(s, "| | |\n| --- | --- |");
     let _ = writeln!(s, "| GPU | {} |", e.gpu);
     let _ = writeln!(s, "| compute capability | {} |", e.compute_capability);
-    let _ = writeln!(
-        s,
-        "| driver | {} (supports CUDA {}) |",
-        e.driver, e.driver_cuda_version
-    );
+    let _ = writeln!(s, "| driver | {} (supports CUDA {}) |", e.driver, e.driver_cuda_version);
     let _ = writeln!(s, "| CUDA (profiler session) | {} |", e.cuda_version);
     let _ = writeln!(s, "| NVRTC | {} |", e.nvrtc_version);
     let _ = writeln!(s, "| Nsight Compute | {} |", e.ncu_version);
     if !e.profiler_command.is_empty() {
-        let _ = writeln!(
-            s,
-            "\nProfiler command line:\n\n```\n{}\n```",
-            e.profiler_command.trim()
-        );
+        let _ = writeln!(s, "\nProfiler command line:\n\n```\n{}\n```", e.profiler_command.trim());
     }
     let t = &r.tolerance;
     let _ = writeln!(
@@ -99,17 +91,9 @@ pub fn markdown(r: &Report) -> String {
     let _ = writeln!(s, "## Summary\n");
     let _ = writeln!(s, "{} cases.\n", r.cases.len());
     for model in [false, true] {
-        let title = if model {
-            "Cache-model counters"
-        } else {
-            "Engine counters"
-        };
+        let title = if model { "Cache-model counters" } else { "Engine counters" };
         let _ = writeln!(s, "{title}:\n");
-        for line in r
-            .summary
-            .iter()
-            .filter(|x| (x.class == Class::Model) == model)
-        {
+        for line in r.summary.iter().filter(|x| (x.class == Class::Model) == model) {
             let _ = writeln!(s, "- {}", line.line());
         }
         let _ = writeln!(s);
@@ -131,9 +115,7 @@ pub fn markdown(r: &Report) -> String {
             c.kernel,
             dims(c.grid),
             dims(c.block),
-            c.ncu_id
-                .map(|i| format!(", Nsight Compute result {i}"))
-                .unwrap_or_default(),
+            c.ncu_id.map(|i| format!(", Nsight Compute result {i}")).unwrap_or_default(),
             c.status.replace('\n', " ")
         );
         if c.host_code_stripped {
@@ -148,11 +130,7 @@ pub fn markdown(r: &Report) -> String {
             "| counter | predicted | measured | verdict | difference |{}",
             if has_hand { " by hand |" } else { "" }
         );
-        let _ = writeln!(
-            s,
-            "| --- | ---: | ---: | --- | ---: |{}",
-            if has_hand { " ---: |" } else { "" }
-        );
+        let _ = writeln!(s, "| --- | ---: | ---: | --- | ---: |{}", if has_hand { " ---: |" } else { "" });
         for x in &c.counters {
             let hidden = x.class != Class::Info
                 && x.predicted == Some(0)
@@ -175,17 +153,10 @@ pub fn markdown(r: &Report) -> String {
                 measured(x.measured),
                 verdict_cell(x.verdict),
                 difference(x),
-                if has_hand {
-                    format!(" {} |", num(x.hand))
-                } else {
-                    String::new()
-                }
+                if has_hand { format!(" {} |", num(x.hand)) } else { String::new() }
             );
         }
-        let _ = writeln!(
-            s,
-            "\n(Counters predicted and measured as 0 are not shown.)\n"
-        );
+        let _ = writeln!(s, "\n(Counters predicted and measured as 0 are not shown.)\n");
         if !c.lines.is_empty() {
             let _ = writeln!(s, "Per source line:\n");
             let _ = writeln!(
@@ -201,27 +172,13 @@ pub fn markdown(r: &Report) -> String {
                 let access = if l.accesses.is_empty() {
                     format!("{} {}", l.space, l.op)
                 } else {
-                    format!(
-                        "{} {} `{}`",
-                        l.space,
-                        l.op,
-                        l.accesses.join("`, `").replace('|', "\\|")
-                    )
+                    format!("{} {} `{}`", l.space, l.op, l.accesses.join("`, `").replace('|', "\\|"))
                 };
-                let sass = l
-                    .sass
-                    .iter()
-                    .map(|x| format!("`{}`", x.replace('|', "\\|")))
-                    .collect::<Vec<_>>()
-                    .join(" ");
+                let sass = l.sass.iter().map(|x| format!("`{}`", x.replace('|', "\\|"))).collect::<Vec<_>>().join(" ");
                 let _ = writeln!(
                     s,
                     "| {line} | {access}{} | {} | {} | {} | {} | {} | {sass} |",
-                    if l.data_dependent {
-                        " (data-dependent)"
-                    } else {
-                        ""
-                    },
+                    if l.data_dependent { " (data-dependent)" } else { "" },
                     num(l.predicted_requests),
                     num(l.measured_executions),
                     num(l.predicted_sectors),

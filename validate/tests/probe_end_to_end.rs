@@ -10,12 +10,7 @@ fn analyzer_matches_recorded_h200_counters() {
     let specs = sector_validate::plan::load_cases(&dir.join("examples"), &[]).unwrap();
     assert_eq!(specs.len(), 4);
     for s in &specs {
-        assert!(
-            s.prediction.is_ok(),
-            "{}: {:?}",
-            s.case.name,
-            s.prediction.as_ref().err()
-        );
+        assert!(s.prediction.is_ok(), "{}: {:?}", s.case.name, s.prediction.as_ref().err());
     }
     let m = sector_validate::rawdir::load(&dir.join("raw")).unwrap();
     let r = build_report(&specs, &m, Default::default());
@@ -24,36 +19,15 @@ fn analyzer_matches_recorded_h200_counters() {
         for c in &case.counters {
             let must_be_exact = c.key.starts_with("global_") || c.key.ends_with("_requests");
             if must_be_exact {
-                assert_eq!(
-                    c.verdict,
-                    Verdict::Exact,
-                    "{} {}: {:?} vs {:?}",
-                    case.name,
-                    c.key,
-                    c.predicted,
-                    c.measured
-                );
+                assert_eq!(c.verdict, Verdict::Exact, "{} {}: {:?} vs {:?}", case.name, c.key, c.predicted, c.measured);
             }
             if c.key.starts_with("shared_") {
-                assert!(
-                    matches!(c.verdict, Verdict::Exact | Verdict::WithinTolerance),
-                    "{} {}",
-                    case.name,
-                    c.key
-                );
+                assert!(matches!(c.verdict, Verdict::Exact | Verdict::WithinTolerance), "{} {}", case.name, c.key);
             }
         }
         assert!(!case.lines.is_empty(), "{}", case.name);
         for l in &case.lines {
-            assert_eq!(
-                l.verdict,
-                Verdict::Exact,
-                "{} line {} {} {}: {l:?}",
-                case.name,
-                l.line,
-                l.space,
-                l.op
-            );
+            assert_eq!(l.verdict, Verdict::Exact, "{} line {} {} {}: {l:?}", case.name, l.line, l.space, l.op);
         }
     }
 }

@@ -71,14 +71,7 @@ fn profile_runs_ncu_once_and_exports_every_launch() {
     ] {
         assert!(args.contains(want), "{want} not in: {args}");
     }
-    for f in [
-        "raw.csv",
-        "session.csv",
-        "ncu-version.txt",
-        "launch.json",
-        "source-0.csv",
-        "source-4.csv",
-    ] {
+    for f in ["raw.csv", "session.csv", "ncu-version.txt", "launch.json", "source-0.csv", "source-4.csv"] {
         assert!(raw.join(f).exists(), "{f}");
     }
     let log = std::fs::read_to_string(raw.join("ncu-profile.log")).unwrap();
@@ -88,11 +81,7 @@ fn profile_runs_ncu_once_and_exports_every_launch() {
     assert_eq!(m.sources.len(), 5);
     let specs = sector_validate::plan::load_cases(&examples, &[]).unwrap();
     let r = sector_validate::compare::build_report(&specs, &m, Default::default());
-    let s = r
-        .summary
-        .iter()
-        .find(|s| s.key == "global_load_sectors")
-        .unwrap();
+    let s = r.summary.iter().find(|s| s.key == "global_load_sectors").unwrap();
     assert_eq!(s.line(), "global load sectors: 4/4 cases exact");
     let _ = std::fs::remove_dir_all(&tmp);
 }

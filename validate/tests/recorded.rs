@@ -4,9 +4,7 @@ use sector_validate::ncu::{parse_raw, parse_session, parse_source};
 use std::path::{Path, PathBuf};
 
 fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/h200-probe")
-        .join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200-probe").join(rel)
 }
 
 fn read(rel: &str) -> String {
@@ -19,67 +17,22 @@ fn raw_page_base_units() {
     assert_eq!(r.len(), 5);
     assert_eq!(r.iter().map(|x| x.id).collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
     let names: Vec<String> = r.iter().map(|x| x.function_name()).collect();
-    assert_eq!(
-        names,
-        [
-            "vec_add",
-            "vec_add",
-            "offset_copy",
-            "transpose_shared",
-            "strided_load"
-        ]
-    );
+    assert_eq!(names, ["vec_add", "vec_add", "offset_copy", "transpose_shared", "strided_load"]);
     let m = |i: usize, k: &str| r[i].metric(k).unwrap_or_else(|| panic!("{k} missing"));
-    assert_eq!(
-        m(0, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
-        65536.0
-    );
-    assert_eq!(
-        m(0, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"),
-        262144.0
-    );
-    assert_eq!(
-        m(0, "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
-        32768.0
-    );
-    assert_eq!(
-        m(0, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"),
-        131072.0
-    );
+    assert_eq!(m(0, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"), 65536.0);
+    assert_eq!(m(0, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"), 262144.0);
+    assert_eq!(m(0, "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"), 32768.0);
+    assert_eq!(m(0, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"), 131072.0);
     assert_eq!(m(0, "dram__sectors_read.sum"), 262224.0);
     assert_eq!(m(0, "gpu__time_duration.sum"), 5504.0);
-    assert_eq!(
-        m(1, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"),
-        250.0
-    );
-    assert_eq!(
-        m(1, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"),
-        125.0
-    );
-    assert_eq!(
-        m(2, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"),
-        163840.0
-    );
-    assert_eq!(
-        m(
-            2,
-            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum"
-        ),
-        28673.0
-    );
+    assert_eq!(m(1, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"), 250.0);
+    assert_eq!(m(1, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"), 125.0);
+    assert_eq!(m(2, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"), 163840.0);
+    assert_eq!(m(2, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum"), 28673.0);
     assert_eq!(m(3, "smsp__sass_inst_executed_op_shared_ld.sum"), 32768.0);
-    assert_eq!(
-        m(3, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"),
-        1048694.0
-    );
-    assert_eq!(
-        m(3, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"),
-        32768.0
-    );
-    assert_eq!(
-        m(4, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"),
-        1048576.0
-    );
+    assert_eq!(m(3, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"), 1048694.0);
+    assert_eq!(m(3, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"), 32768.0);
+    assert_eq!(m(4, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"), 1048576.0);
     assert_eq!(m(0, "launch__grid_size"), 4096.0);
     assert_eq!(r[3].grid, "(32, 32, 1)");
     assert_eq!(r[0].text["device__attribute_display_name"], "NVIDIA H200");
@@ -111,16 +64,11 @@ fn source_page_per_launch() {
     let b = parse_source(&read("raw/source-0.csv")).unwrap();
     assert_eq!(b.len(), 1);
     assert!(b[0].file.ends_with("probe.cu"));
-    assert_eq!(
-        b[0].function,
-        "vec_add(const float *, const float *, float *, int)"
-    );
+    assert_eq!(b[0].function, "vec_add(const float *, const float *, float *, int)");
     // Nsight Compute prints each SASS row twice here; each address counts once.
     let i = &b[0].instructions;
     assert_eq!(i.len(), 3, "{i:#?}");
-    assert!(i
-        .iter()
-        .all(|x| x.line == 9 && x.executed == 32768 && x.l2_sectors == 131072));
+    assert!(i.iter().all(|x| x.line == 9 && x.executed == 32768 && x.l2_sectors == 131072));
     assert_eq!(i.iter().filter(|x| x.op == "Load").count(), 2);
     assert_eq!(i[2].op, "Store");
     assert_eq!(i[0].space, "Global");
@@ -129,15 +77,7 @@ fn source_page_per_launch() {
 
     let b = parse_source(&read("raw/source-2.csv")).unwrap();
     let ld = &b[0].instructions[0];
-    assert_eq!(
-        (
-            ld.line,
-            ld.l2_sectors,
-            ld.l2_sectors_ideal,
-            ld.l1_tag_requests
-        ),
-        (17, 163840, 131072, 65536)
-    );
+    assert_eq!((ld.line, ld.l2_sectors, ld.l2_sectors_ideal, ld.l1_tag_requests), (17, 163840, 131072, 65536));
 
     let b = parse_source(&read("raw/source-3.csv")).unwrap();
     let i = &b[0].instructions;
@@ -161,17 +101,12 @@ fn source_page_per_launch() {
 fn source_page_of_all_launches_and_of_nvrtc() {
     let b = parse_source(&read("ncu-pages/source-cuda-sass-all.csv")).unwrap();
     assert_eq!(b.len(), 5);
-    assert_eq!(
-        b.iter().map(|x| x.instructions.len()).collect::<Vec<_>>(),
-        [3, 3, 2, 4, 2]
-    );
+    assert_eq!(b.iter().map(|x| x.instructions.len()).collect::<Vec<_>>(), [3, 3, 2, 4, 2]);
     let n = parse_source(&read("ncu-pages/nvrtc-source-cuda-sass.csv")).unwrap();
     assert_eq!(n.len(), 1);
     let i = &n[0].instructions;
     assert_eq!(i.len(), 3);
-    assert!(i
-        .iter()
-        .all(|x| x.line == 5 && x.executed == 2048 && x.l2_sectors == 8192));
+    assert!(i.iter().all(|x| x.line == 5 && x.executed == 2048 && x.l2_sectors == 8192));
     // The `sass` view: no lines, instructions still read.
     let s = parse_source(&read("ncu-pages/source-sass-launch2.csv")).unwrap();
     assert!(!s.is_empty());
@@ -198,8 +133,5 @@ fn raw_folder_loads() {
     assert_eq!(e.compute_capability, "9.0");
     assert_eq!(e.driver, "580.159.04");
     assert_eq!(e.cuda_version, "13.0");
-    assert_eq!(
-        e.ncu_version,
-        "2025.3.1.0 (build 36398880) (public-release)"
-    );
+    assert_eq!(e.ncu_version, "2025.3.1.0 (build 36398880) (public-release)");
 }

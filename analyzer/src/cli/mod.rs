@@ -4,7 +4,10 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label};
 use codespan_reporting::files::SimpleFiles;
-use codespan_reporting::term::{self, termcolor::{ColorChoice, StandardStream}};
+use codespan_reporting::term::{
+    self,
+    termcolor::{ColorChoice, StandardStream},
+};
 use sector_analyzer::analyze::{Failure, DEFAULT_MAX_WORK};
 use sector_analyzer::ir::cfg::Cfg;
 use sector_analyzer::source::DiskLoader;
@@ -13,7 +16,11 @@ use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(Parser)]
-#[command(name = "sector-estimate", version, about = "Predict the 32-byte sectors each warp memory instruction of a CUDA kernel touches, before any run")]
+#[command(
+    name = "sector-estimate",
+    version,
+    about = "Predict the 32-byte sectors each warp memory instruction of a CUDA kernel touches, before any run"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -136,7 +143,8 @@ pub fn run() -> i32 {
     };
     match cli.cmd {
         Cmd::Kernels { src } => {
-            let opts = AnalyzeOptions { defines: defines(&src), include_dirs: src.include.clone(), ..Default::default() };
+            let opts =
+                AnalyzeOptions { defines: defines(&src), include_dirs: src.include.clone(), ..Default::default() };
             match sector_analyzer::list_kernels(Input::File(&src.file), &opts, &DiskLoader) {
                 Ok(names) => out(&names.iter().map(|n| format!("{n}\n")).collect::<String>()),
                 Err(f) => report(&f),
@@ -215,7 +223,8 @@ pub fn run() -> i32 {
 fn report(f: &Failure) -> i32 {
     let d = &f.diagnostic;
     let mut files = SimpleFiles::new();
-    let ids: Vec<usize> = f.files.files.iter().map(|sf| files.add(sf.path.display().to_string(), sf.text.clone())).collect();
+    let ids: Vec<usize> =
+        f.files.files.iter().map(|sf| files.add(sf.path.display().to_string(), sf.text.clone())).collect();
     let mut cs = CsDiagnostic::error();
     match d.span {
         Some(span) => {

@@ -642,18 +642,10 @@ impl<'a> Engine<'a> {
         }
         let mut data_branches: Vec<Span> = self.data_branches.into_iter().collect();
         data_branches.sort_by_key(|s| (s.file, s.line, s.column));
-        let varying_loops =
-            self.loop_spans.iter().zip(&self.varying).filter(|(_, v)| **v).map(|(s, _)| *s).collect();
+        let varying_loops = self.loop_spans.iter().zip(&self.varying).filter(|(_, v)| **v).map(|(s, _)| *s).collect();
         let used_fills =
             self.used_fills.iter().enumerate().filter(|(_, u)| **u).map(|(p, _)| ParamId(p as u32)).collect();
-        Trace {
-            ops: self.ops,
-            data_branches,
-            varying_loops,
-            used_fills,
-            boundary: self.boundary,
-            work: self.work,
-        }
+        Trace { ops: self.ops, data_branches, varying_loops, used_fills, boundary: self.boundary, work: self.work }
     }
 
     fn tick(&mut self, span: Span) -> Result<()> {
@@ -858,7 +850,9 @@ impl<'a> Engine<'a> {
                 span,
                 "this loop's condition depends on data read from memory, so its trip count is unknown",
             )
-            .note("give the array's contents with --fill NAME=SPEC (e.g. constant:8), or bound the loop by a parameter"));
+            .note(
+                "give the array's contents with --fill NAME=SPEC (e.g. constant:8), or bound the loop by a parameter",
+            ));
         }
         self.truth(c, m, span)
     }
@@ -1347,7 +1341,10 @@ impl<'a> Engine<'a> {
                     return Err(Diagnostic::at(
                         ErrorKind::Unsupported,
                         op.span,
-                        format!("the shared-memory address of `{}` depends on data the analysis does not know", op.text),
+                        format!(
+                            "the shared-memory address of `{}` depends on data the analysis does not know",
+                            op.text
+                        ),
                     ));
                 }
                 let w = wavefronts(addrs, width);

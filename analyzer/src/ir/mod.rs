@@ -68,7 +68,10 @@ pub enum Ty {
     /// Floating point of the given byte width (2, 4, 8).
     Float(u8),
     /// A CUDA vector type such as `float4`: element type name, lanes, total bytes.
-    Vector { name: String, bytes: u32 },
+    Vector {
+        name: String,
+        bytes: u32,
+    },
     Ptr(Box<PtrTy>),
     Void,
 }
@@ -261,41 +264,98 @@ pub enum Expr {
     Builtin(Builtin),
     /// Integer arithmetic in type `ty` (operands already converted to `ty`; comparisons compare
     /// in `ty` and yield `bool`). Division by zero is an error at `span`.
-    Binary { op: BinOp, ty: IntTy, lhs: Box<Expr>, rhs: Box<Expr>, span: Span },
+    Binary {
+        op: BinOp,
+        ty: IntTy,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+        span: Span,
+    },
     /// Floating arithmetic: values are tracked so that float parameters cast to int work.
-    FloatBinary { op: BinOp, lhs: Box<Expr>, rhs: Box<Expr> },
-    Unary { op: UnOp, ty: IntTy, arg: Box<Expr> },
+    FloatBinary {
+        op: BinOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    Unary {
+        op: UnOp,
+        ty: IntTy,
+        arg: Box<Expr>,
+    },
     /// Conversion to integer type, from integer, float, bool or pointer.
-    ToInt { ty: IntTy, arg: Box<Expr> },
+    ToInt {
+        ty: IntTy,
+        arg: Box<Expr>,
+    },
     ToFloat(Box<Expr>),
     /// `&&` and `||`: the right side is evaluated only for lanes that need it.
-    Logical { and: bool, lhs: Box<Expr>, rhs: Box<Expr> },
+    Logical {
+        and: bool,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
     /// `c ? a : b`: each side evaluated only for its lanes.
-    Select { cond: Box<Expr>, then: Box<Expr>, els: Box<Expr> },
+    Select {
+        cond: Box<Expr>,
+        then: Box<Expr>,
+        els: Box<Expr>,
+    },
     /// Pointer plus a byte offset (the front end scales indices by the element size).
-    PtrOffset { ptr: Box<Expr>, bytes: Box<Expr> },
+    PtrOffset {
+        ptr: Box<Expr>,
+        bytes: Box<Expr>,
+    },
     /// Address of a shared array's first byte.
     SharedBase(SharedId),
     /// `p - q` in bytes, for pointers into the same object.
-    PtrDiff { lhs: Box<Expr>, rhs: Box<Expr> },
-    Load { op: MemOpId, addr: Box<Expr> },
+    PtrDiff {
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    Load {
+        op: MemOpId,
+        addr: Box<Expr>,
+    },
     /// A value the analysis cannot compute (result of a math function, a vector constructor):
     /// the arguments are still evaluated, for the loads inside them.
-    Opaque { args: Vec<Expr>, what: String },
+    Opaque {
+        args: Vec<Expr>,
+        what: String,
+    },
 }
 
 /// Structured statements. Loops are `Loop`, with `break`/`continue` inside.
 #[derive(Clone, Debug)]
 pub enum Stmt {
-    Assign { local: LocalId, value: Expr, span: Span },
-    Store { op: MemOpId, addr: Expr, value: Expr },
+    Assign {
+        local: LocalId,
+        value: Expr,
+        span: Span,
+    },
+    Store {
+        op: MemOpId,
+        addr: Expr,
+        value: Expr,
+    },
     /// Evaluate for the loads inside it.
     Eval(Expr),
-    If { cond: Expr, then: Vec<Stmt>, els: Vec<Stmt>, span: Span },
+    If {
+        cond: Expr,
+        then: Vec<Stmt>,
+        els: Vec<Stmt>,
+        span: Span,
+    },
     /// `while (cond) { body; step }`; `test_first == false` for `do { } while (cond)`.
     /// `continue` jumps to `step`.
     /// `synthetic` marks loops the front end made (an inlined call's body), not the user.
-    Loop { cond: Option<Expr>, body: Vec<Stmt>, step: Vec<Stmt>, test_first: bool, span: Span, synthetic: bool },
+    Loop {
+        cond: Option<Expr>,
+        body: Vec<Stmt>,
+        step: Vec<Stmt>,
+        test_first: bool,
+        span: Span,
+        synthetic: bool,
+    },
     Break,
     Continue,
     Return,

@@ -91,10 +91,8 @@ impl BoundaryCounter {
                 self.load_sectors += sectors.len() as u64;
                 let allocates = !matches!(cache, CacheOp::Cg | CacheOp::Cv);
                 for &s in sectors {
-                    if allocates {
-                        if !self.block_sectors.insert(s) {
-                            self.l1_hits += 1;
-                        }
+                    if allocates && !self.block_sectors.insert(s) {
+                        self.l1_hits += 1;
                     }
                     self.read_sectors.insert(s);
                     self.read_granules.insert(s >> 1);
@@ -128,9 +126,7 @@ fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup)
         let fills: Vec<String> = trace
             .used_fills
             .iter()
-            .filter_map(|p| {
-                setup.fills[p.0 as usize].as_ref().map(|(f, _)| format!("{} = {f}", kernel.param(*p).name))
-            })
+            .filter_map(|p| setup.fills[p.0 as usize].as_ref().map(|(f, _)| format!("{} = {f}", kernel.param(*p).name)))
             .collect();
         assumptions.push(format!("address computed from array contents given by the launch ({})", fills.join(", ")));
     }
@@ -176,8 +172,7 @@ fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup)
 }
 
 pub fn build(kernel: &Kernel, setup: &Setup, trace: Trace, files: &SourceFiles) -> Sheet {
-    let mut rows: Vec<Row> =
-        trace.ops.iter().enumerate().map(|(i, st)| row_of(kernel, i, st, &trace, setup)).collect();
+    let mut rows: Vec<Row> = trace.ops.iter().enumerate().map(|(i, st)| row_of(kernel, i, st, &trace, setup)).collect();
     // Source order.
     let mut order: Vec<usize> = (0..rows.len()).collect();
     order.sort_by_key(|&i| (kernel.mem_ops[i].span.file, kernel.mem_ops[i].span.line, kernel.mem_ops[i].span.column));
@@ -224,10 +219,7 @@ pub fn build(kernel: &Kernel, setup: &Setup, trace: Trace, files: &SourceFiles) 
         );
     }
     for s in &trace.data_branches {
-        assumptions.push(format!(
-            "branch at {}:{} depends on data read from memory: assumed taken",
-            s.line, s.column
-        ));
+        assumptions.push(format!("branch at {}:{} depends on data read from memory: assumed taken", s.line, s.column));
     }
     for s in &trace.varying_loops {
         assumptions.push(format!(
@@ -340,10 +332,7 @@ fn boundaries(trace: &Trace, totals: &Totals, rows: &[Row], l2: u64) -> Boundari
         dram_read_sectors: dram_read,
         dram_write_sectors: dram_write,
         bounds: BoundaryBounds {
-            dram_read_sectors: Bound {
-                min: b.read_sectors.len() as u64,
-                max: 2 * totals.global_load.sectors,
-            },
+            dram_read_sectors: Bound { min: b.read_sectors.len() as u64, max: 2 * totals.global_load.sectors },
             dram_write_sectors: Bound { min: 0, max: written },
         },
         assumptions,

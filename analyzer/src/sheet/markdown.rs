@@ -57,10 +57,18 @@ pub fn render(sheet: &Sheet) -> String {
         );
     }
     let b = &sheet.boundaries;
-    let _ = writeln!(o, "\nBoundaries ({}): L1 hits {}, L1->L2 reads {}, writes {}, DRAM reads {} (bounds {}..{}), writes {}.\n",
-        b.model, thousands(b.l1_hit_sectors), thousands(b.l2_read_sectors), thousands(b.l2_write_sectors),
-        thousands(b.dram_read_sectors), thousands(b.bounds.dram_read_sectors.min), thousands(b.bounds.dram_read_sectors.max),
-        thousands(b.dram_write_sectors));
+    let _ = writeln!(
+        o,
+        "\nBoundaries ({}): L1 hits {}, L1->L2 reads {}, writes {}, DRAM reads {} (bounds {}..{}), writes {}.\n",
+        b.model,
+        thousands(b.l1_hit_sectors),
+        thousands(b.l2_read_sectors),
+        thousands(b.l2_write_sectors),
+        thousands(b.dram_read_sectors),
+        thousands(b.bounds.dram_read_sectors.min),
+        thousands(b.bounds.dram_read_sectors.max),
+        thousands(b.dram_write_sectors)
+    );
     let _ = writeln!(o, "Assumptions:\n");
     for a in sheet.assumptions.iter().chain(&b.assumptions) {
         let _ = writeln!(o, "- {a}");

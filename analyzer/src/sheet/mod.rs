@@ -63,7 +63,11 @@ pub struct Row {
 
 impl Row {
     pub fn sectors_per_request(&self) -> f64 {
-        if self.requests == 0 { 0.0 } else { self.sectors as f64 / self.requests as f64 }
+        if self.requests == 0 {
+            0.0
+        } else {
+            self.sectors as f64 / self.requests as f64
+        }
     }
     pub fn excess_sectors(&self) -> u64 {
         self.sectors.saturating_sub(self.ideal_sectors)

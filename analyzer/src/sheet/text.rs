@@ -8,7 +8,7 @@ pub fn thousands(v: u64) -> String {
     let s = v.to_string();
     let mut out = String::with_capacity(s.len() + s.len() / 3);
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -73,7 +73,8 @@ pub fn render(sheet: &Sheet) -> String {
         thousands(t.global_store.logical_bytes)
     );
     let _ = writeln!(o);
-    let _ = writeln!(o, "2. sector demand per instruction (32-byte sectors, summed over every executed warp instruction)");
+    let _ =
+        writeln!(o, "2. sector demand per instruction (32-byte sectors, summed over every executed warp instruction)");
     let header = ["line:col", "access", "space", "op", "B", "requests", "sectors", "ideal", "sect/req", "excess", ""];
     let mut table: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
     for r in &sheet.instructions {

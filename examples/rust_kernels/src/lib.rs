@@ -47,13 +47,7 @@ pub unsafe fn vec_add(a: &[f32], b: &[f32], c: *mut f32, n: usize) {
 }
 
 /// The same kernel as CUDA source, the way `cudarc` users keep kernels.
-#[sector_estimate(
-    kernel = "vec_add",
-    grid = 4096,
-    block = 256,
-    n = 1048576,
-    min_efficiency = 1.0
-)]
+#[sector_estimate(kernel = "vec_add", grid = 4096, block = 256, n = 1048576, min_efficiency = 1.0)]
 pub const VEC_ADD_CU: &str = r#"
 extern "C" __global__ void vec_add(const float *a, const float *b, float *c, int n)
 {
@@ -121,13 +115,8 @@ const _: () = {
     assert!(transpose_cu_sector_estimate::LOAD_REQUESTS == 32_000);
     assert!(transpose_cu_sector_estimate::LOAD_SECTORS == 125_000);
     assert!(transpose_cu_sector_estimate::STORE_SECTORS == 1_000_000);
-    assert!(
-        transpose_naive_sector_estimate::LOAD_SECTORS == transpose_cu_sector_estimate::LOAD_SECTORS
-    );
-    assert!(
-        transpose_naive_sector_estimate::STORE_SECTORS
-            == transpose_cu_sector_estimate::STORE_SECTORS
-    );
+    assert!(transpose_naive_sector_estimate::LOAD_SECTORS == transpose_cu_sector_estimate::LOAD_SECTORS);
+    assert!(transpose_naive_sector_estimate::STORE_SECTORS == transpose_cu_sector_estimate::STORE_SECTORS);
     assert!(transpose_naive_sector_estimate::LOGICAL_BYTES == 8_000_000);
 };
 
@@ -157,10 +146,7 @@ mod tests {
                 .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
                 .collect()
         };
-        assert_eq!(
-            numbers(vec_add_sector_estimate::SHEET),
-            numbers(vec_add_cu_sector_estimate::SHEET)
-        );
+        assert_eq!(numbers(vec_add_sector_estimate::SHEET), numbers(vec_add_cu_sector_estimate::SHEET));
         assert!(vec_add_sector_estimate::SHEET.contains("kernel `vec_add`"));
         assert!(vec_add_cu_sector_estimate::JSON.contains("\"kernel\": \"vec_add\""));
     }
@@ -170,11 +156,7 @@ mod tests {
         // The Rust kernel's rows carry this file's line numbers.
         let sheet = vec_add_sector_estimate::SHEET;
         let src = include_str!("lib.rs");
-        let access = src
-            .lines()
-            .position(|l| l.contains("*c.add(i) = a[i] + b[i];"))
-            .unwrap()
-            + 1;
+        let access = src.lines().position(|l| l.contains("*c.add(i) = a[i] + b[i];")).unwrap() + 1;
         assert!(sheet.contains(&format!("{access}:9 ")), "{sheet}");
     }
 }

@@ -18,6 +18,9 @@ use tree_sitter::{Node, Parser};
 const MAX_DEPTH: u32 = 400;
 const MAX_INLINE: usize = 16;
 
+/// Array dimensions, outermost first; `None` for `[]`.
+type Dims = Vec<Option<u64>>;
+
 /// A template argument given with `--arg NAME=VALUE`.
 #[derive(Clone, Debug)]
 enum TemplateArg {
@@ -132,7 +135,8 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
 fn has_qualifier(unit: &Unit, f: Node, q: &str) -> bool {
     let mut c = f.walk();
     let found = f.children(&mut c).any(|ch| {
-        ch.kind() == q || (ch.kind() != "compound_statement" && ch.kind() != "function_declarator" && unit.text(ch) == q)
+        ch.kind() == q
+            || (ch.kind() != "compound_statement" && ch.kind() != "function_declarator" && unit.text(ch) == q)
     });
     found
 }
@@ -206,11 +210,9 @@ fn type_of_specifier(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) 
             }
             Ok(Ty::Int(IntTy { bits, signed: !unsigned }))
         }
-        "qualified_identifier" | "template_type" => Err(Diagnostic::at(
-            ErrorKind::Unsupported,
-            unit.span(t),
-            format!("type `{text}` is not supported"),
-        )),
+        "qualified_identifier" | "template_type" => {
+            Err(Diagnostic::at(ErrorKind::Unsupported, unit.span(t), format!("type `{text}` is not supported")))
+        }
         _ => Err(Diagnostic::at(ErrorKind::Unsupported, unit.span(t), format!("type `{text}` is not supported"))),
     }
 }
@@ -242,7 +244,7 @@ struct Lowerer<'u, 'a> {
     k: Kernel,
     scopes: Vec<HashMap<String, Sym>>,
     pending: Vec<Stmt>,
-    /// > 0 inside conditions, short-circuit operands and ternaries: side effects there
+    /// Above zero inside conditions, short-circuit operands and ternaries: side effects there
     /// cannot be hoisted.
     no_hoist: u32,
     inline: Vec<Inline>,
@@ -282,7 +284,8 @@ fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> 
     if let Some(t) = template {
         l.template_params(t)?;
     }
-    let decl = function_declarator(f).ok_or_else(|| Diagnostic::at(ErrorKind::Syntax, span, "kernel without parameters"))?;
+    let decl =
+        function_declarator(f).ok_or_else(|| Diagnostic::at(ErrorKind::Syntax, span, "kernel without parameters"))?;
     if let Some(params) = decl.child_by_field_name("parameters") {
         let mut c = params.walk();
         for p in params.named_children(&mut c) {
@@ -299,7 +302,9 @@ fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> 
             }
         }
     }
-    let body = f.child_by_field_name("body").ok_or_else(|| Diagnostic::at(ErrorKind::Syntax, span, "kernel without a body"))?;
+    let body = f
+        .child_by_field_name("body")
+        .ok_or_else(|| Diagnostic::at(ErrorKind::Syntax, span, "kernel without a body"))?;
     let mut out = Vec::new();
     l.block(body, &mut out)?;
     l.k.body = out;
@@ -319,7 +324,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     }
     fn unsupported(&self, n: Node, what: &str) -> Diagnostic {
         let t: String = self.text(n).chars().take(60).collect();
-        Diagnostic::at(ErrorKind::Unsupported, self.span(n), format!("{what} is not supported: `{}`", t.replace('\n', " ")))
+        Diagnostic::at(
+            ErrorKind::Unsupported,
+            self.span(n),
+            format!("{what} is not supported: `{}`", t.replace('\n', " ")),
+        )
     }
     fn enter(&mut self, n: Node) -> Result<()> {
         self.depth += 1;
@@ -367,7 +376,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     }
                 },
                 (Some(v), true) => TemplateArg::Type(named_type(v.trim()).ok_or_else(|| {
-                    Diagnostic::at(ErrorKind::Usage, self.span(p), format!("template parameter `{name}`: unknown type `{v}`"))
+                    Diagnostic::at(
+                        ErrorKind::Usage,
+                        self.span(p),
+                        format!("template parameter `{name}`: unknown type `{v}`"),
+                    )
                 })?),
                 (None, false) => match default {
                     Some(d) => {
@@ -393,12 +406,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     }
 
     fn missing_template(&self, p: Node, name: &str) -> Diagnostic {
-        Diagnostic::at(
-            ErrorKind::MissingArgument,
-            self.span(p),
-            format!("template parameter `{name}` has no value"),
-        )
-        .note(format!("pass --arg {name}=VALUE (an integer, or a type name such as float)"))
+        Diagnostic::at(ErrorKind::MissingArgument, self.span(p), format!("template parameter `{name}` has no value"))
+            .note(format!("pass --arg {name}=VALUE (an integer, or a type name such as float)"))
     }
 
     fn type_descriptor(&self, td: Node) -> Result<Ty> {
@@ -459,23 +468,29 @@ impl<'u, 'a> Lowerer<'u, 'a> {
 
     /// Walks a declarator: returns the name, the type, and array dimensions (outermost first)
     /// when it declares an array.
-    fn declarator(&self, d: Node, base: Ty, quals: &[&str]) -> Result<(String, Ty, Option<Vec<Option<u64>>>)> {
+    fn declarator(&self, d: Node, base: Ty, quals: &[&str]) -> Result<(String, Ty, Option<Dims>)> {
         match d.kind() {
             "identifier" | "field_identifier" => Ok((self.text(d).to_string(), base, None)),
             "pointer_declarator" => {
                 let own = self.quals(d);
                 let t = self.ptr(base, quals, &own);
-                let inner = d.child_by_field_name("declarator").ok_or_else(|| self.unsupported(d, "this declarator"))?;
+                let inner =
+                    d.child_by_field_name("declarator").ok_or_else(|| self.unsupported(d, "this declarator"))?;
                 self.declarator(inner, t, &[])
             }
             "reference_declarator" => Err(self.unsupported(d, "a reference")),
             "array_declarator" => {
-                let inner = d.child_by_field_name("declarator").ok_or_else(|| self.unsupported(d, "this declarator"))?;
+                let inner =
+                    d.child_by_field_name("declarator").ok_or_else(|| self.unsupported(d, "this declarator"))?;
                 let size = match d.child_by_field_name("size") {
                     Some(s) => {
                         let (e, _) = self.const_expr_ro(s)?;
                         Some(const_eval(&e).filter(|v| *v > 0 && *v < 1 << 40).ok_or_else(|| {
-                            Diagnostic::at(ErrorKind::Unsupported, self.span(s), "array size must be a positive integer constant")
+                            Diagnostic::at(
+                                ErrorKind::Unsupported,
+                                self.span(s),
+                                "array size must be a positive integer constant",
+                            )
                         })? as u64)
                     }
                     None => None,
@@ -659,15 +674,18 @@ impl<'u, 'a> Lowerer<'u, 'a> {
 
     /// Inside an inlined function, `return` breaks out of the wrapper loop; loops inside it
     /// must pass the break on.
-    fn push_loop(&mut self, out: &mut Vec<Stmt>, cond: Option<Expr>, body: Vec<Stmt>, step: Vec<Stmt>, test_first: bool, span: Span) {
+    fn push_loop(
+        &mut self,
+        out: &mut Vec<Stmt>,
+        cond: Option<Expr>,
+        body: Vec<Stmt>,
+        step: Vec<Stmt>,
+        test_first: bool,
+        span: Span,
+    ) {
         out.push(Stmt::Loop { cond, body, step, test_first, span, synthetic: false });
         if let Some(inl) = self.inline.last() {
-            out.push(Stmt::If {
-                cond: Expr::Local(inl.ret_flag),
-                then: vec![Stmt::Break],
-                els: Vec::new(),
-                span,
-            });
+            out.push(Stmt::If { cond: Expr::Local(inl.ret_flag), then: vec![Stmt::Break], els: Vec::new(), span });
         }
     }
 
@@ -828,7 +846,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 return Err(self.unsupported(d, "a void variable"));
             }
             // `const int N = 64;` with a constant initializer folds to a constant (array sizes).
-            if let (true, Ty::Int(it), Some(i)) = (quals.contains(&"const") || quals.contains(&"constexpr"), &ty, init) {
+            if let (true, Ty::Int(it), Some(i)) = (quals.contains(&"const") || quals.contains(&"constexpr"), &ty, init)
+            {
                 if let Ok((e, _)) = self.const_expr_ro(i) {
                     if let Some(v) = const_eval(&e) {
                         self.scopes.last_mut().unwrap().insert(name, Sym::Const(it.wrap(v), *it));
@@ -975,7 +994,16 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn mem_op(&mut self, kind: AccessKind, space: Space, width: u32, cache: CacheOp, volatile: bool, text: &str, span: Span) -> MemOpId {
+    fn mem_op(
+        &mut self,
+        kind: AccessKind,
+        space: Space,
+        width: u32,
+        cache: CacheOp,
+        volatile: bool,
+        text: &str,
+        span: Span,
+    ) -> MemOpId {
         let id = MemOpId(self.k.mem_ops.len() as u32);
         let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
         let display: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -999,7 +1027,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let op = self.mem_op(AccessKind::Load, *space, ty.size(), cache, *volatile, text, *span);
                 (Expr::Load { op, addr: Box::new(addr.clone()) }, ty.clone())
             }
-            Place::LocalArray(ty) => (Expr::Opaque { args: Vec::new(), what: "a thread's own array".into() }, ty.clone()),
+            Place::LocalArray(ty) => {
+                (Expr::Opaque { args: Vec::new(), what: "a thread's own array".into() }, ty.clone())
+            }
         }
     }
 
@@ -1150,10 +1180,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
             let (i, it) = self.expr(*node)?;
             let i = self.index_i64(i, &it, *node)?;
-            let addr = Expr::PtrOffset {
-                ptr: Box::new(p),
-                bytes: Box::new(mul64(i, ptr_ty.pointee.size() as i128)),
-            };
+            let addr = Expr::PtrOffset { ptr: Box::new(p), bytes: Box::new(mul64(i, ptr_ty.pointee.size() as i128)) };
             if k + 1 == idx_nodes.len() {
                 return Ok(Place::Mem {
                     addr,
@@ -1288,14 +1315,19 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     }
                     ("!" | "not", _) => {
                         let a = self.truth(a, &at);
-                        Ok((Expr::Unary { op: UnOp::LogicalNot, ty: IntTy::I32, arg: Box::new(a) }, Ty::Int(IntTy::I32)))
+                        Ok((
+                            Expr::Unary { op: UnOp::LogicalNot, ty: IntTy::I32, arg: Box::new(a) },
+                            Ty::Int(IntTy::I32),
+                        ))
                     }
                     _ => Ok((Expr::Opaque { args: vec![a], what: format!("unary {op}") }, at)),
                 }
             }
             "conditional_expression" => {
                 let c = n.child_by_field_name("condition").ok_or_else(|| self.unsupported(n, "this expression"))?;
-                let t = n.child_by_field_name("consequence").ok_or_else(|| self.unsupported(n, "`?:` without a middle operand"))?;
+                let t = n
+                    .child_by_field_name("consequence")
+                    .ok_or_else(|| self.unsupported(n, "`?:` without a middle operand"))?;
                 let f = n.child_by_field_name("alternative").ok_or_else(|| self.unsupported(n, "this expression"))?;
                 let (ce, ct) = self.expr(c)?;
                 let ce = self.truth(ce, &ct);
@@ -1567,7 +1599,13 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let size = p.pointee.size() as i128;
                 let diff = Expr::PtrDiff { lhs: Box::new(a), rhs: Box::new(b) };
                 Ok((
-                    Expr::Binary { op: BinOp::Div, ty: IntTy::I64, lhs: Box::new(diff), rhs: Box::new(Expr::Int(size, IntTy::I64)), span },
+                    Expr::Binary {
+                        op: BinOp::Div,
+                        ty: IntTy::I64,
+                        lhs: Box::new(diff),
+                        rhs: Box::new(Expr::Int(size, IntTy::I64)),
+                        span,
+                    },
                     Ty::Int(IntTy::I64),
                 ))
             }
@@ -1644,7 +1682,15 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
             let (p, pt) = self.expr(arg_nodes[0])?;
             let Ty::Ptr(pt) = pt else { return Err(self.unsupported(n, &format!("`{name}` of a non-pointer"))) };
-            let op = self.mem_op(AccessKind::Load, pt.space, pt.pointee.size(), cache, cache == CacheOp::Cv, self.text(n), self.span(n));
+            let op = self.mem_op(
+                AccessKind::Load,
+                pt.space,
+                pt.pointee.size(),
+                cache,
+                cache == CacheOp::Cv,
+                self.text(n),
+                self.span(n),
+            );
             return Ok((Expr::Load { op, addr: Box::new(p) }, pt.pointee.clone()));
         }
         let store_cache = match name {
@@ -1665,7 +1711,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             let (v, vt) = self.expr(arg_nodes[1])?;
             let Ty::Ptr(pt) = pt else { return Err(self.unsupported(n, &format!("`{name}` to a non-pointer"))) };
             let v = self.convert(v, &vt, &pt.pointee, n)?;
-            let op = self.mem_op(AccessKind::Store, pt.space, pt.pointee.size(), cache, false, self.text(n), self.span(n));
+            let op =
+                self.mem_op(AccessKind::Store, pt.space, pt.pointee.size(), cache, false, self.text(n), self.span(n));
             self.pending.push(Stmt::Store { op, addr: p, value: v });
             return Ok((Expr::Int(0, IntTy::I32), Ty::Void));
         }
@@ -1695,7 +1742,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let b = self.convert(args.pop().unwrap(), &tys[1], &ty, n)?;
                 let a = self.convert(args.pop().unwrap(), &tys[0], &ty, n)?;
                 return Ok(match ty {
-                    Ty::Int(t) => (Expr::Binary { op, ty: t, lhs: Box::new(a), rhs: Box::new(b), span: self.span(n) }, ty),
+                    Ty::Int(t) => {
+                        (Expr::Binary { op, ty: t, lhs: Box::new(a), rhs: Box::new(b), span: self.span(n) }, ty)
+                    }
                     _ => (Expr::FloatBinary { op, lhs: Box::new(a), rhs: Box::new(b) }, ty),
                 });
             }
@@ -1718,7 +1767,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                         span: self.span(n),
                     };
                     let minus = Expr::Unary { op: UnOp::Neg, ty: t, arg: Box::new(a.clone()) };
-                    return Ok((Expr::Select { cond: Box::new(neg), then: Box::new(minus), els: Box::new(a) }, Ty::Int(t)));
+                    return Ok((
+                        Expr::Select { cond: Box::new(neg), then: Box::new(minus), els: Box::new(a) },
+                        Ty::Int(t),
+                    ));
                 }
             }
             _ => {}
@@ -1742,7 +1794,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             return Err(self.unsupported(n, "a call to a __device__ function inside a condition or `?:`"));
         }
         if self.inline.len() >= MAX_INLINE {
-            return Err(Diagnostic::at(ErrorKind::Limit, self.span(n), format!("__device__ calls nested deeper than {MAX_INLINE} (recursion?)")));
+            return Err(Diagnostic::at(
+                ErrorKind::Limit,
+                self.span(n),
+                format!("__device__ calls nested deeper than {MAX_INLINE} (recursion?)"),
+            ));
         }
         let ret_ty = match def.child_by_field_name("type") {
             Some(t) => type_of_specifier(self.unit, t, &self.tmpl)?,
@@ -1765,7 +1821,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let mut c = params.walk();
         let pnodes: Vec<Node> = params.named_children(&mut c).filter(|p| p.kind() == "parameter_declaration").collect();
         if pnodes.len() != args.len() {
-            return Err(self.unsupported(n, "a call with a different number of arguments than the function's parameters"));
+            return Err(
+                self.unsupported(n, "a call with a different number of arguments than the function's parameters")
+            );
         }
         let mut body = Vec::new();
         let mut scope = HashMap::new();
@@ -1813,29 +1871,142 @@ impl<'u, 'a> Lowerer<'u, 'a> {
 /// Pure CUDA and C math functions: their values are not tracked, their arguments are evaluated.
 fn known_function(name: &str) -> Option<Ty> {
     const FLOAT: &[&str] = &[
-        "sqrtf", "rsqrtf", "expf", "exp2f", "exp10f", "expm1f", "logf", "log2f", "log10f", "log1pf", "powf", "sinf",
-        "cosf", "tanf", "tanhf", "sinhf", "coshf", "asinf", "acosf", "atanf", "atan2f", "erff", "erfcf", "fabsf",
-        "floorf", "ceilf", "roundf", "truncf", "rintf", "fmaf", "fmodf", "cbrtf", "hypotf", "__expf", "__logf",
-        "__sinf", "__cosf", "__powf", "__fdividef", "__frcp_rn", "__fsqrt_rn", "__fadd_rn", "__fmul_rn", "__fmaf_rn",
-        "__fsub_rn", "__saturatef", "copysignf", "__int2float_rn", "__uint2float_rn", "__half2float", "__bfloat162float",
-        "normcdff", "sincosf", "__tanhf", "__exp2f",
+        "sqrtf",
+        "rsqrtf",
+        "expf",
+        "exp2f",
+        "exp10f",
+        "expm1f",
+        "logf",
+        "log2f",
+        "log10f",
+        "log1pf",
+        "powf",
+        "sinf",
+        "cosf",
+        "tanf",
+        "tanhf",
+        "sinhf",
+        "coshf",
+        "asinf",
+        "acosf",
+        "atanf",
+        "atan2f",
+        "erff",
+        "erfcf",
+        "fabsf",
+        "floorf",
+        "ceilf",
+        "roundf",
+        "truncf",
+        "rintf",
+        "fmaf",
+        "fmodf",
+        "cbrtf",
+        "hypotf",
+        "__expf",
+        "__logf",
+        "__sinf",
+        "__cosf",
+        "__powf",
+        "__fdividef",
+        "__frcp_rn",
+        "__fsqrt_rn",
+        "__fadd_rn",
+        "__fmul_rn",
+        "__fmaf_rn",
+        "__fsub_rn",
+        "__saturatef",
+        "copysignf",
+        "__int2float_rn",
+        "__uint2float_rn",
+        "__half2float",
+        "__bfloat162float",
+        "normcdff",
+        "sincosf",
+        "__tanhf",
+        "__exp2f",
     ];
     const DOUBLE: &[&str] = &[
-        "sqrt", "rsqrt", "exp", "exp2", "log", "log2", "log10", "pow", "sin", "cos", "tan", "tanh", "erf", "fabs",
-        "floor", "ceil", "round", "trunc", "fma", "fmod", "cbrt", "hypot", "__dadd_rn", "__dmul_rn", "__fma_rn",
+        "sqrt",
+        "rsqrt",
+        "exp",
+        "exp2",
+        "log",
+        "log2",
+        "log10",
+        "pow",
+        "sin",
+        "cos",
+        "tan",
+        "tanh",
+        "erf",
+        "fabs",
+        "floor",
+        "ceil",
+        "round",
+        "trunc",
+        "fma",
+        "fmod",
+        "cbrt",
+        "hypot",
+        "__dadd_rn",
+        "__dmul_rn",
+        "__fma_rn",
     ];
     const INT: &[&str] = &[
-        "__popc", "__popcll", "__clz", "__clzll", "__ffs", "__ffsll", "__brev", "__brevll", "__float2int_rn",
-        "__float2int_rz", "__float2int_rd", "__float2int_ru", "__double2int_rn", "__mul24", "__umul24", "__mulhi",
-        "__umulhi", "__ballot_sync", "__any_sync", "__all_sync", "__activemask", "__match_any_sync", "printf",
-        "assert", "__trap", "__nanosleep", "__float2uint_rn", "__reduce_add_sync", "__reduce_min_sync",
-        "__reduce_max_sync", "__lanemask_lt", "__prof_trigger",
+        "__popc",
+        "__popcll",
+        "__clz",
+        "__clzll",
+        "__ffs",
+        "__ffsll",
+        "__brev",
+        "__brevll",
+        "__float2int_rn",
+        "__float2int_rz",
+        "__float2int_rd",
+        "__float2int_ru",
+        "__double2int_rn",
+        "__mul24",
+        "__umul24",
+        "__mulhi",
+        "__umulhi",
+        "__ballot_sync",
+        "__any_sync",
+        "__all_sync",
+        "__activemask",
+        "__match_any_sync",
+        "printf",
+        "assert",
+        "__trap",
+        "__nanosleep",
+        "__float2uint_rn",
+        "__reduce_add_sync",
+        "__reduce_min_sync",
+        "__reduce_max_sync",
+        "__lanemask_lt",
+        "__prof_trigger",
     ];
     const LONG: &[&str] = &["clock64", "clock", "__globaltimer"];
     const ANY: &[&str] = &[
-        "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync", "__shfl", "__shfl_down", "__shfl_up",
-        "__shfl_xor", "__float2half", "__float2half_rn", "__hadd", "__hmul", "__hfma", "__hmax", "__hmin",
-        "__float2bfloat16", "__ldg_placeholder",
+        "__shfl_sync",
+        "__shfl_up_sync",
+        "__shfl_down_sync",
+        "__shfl_xor_sync",
+        "__shfl",
+        "__shfl_down",
+        "__shfl_up",
+        "__shfl_xor",
+        "__float2half",
+        "__float2half_rn",
+        "__hadd",
+        "__hmul",
+        "__hfma",
+        "__hmax",
+        "__hmin",
+        "__float2bfloat16",
+        "__ldg_placeholder",
     ];
     if FLOAT.contains(&name) {
         return Some(Ty::Float(4));
@@ -1875,7 +2046,13 @@ fn mul64(e: Expr, k: i128) -> Expr {
     if let Expr::Int(v, _) = e {
         return Expr::Int(IntTy::I64.wrap(v * k), IntTy::I64);
     }
-    Expr::Binary { op: BinOp::Mul, ty: IntTy::I64, lhs: Box::new(e), rhs: Box::new(Expr::Int(k, IntTy::I64)), span: Span::default() }
+    Expr::Binary {
+        op: BinOp::Mul,
+        ty: IntTy::I64,
+        lhs: Box::new(e),
+        rhs: Box::new(Expr::Int(k, IntTy::I64)),
+        span: Span::default(),
+    }
 }
 
 fn add64(a: Expr, b: Expr) -> Expr {

@@ -18,10 +18,8 @@ pub fn lower_file(
     opts: &AnalyzeOptions,
     loader: &dyn FileLoader,
 ) -> Result<Module> {
-    let pp_opts = preprocess::PreprocessOptions {
-        defines: opts.defines.clone(),
-        include_dirs: opts.include_dirs.clone(),
-    };
+    let pp_opts =
+        preprocess::PreprocessOptions { defines: opts.defines.clone(), include_dirs: opts.include_dirs.clone() };
     let pre = preprocess::preprocess(files, root, &pp_opts, loader)?;
     lower_translation_unit(&pre, &opts.args)
 }

@@ -88,35 +88,20 @@ struct LineTable {
 impl LineTable {
     fn new(text: Arc<str>) -> Self {
         let mut starts = vec![0];
-        starts.extend(
-            text.bytes()
-                .enumerate()
-                .filter(|&(_, b)| b == b'\n')
-                .map(|(i, _)| i + 1),
-        );
+        starts.extend(text.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1));
         LineTable { text, starts }
     }
 
     /// 0-based character column of byte column `byte` of 1-based `line`.
     fn char_col(&self, line: u32, byte: usize) -> usize {
-        let Some(&start) = (line as usize)
-            .checked_sub(1)
-            .and_then(|l| self.starts.get(l))
-        else {
+        let Some(&start) = (line as usize).checked_sub(1).and_then(|l| self.starts.get(l)) else {
             return byte;
         };
-        let end = self
-            .starts
-            .get(line as usize)
-            .copied()
-            .unwrap_or(self.text.len());
+        let end = self.starts.get(line as usize).copied().unwrap_or(self.text.len());
         let want = start.saturating_add(byte);
         let stop = want.min(end);
         // Count UTF-8 lead bytes: never slices, so a column inside a character cannot panic.
-        let chars = self.text.as_bytes()[start..stop]
-            .iter()
-            .filter(|&&b| b & 0xC0 != 0x80)
-            .count();
+        let chars = self.text.as_bytes()[start..stop].iter().filter(|&&b| b & 0xC0 != 0x80).count();
         chars + (want - stop)
     }
 }
@@ -132,36 +117,18 @@ impl Preprocessed {
         let first = self.rows.get(row).copied().unwrap_or(0);
         let end = self.rows.get(row + 1).copied().unwrap_or(self.segs.len());
         let segs = self.segs.get(first..end).unwrap_or(&[]);
-        let Some(seg) = segs.get(
-            segs.partition_point(|s| s.out_col as usize <= col)
-                .saturating_sub(1),
-        ) else {
-            return Span {
-                line: 1,
-                column: 1,
-                len: 1,
-                ..Span::default()
-            };
+        let Some(seg) = segs.get(segs.partition_point(|s| s.out_col as usize <= col).saturating_sub(1)) else {
+            return Span { line: 1, column: 1, len: 1, ..Span::default() };
         };
         if seg.len > 0 {
-            return Span {
-                file: seg.file,
-                line: seg.line,
-                column: seg.col,
-                len: seg.len,
-            };
+            return Span { file: seg.file, line: seg.line, column: seg.col, len: seg.len };
         }
         let byte = (seg.col as usize).saturating_add(col.saturating_sub(seg.out_col as usize));
         let column = match self.lines.get(seg.file.0 as usize) {
             Some(Some(table)) => table.char_col(seg.line, byte),
             _ => byte,
         };
-        Span {
-            file: seg.file,
-            line: seg.line,
-            column: sat32(column + 1),
-            len: sat32(len.max(1)),
-        }
+        Span { file: seg.file, line: seg.line, column: sat32(column + 1), len: sat32(len.max(1)) }
     }
 }
 
@@ -183,48 +150,21 @@ pub fn preprocess(
     let path = file.path.clone();
     let mut pp = Pp::new(files, loader, opts, root, &path);
     // Predefines first so that `-D` may override them (e.g. `-D __CUDA_ARCH__=800`).
-    let predefined = [
-        ("__CUDACC__", "1"),
-        ("__CUDA_ARCH__", "900"),
-        ("__NVCC__", "1"),
-        ("__cplusplus", "201703L"),
-    ];
-    let start = Span {
-        file: root,
-        line: 1,
-        column: 1,
-        len: 1,
-    };
-    for (name, value) in predefined
-        .iter()
-        .map(|&(n, v)| (n, v))
-        .chain(opts.defines.iter().map(|(n, v)| (n.as_str(), v.as_str())))
+    let predefined = [("__CUDACC__", "1"), ("__CUDA_ARCH__", "900"), ("__NVCC__", "1"), ("__cplusplus", "201703L")];
+    let start = Span { file: root, line: 1, column: 1, len: 1 };
+    for (name, value) in
+        predefined.iter().map(|&(n, v)| (n, v)).chain(opts.defines.iter().map(|(n, v)| (n.as_str(), v.as_str())))
     {
-        let toks: Vec<Tok> = lex_toks(&format!("{name} {value}"))
-            .into_iter()
-            .map(|(t, _)| t)
-            .collect();
-        let def = parse_define(&toks)
-            .map_err(|m| Diagnostic::at(ErrorKind::Preprocess, start, format!("-D {name}: {m}")))?;
+        let toks: Vec<Tok> = lex_toks(&format!("{name} {value}")).into_iter().map(|(t, _)| t).collect();
+        let def =
+            parse_define(&toks).map_err(|m| Diagnostic::at(ErrorKind::Preprocess, start, format!("-D {name}: {m}")))?;
         pp.define(def);
     }
     pp.set_table(root, Arc::clone(&text));
-    pp.loaded
-        .insert(normalize(&path), (root, Arc::clone(&text)));
+    pp.loaded.insert(normalize(&path), (root, Arc::clone(&text)));
     pp.run(Src::new(root, path, text))?;
-    let Pp {
-        out,
-        tables,
-        warnings,
-        ..
-    } = pp;
-    Ok(Preprocessed {
-        text: out.text,
-        warnings,
-        rows: out.rows,
-        segs: out.segs,
-        lines: tables,
-    })
+    let Pp { out, tables, warnings, .. } = pp;
+    Ok(Preprocessed { text: out.text, warnings, rows: out.rows, segs: out.segs, lines: tables })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -264,9 +204,7 @@ fn lex(b: &[u8], i: usize) -> (Kind, usize) {
         b'\n' => (Kind::Newline, i + 1),
         b' ' | b'\t' | b'\r' | 0x0b | 0x0c => (Kind::Space, space_end(b, i)),
         b'/' if matches!(at(i + 1), b'*' | b'/') => (Kind::Space, space_end(b, i)),
-        b'\\' if at(i + 1) == b'\n' || (at(i + 1) == b'\r' && at(i + 2) == b'\n') => {
-            (Kind::Space, space_end(b, i))
-        }
+        b'\\' if at(i + 1) == b'\n' || (at(i + 1) == b'\r' && at(i + 2) == b'\n') => (Kind::Space, space_end(b, i)),
         // A byte order mark is blank (and is written out as three spaces, see `emit_src`).
         0xEF if b[i..].starts_with(BOM.as_bytes()) => (Kind::Space, i + BOM.len()),
         b'"' | b'\'' => (Kind::Str, quoted(b, i)),
@@ -313,10 +251,7 @@ fn space_end(b: &[u8], mut i: usize) -> usize {
 }
 
 fn find(b: &[u8], from: usize, pat: &[u8]) -> Option<usize> {
-    b.get(from..)?
-        .windows(pat.len())
-        .position(|w| w == pat)
-        .map(|p| p + from)
+    b.get(from..)?.windows(pat.len()).position(|w| w == pat).map(|p| p + from)
 }
 
 /// End of a quoted literal starting at `b[i]`; an unterminated one ends at the end of its line.
@@ -338,13 +273,7 @@ fn quoted(b: &[u8], i: usize) -> usize {
 /// End of a raw string whose opening quote is `b[q]`; a malformed one lexes as a plain string.
 fn raw_string(b: &[u8], q: usize) -> usize {
     let mut k = q + 1;
-    while k < b.len()
-        && k - q <= 17
-        && !matches!(
-            b[k],
-            b'(' | b')' | b'\\' | b'"' | b' ' | b'\t' | b'\n' | b'\r'
-        )
-    {
+    while k < b.len() && k - q <= 17 && !matches!(b[k], b'(' | b')' | b'\\' | b'"' | b' ' | b'\t' | b'\n' | b'\r') {
         k += 1;
     }
     if b.get(k) != Some(&b'(') {
@@ -376,23 +305,10 @@ fn number_end(b: &[u8], mut i: usize) -> usize {
 fn punct_len(b: &[u8]) -> usize {
     let at = |k: usize| b.get(k).copied().unwrap_or(0);
     match (b[0], at(1), at(2)) {
-        (b'<', b'<', b'=')
-        | (b'>', b'>', b'=')
-        | (b'.', b'.', b'.')
-        | (b'-', b'>', b'*')
-        | (b'<', b'=', b'>') => 3,
-        (b'#', b'#', _)
-        | (b'-', b'>', _)
-        | (b'+', b'+', _)
-        | (b'-', b'-', _)
-        | (b'<', b'<', _)
-        | (b'>', b'>', _) => 2,
+        (b'<', b'<', b'=') | (b'>', b'>', b'=') | (b'.', b'.', b'.') | (b'-', b'>', b'*') | (b'<', b'=', b'>') => 3,
+        (b'#', b'#', _) | (b'-', b'>', _) | (b'+', b'+', _) | (b'-', b'-', _) | (b'<', b'<', _) | (b'>', b'>', _) => 2,
         (b'&', b'&', _) | (b'|', b'|', _) | (b':', b':', _) | (b'.', b'*', _) => 2,
-        (
-            b'<' | b'>' | b'=' | b'!' | b'+' | b'-' | b'*' | b'/' | b'%' | b'&' | b'|' | b'^',
-            b'=',
-            _,
-        ) => 2,
+        (b'<' | b'>' | b'=' | b'!' | b'+' | b'-' | b'*' | b'/' | b'%' | b'&' | b'|' | b'^', b'=', _) => 2,
         _ => 1,
     }
 }
@@ -420,11 +336,7 @@ fn hide_inter(a: &Hide, b: &Hide) -> Hide {
     let (Some(a), Some(b)) = (a, b) else {
         return None;
     };
-    let v: Vec<u32> = a
-        .iter()
-        .copied()
-        .filter(|x| b.binary_search(x).is_ok())
-        .collect();
+    let v: Vec<u32> = a.iter().copied().filter(|x| b.binary_search(x).is_ok()).collect();
     (!v.is_empty()).then(|| v.into())
 }
 
@@ -455,13 +367,7 @@ struct Tok {
 
 impl Tok {
     fn new(kind: Kind, text: &str) -> Tok {
-        Tok {
-            kind,
-            text: text.into(),
-            space: false,
-            hide: None,
-            gen: true,
-        }
+        Tok { kind, text: text.into(), space: false, hide: None, gen: true }
     }
     fn is(&self, p: &str) -> bool {
         self.kind == Kind::Punct && &*self.text == p
@@ -477,16 +383,7 @@ fn lex_toks(s: &str) -> Vec<(Tok, usize)> {
         if matches!(kind, Kind::Space | Kind::Newline) {
             space = true;
         } else {
-            v.push((
-                Tok {
-                    kind,
-                    text: s[i..end].into(),
-                    space,
-                    hide: None,
-                    gen: false,
-                },
-                i,
-            ));
+            v.push((Tok { kind, text: s[i..end].into(), space, hide: None, gen: false }, i));
             space = false;
         }
         i = end;
@@ -532,34 +429,14 @@ struct Out {
 
 impl Out {
     fn new(file: FileId) -> Out {
-        let segs = vec![Seg {
-            out_col: 0,
-            file,
-            line: 1,
-            col: 0,
-            len: 0,
-        }];
-        Out {
-            text: String::new(),
-            rows: vec![0],
-            segs,
-            col: 0,
-            file,
-            line: 1,
-            last_gen: false,
-        }
+        let segs = vec![Seg { out_col: 0, file, line: 1, col: 0, len: 0 }];
+        Out { text: String::new(), rows: vec![0], segs, col: 0, file, line: 1, last_gen: false }
     }
 
     fn start_row(&mut self, file: FileId, line: u32) {
         self.text.push('\n');
         self.rows.push(self.segs.len());
-        self.segs.push(Seg {
-            out_col: 0,
-            file,
-            line,
-            col: 0,
-            len: 0,
-        });
+        self.segs.push(Seg { out_col: 0, file, line, col: 0, len: 0 });
         (self.col, self.file, self.line) = (0, file, line);
     }
 
@@ -570,13 +447,7 @@ impl Out {
         }
         let first = self.rows.last().copied().unwrap_or(0);
         self.segs.truncate(first);
-        self.segs.push(Seg {
-            out_col: 0,
-            file,
-            line,
-            col: 0,
-            len: 0,
-        });
+        self.segs.push(Seg { out_col: 0, file, line, col: 0, len: 0 });
         (self.file, self.line) = (file, line);
     }
 
@@ -591,11 +462,7 @@ impl Out {
     fn src(&mut self, s: &str, file: FileId, line: u32, col: usize) {
         self.last_gen = false;
         for (k, piece) in s.split('\n').enumerate() {
-            let (line, col) = if k == 0 {
-                (line, col)
-            } else {
-                (line.saturating_add(sat32(k)), 0)
-            };
+            let (line, col) = if k == 0 { (line, col) } else { (line.saturating_add(sat32(k)), 0) };
             if k > 0 {
                 self.start_row(file, line);
             }
@@ -610,13 +477,7 @@ impl Out {
                     && s.col as usize + (self.col - s.out_col as usize) == col
             });
             if !continues {
-                self.segs.push(Seg {
-                    out_col: sat32(self.col),
-                    file,
-                    line,
-                    col: sat32(col),
-                    len: 0,
-                });
+                self.segs.push(Seg { out_col: sat32(self.col), file, line, col: sat32(col), len: 0 });
             }
             self.text.push_str(piece);
             self.col += piece.len();
@@ -636,18 +497,11 @@ impl Out {
                 continue;
             }
             let last = self.segs.last().copied();
-            let same = last.is_some_and(|s| {
-                s.len > 0 && s.file == span.file && s.line == span.line && s.col == span.column
-            });
+            let same =
+                last.is_some_and(|s| s.len > 0 && s.file == span.file && s.line == span.line && s.col == span.column);
             if !same {
                 let (file, line, col, len) = (span.file, span.line, span.column, span.len.max(1));
-                self.segs.push(Seg {
-                    out_col: sat32(self.col),
-                    file,
-                    line,
-                    col,
-                    len,
-                });
+                self.segs.push(Seg { out_col: sat32(self.col), file, line, col, len });
             }
             self.text.push_str(piece);
             self.col += piece.len();
@@ -736,14 +590,7 @@ impl Src {
             return None;
         }
         let (kind, end) = lex(b, self.pos);
-        let t = RawTok {
-            kind,
-            start: self.pos,
-            end,
-            line: self.line,
-            col: self.pos - self.ls,
-            ls: self.ls,
-        };
+        let t = RawTok { kind, start: self.pos, end, line: self.line, col: self.pos - self.ls, ls: self.ls };
         if matches!(kind, Kind::Space | Kind::Str | Kind::Newline) {
             for (k, &c) in b[self.pos..end].iter().enumerate() {
                 if c == b'\n' {
@@ -761,13 +608,7 @@ impl Src {
     }
 
     fn tok(&self, t: &RawTok, space: bool) -> Tok {
-        Tok {
-            kind: t.kind,
-            text: self.slice(t).into(),
-            space,
-            hide: None,
-            gen: false,
-        }
+        Tok { kind: t.kind, text: self.slice(t).into(), space, hide: None, gen: false }
     }
 
     fn active(&self) -> bool {
@@ -786,12 +627,7 @@ impl Src {
         }
         let before = &self.text.as_bytes()[ls.min(abs)..abs];
         let column = before.iter().filter(|&&b| b & 0xC0 != 0x80).count() + 1;
-        Span {
-            file: self.file,
-            line,
-            column: sat32(column),
-            len: sat32(len.max(1)),
-        }
+        Span { file: self.file, line, column: sat32(column), len: sat32(len.max(1)) }
     }
 
     fn span(&self, t: &RawTok) -> Span {
@@ -799,10 +635,7 @@ impl Src {
     }
 
     fn dir(&self) -> PathBuf {
-        self.path
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_default()
+        self.path.parent().map(Path::to_path_buf).unwrap_or_default()
     }
 }
 
@@ -832,10 +665,7 @@ fn header_name(spec: &str) -> Option<(String, bool)> {
         b'<' => b'>',
         _ => return None,
     };
-    let end = spec.as_bytes()[1..]
-        .iter()
-        .position(|&c| c == close || c == b'\n')?
-        + 1;
+    let end = spec.as_bytes()[1..].iter().position(|&c| c == close || c == b'\n')? + 1;
     (spec.as_bytes()[end] == close).then(|| (spec[1..end].to_string(), close == b'>'))
 }
 
@@ -866,10 +696,7 @@ fn parse_define(toks: &[Tok]) -> std::result::Result<MacroDef, String> {
         return Err("macro name missing in #define".into());
     };
     if name.kind != Kind::Ident {
-        return Err(format!(
-            "macro name must be an identifier, found `{}`",
-            name.text
-        ));
+        return Err(format!("macro name must be an identifier, found `{}`", name.text));
     }
     if &*name.text == "defined" {
         return Err("`defined` cannot be used as a macro name".into());
@@ -915,22 +742,12 @@ fn parse_define(toks: &[Tok]) -> std::result::Result<MacroDef, String> {
     let ps = params.as_deref().unwrap_or(&[]);
     let mut body: Vec<(Tok, Option<usize>)> = toks[i..]
         .iter()
-        .map(|t| {
-            (
-                t.clone(),
-                if t.kind == Kind::Ident {
-                    ps.iter().position(|p| *p == t.text)
-                } else {
-                    None
-                },
-            )
-        })
+        .map(|t| (t.clone(), if t.kind == Kind::Ident { ps.iter().position(|p| *p == t.text) } else { None }))
         .collect();
     if let Some((t, _)) = body.first_mut() {
         t.space = false;
     }
-    if body.first().is_some_and(|(t, _)| t.is("##")) || body.last().is_some_and(|(t, _)| t.is("##"))
-    {
+    if body.first().is_some_and(|(t, _)| t.is("##")) || body.last().is_some_and(|(t, _)| t.is("##")) {
         return Err("`##` cannot appear at either end of a macro body".into());
     }
     if params.is_some() {
@@ -940,12 +757,7 @@ fn parse_define(toks: &[Tok]) -> std::result::Result<MacroDef, String> {
             }
         }
     }
-    Ok(MacroDef {
-        name: name.text.clone(),
-        params,
-        variadic,
-        body,
-    })
+    Ok(MacroDef { name: name.text.clone(), params, variadic, body })
 }
 
 /// `#x`: the argument's spelling as a string literal.
@@ -972,10 +784,7 @@ fn stringify(arg: &[Tok]) -> Tok {
 
 /// `a ## b`. An invalid paste is re-lexed into several tokens rather than refused.
 fn paste(l: &Tok, r: &Tok) -> Vec<Tok> {
-    let mut toks: Vec<Tok> = lex_toks(&format!("{}{}", l.text, r.text))
-        .into_iter()
-        .map(|(t, _)| t)
-        .collect();
+    let mut toks: Vec<Tok> = lex_toks(&format!("{}{}", l.text, r.text)).into_iter().map(|(t, _)| t).collect();
     if let Some(f) = toks.first_mut() {
         f.space = l.space;
     }
@@ -1089,38 +898,24 @@ impl<'a> Pp<'a> {
     fn define(&mut self, d: MacroDef) {
         let next = sat32(self.ids.len());
         let id = *self.ids.entry(d.name.clone()).or_insert(next);
-        let m = Macro {
-            id,
-            params: d.params,
-            variadic: d.variadic,
-            body: d.body,
-        };
+        let m = Macro { id, params: d.params, variadic: d.variadic, body: d.body };
         self.macros.insert(d.name, Rc::new(m));
     }
 
     fn is_defined(&self, name: &str) -> bool {
-        self.macros.contains_key(name)
-            || matches!(
-                name,
-                "__LINE__" | "__FILE__" | "__COUNTER__" | "__has_include"
-            )
+        self.macros.contains_key(name) || matches!(name, "__LINE__" | "__FILE__" | "__COUNTER__" | "__has_include")
     }
 
     /// A name the expander replaces when met in text.
     fn expandable(&self, name: &str) -> bool {
-        self.macros.contains_key(name)
-            || matches!(name, "__LINE__" | "__FILE__" | "__COUNTER__" | "_Pragma")
+        self.macros.contains_key(name) || matches!(name, "__LINE__" | "__FILE__" | "__COUNTER__" | "_Pragma")
     }
 
     /// Counts expansion work; fails past the per-invocation or global budget.
     fn tick(&mut self, n: u64, span: Span) -> Result<()> {
         self.work += n;
         if self.work - self.work_mark > MAX_WORK || self.work > MAX_TOTAL_WORK {
-            return Err(Diagnostic::at(
-                ErrorKind::Limit,
-                span,
-                "macro expansion exceeds the work budget",
-            ));
+            return Err(Diagnostic::at(ErrorKind::Limit, span, "macro expansion exceeds the work budget"));
         }
         Ok(())
     }
@@ -1147,17 +942,8 @@ impl<'a> Pp<'a> {
                     self.out.retarget(parent.file, parent.resume);
                     self.cur_path.clone_from(&parent.path);
                     if self.out.text.len() > MAX_OUTPUT {
-                        let span = Span {
-                            file: parent.file,
-                            line: parent.resume,
-                            column: 1,
-                            len: 1,
-                        };
-                        return Err(Diagnostic::at(
-                            ErrorKind::Limit,
-                            span,
-                            "preprocessed output exceeds 256 MiB",
-                        ));
+                        let span = Span { file: parent.file, line: parent.resume, column: 1, len: 1 };
+                        return Err(Diagnostic::at(ErrorKind::Limit, span, "preprocessed output exceeds 256 MiB"));
                     }
                 }
             }
@@ -1171,10 +957,7 @@ impl<'a> Pp<'a> {
             Kind::Newline => {}
             Kind::Ident if self.expandable(s.slice(&t)) => {
                 self.out.sync(s.file, t.line);
-                let ctx = Ctx {
-                    span: s.span(&t),
-                    if_mode: false,
-                };
+                let ctx = Ctx { span: s.span(&t), if_mode: false };
                 let tok = s.tok(&t, false);
                 self.work_mark = self.work;
                 let toks = self.expand(vec![tok], Some(s), ctx)?;
@@ -1191,10 +974,7 @@ impl<'a> Pp<'a> {
 
     fn finish_file(&mut self, s: &Src) -> Result<()> {
         if let Some(c) = s.conds.last() {
-            return Err(perr(
-                c.span,
-                format!("unterminated #{} (no matching #endif)", c.what),
-            ));
+            return Err(perr(c.span, format!("unterminated #{} (no matching #endif)", c.what)));
         }
         if let Guard::Closed(name) = &s.guard {
             self.guards.insert(normalize(&s.path), name.clone());
@@ -1214,10 +994,7 @@ impl<'a> Pp<'a> {
             // keeps its column.
             self.out.src(&" ".repeat(t.col), s.file, t.line, 0);
         } else if self.out.last_gen
-            && hazard(
-                self.out.text.as_bytes().last().copied().unwrap_or(b' '),
-                text.as_bytes()[0],
-            )
+            && hazard(self.out.text.as_bytes().last().copied().unwrap_or(b' '), text.as_bytes()[0])
         {
             self.out.src(" ", s.file, t.line, t.col);
         }
@@ -1234,11 +1011,7 @@ impl<'a> Pp<'a> {
             self.out.gen(&t.text, span);
         }
         if self.out.text.len() > MAX_OUTPUT {
-            return Err(Diagnostic::at(
-                ErrorKind::Limit,
-                span,
-                "preprocessed output exceeds 256 MiB",
-            ));
+            return Err(Diagnostic::at(ErrorKind::Limit, span, "preprocessed output exceeds 256 MiB"));
         }
         Ok(())
     }
@@ -1299,11 +1072,8 @@ impl<'a> Pp<'a> {
         let text = Arc::clone(&s.text);
         let raw = &text[body_start..end];
         let toks = lex_toks(raw);
-        let line_end = text[hash.start..]
-            .find('\n')
-            .map_or(text.len(), |k| hash.start + k);
-        let shown =
-            text[hash.start..line_end].trim_end_matches(|c: char| c.is_whitespace() || c == '\\');
+        let line_end = text[hash.start..].find('\n').map_or(text.len(), |k| hash.start + k);
+        let shown = text[hash.start..line_end].trim_end_matches(|c: char| c.is_whitespace() || c == '\\');
         let span = s.span_at(hash.line, hash.ls, hash.start, shown.len());
         let name: Rc<str> = match toks.first() {
             Some((t, _)) if t.kind == Kind::Ident => t.text.clone(),
@@ -1317,9 +1087,7 @@ impl<'a> Pp<'a> {
 
         if s.conds.is_empty() {
             s.guard = match (&s.guard, &*name, args.first()) {
-                (Guard::Start, "ifndef", Some(t)) if t.kind == Kind::Ident => {
-                    Guard::Open(t.text.clone())
-                }
+                (Guard::Start, "ifndef", Some(t)) if t.kind == Kind::Ident => Guard::Open(t.text.clone()),
                 _ => Guard::No,
             };
         }
@@ -1332,14 +1100,7 @@ impl<'a> Pp<'a> {
                     _ => "ifndef",
                 };
                 let active = parent && self.condition(&name, &args, span)?;
-                s.conds.push(Cond {
-                    parent,
-                    active,
-                    taken: active,
-                    else_seen: false,
-                    span,
-                    what,
-                });
+                s.conds.push(Cond { parent, active, taken: active, else_seen: false, span, what });
             }
             "elif" | "elifdef" | "elifndef" | "else" => {
                 let Some(c) = s.conds.last() else {
@@ -1353,8 +1114,7 @@ impl<'a> Pp<'a> {
                 }
                 let (parent, taken) = (c.parent, c.taken);
                 // Skipped #elif conditions are not evaluated: they may be garbage.
-                let active =
-                    parent && !taken && (&*name == "else" || self.condition(&name, &args, span)?);
+                let active = parent && !taken && (&*name == "else" || self.condition(&name, &args, span)?);
                 if let Some(c) = s.conds.last_mut() {
                     c.active = active;
                     c.taken |= active;
@@ -1382,10 +1142,7 @@ impl<'a> Pp<'a> {
             },
             "include" | "include_next" | "import" => {
                 if self.collecting > 0 {
-                    return Err(perr(
-                        span,
-                        "#include inside a macro's argument list is not supported",
-                    ));
+                    return Err(perr(span, "#include inside a macro's argument list is not supported"));
                 }
                 let spec = raw[after_name..].trim_start();
                 let abs = body_start + (raw.len() - spec.len());
@@ -1396,14 +1153,7 @@ impl<'a> Pp<'a> {
                     }
                     None => {
                         // `#include MACRO`
-                        let toks = self.expand(
-                            args,
-                            None,
-                            Ctx {
-                                span,
-                                if_mode: false,
-                            },
-                        )?;
+                        let toks = self.expand(args, None, Ctx { span, if_mode: false })?;
                         let joined = join_tokens(&toks);
                         let (n, angle) = header_name(joined.trim())
                             .ok_or_else(|| perr(span, "#include expects \"FILE\" or <FILE>"))?;
@@ -1429,40 +1179,22 @@ impl<'a> Pp<'a> {
     fn condition(&mut self, directive: &str, args: &[Tok], span: Span) -> Result<bool> {
         if directive.ends_with("def") {
             return match args.first() {
-                Some(t) if t.kind == Kind::Ident => {
-                    Ok(self.is_defined(&t.text) != directive.ends_with("ndef"))
-                }
+                Some(t) if t.kind == Kind::Ident => Ok(self.is_defined(&t.text) != directive.ends_with("ndef")),
                 _ => Err(perr(span, format!("no macro name given in #{directive}"))),
             };
         }
         let mark = self.work_mark;
         self.work_mark = self.work;
-        let toks = self.expand(
-            args.to_vec(),
-            None,
-            Ctx {
-                span,
-                if_mode: true,
-            },
-        );
+        let toks = self.expand(args.to_vec(), None, Ctx { span, if_mode: true });
         self.work_mark = mark;
         let toks = toks?;
         if toks.is_empty() {
             return Err(perr(span, format!("#{directive} with no expression")));
         }
-        let mut e = Expr {
-            t: &toks,
-            i: 0,
-            depth: 0,
-        };
-        let v = e
-            .comma(true)
-            .map_err(|m| perr(span, format!("invalid #{directive} expression: {m}")))?;
+        let mut e = Expr { t: &toks, i: 0, depth: 0 };
+        let v = e.comma(true).map_err(|m| perr(span, format!("invalid #{directive} expression: {m}")))?;
         if let Some(t) = toks.get(e.i) {
-            return Err(perr(
-                span,
-                format!("invalid #{directive} expression: unexpected `{}`", t.text),
-            ));
+            return Err(perr(span, format!("invalid #{directive} expression: unexpected `{}`", t.text)));
         }
         Ok(v.0 != 0)
     }
@@ -1477,10 +1209,7 @@ impl<'a> Pp<'a> {
             }
             cands.extend(self.opts.include_dirs.iter().map(|d| d.join(name)));
         }
-        cands
-            .into_iter()
-            .map(|c| normalize(&c))
-            .find(|p| self.load(p))
+        cands.into_iter().map(|c| normalize(&c)).find(|p| self.load(p))
     }
 
     /// Reads a file once; later calls answer from the cache.
@@ -1502,19 +1231,9 @@ impl<'a> Pp<'a> {
         true
     }
 
-    fn include(
-        &mut self,
-        s: &mut Src,
-        name: &str,
-        angle: bool,
-        span: Span,
-        last_line: u32,
-    ) -> Result<()> {
+    fn include(&mut self, s: &mut Src, name: &str, angle: bool, span: Span, last_line: u32) -> Result<()> {
         if self.open_files >= MAX_INCLUDE_DEPTH {
-            return Err(perr(
-                span,
-                format!("#include nested more than {MAX_INCLUDE_DEPTH} levels deep"),
-            ));
+            return Err(perr(span, format!("#include nested more than {MAX_INCLUDE_DEPTH} levels deep")));
         }
         let Some(path) = self.find_include(&s.dir(), name, angle) else {
             if angle {
@@ -1522,12 +1241,7 @@ impl<'a> Pp<'a> {
                 return Ok(());
             }
             let mut searched = vec![s.dir().display().to_string()];
-            searched.extend(
-                self.opts
-                    .include_dirs
-                    .iter()
-                    .map(|d| d.display().to_string()),
-            );
+            searched.extend(self.opts.include_dirs.iter().map(|d| d.display().to_string()));
             return Err(perr(span, format!("cannot find include file \"{name}\""))
                 .note(format!("searched: {}", searched.join(", "))));
         };
@@ -1559,12 +1273,7 @@ impl<'a> Pp<'a> {
         r
     }
 
-    fn expand_inner(
-        &mut self,
-        toks: Vec<Tok>,
-        mut src: Option<&mut Src>,
-        ctx: Ctx,
-    ) -> Result<Vec<Tok>> {
+    fn expand_inner(&mut self, toks: Vec<Tok>, mut src: Option<&mut Src>, ctx: Ctx) -> Result<Vec<Tok>> {
         // Unscanned tokens, next one last: a replacement is pushed back to be rescanned.
         let mut stack: Vec<Tok> = toks.into_iter().rev().collect();
         let mut out = Vec::new();
@@ -1574,16 +1283,10 @@ impl<'a> Pp<'a> {
             if self.nesting == 1 {
                 bytes += t.text.len() + 1;
                 if bytes > MAX_EXPANSION_BYTES {
-                    return Err(Diagnostic::at(
-                        ErrorKind::Limit,
-                        ctx.span,
-                        "macro expansion exceeds 10 MiB",
-                    ));
+                    return Err(Diagnostic::at(ErrorKind::Limit, ctx.span, "macro expansion exceeds 10 MiB"));
                 }
             }
-            if t.kind != Kind::Ident
-                || (ctx.if_mode && self.if_operator(&t, &mut stack, &mut out, ctx)?)
-            {
+            if t.kind != Kind::Ident || (ctx.if_mode && self.if_operator(&t, &mut stack, &mut out, ctx)?) {
                 if t.kind != Kind::Ident {
                     out.push(t);
                 }
@@ -1607,19 +1310,14 @@ impl<'a> Pp<'a> {
                         continue;
                     }
                     let n = params.len();
-                    let (mut args, rparen) =
-                        self.collect_args(&mut stack, src.as_deref_mut(), n, m.variadic, ctx)?;
+                    let (mut args, rparen) = self.collect_args(&mut stack, src.as_deref_mut(), n, m.variadic, ctx)?;
                     if m.variadic && args.len() + 1 == n {
                         args.push(Vec::new()); // `F(a)` for `F(a, ...)`
                     }
                     if args.len() != n {
                         return Err(perr(
                             ctx.span,
-                            format!(
-                                "macro `{}` takes {n} argument(s), but {} given",
-                                t.text,
-                                args.len()
-                            ),
+                            format!("macro `{}` takes {n} argument(s), but {} given", t.text, args.len()),
                         ));
                     }
                     // Prosser: the result is hidden from what both the name and `)` were hidden
@@ -1628,10 +1326,7 @@ impl<'a> Pp<'a> {
                 }
             };
             if hide_len(&hide) > MAX_HIDE {
-                return Err(perr(
-                    ctx.span,
-                    format!("macro expansion nested more than {MAX_HIDE} levels deep"),
-                ));
+                return Err(perr(ctx.span, format!("macro expansion nested more than {MAX_HIDE} levels deep")));
             }
             let body = self.subst(&m, &args, &hide, t.space, ctx)?;
             self.tick(body.len() as u64, ctx.span)?;
@@ -1641,13 +1336,7 @@ impl<'a> Pp<'a> {
     }
 
     /// `defined X`, `defined(X)`, `__has_include(...)` and other `__has_*(...)` in `#if`.
-    fn if_operator(
-        &mut self,
-        t: &Tok,
-        stack: &mut Vec<Tok>,
-        out: &mut Vec<Tok>,
-        ctx: Ctx,
-    ) -> Result<bool> {
+    fn if_operator(&mut self, t: &Tok, stack: &mut Vec<Tok>, out: &mut Vec<Tok>, ctx: Ctx) -> Result<bool> {
         let value = match &*t.text {
             "defined" => {
                 let paren = stack.last().is_some_and(|x| x.is("("));
@@ -1667,11 +1356,7 @@ impl<'a> Pp<'a> {
                 let bad = || perr(ctx.span, "`__has_include` expects (\"FILE\") or (<FILE>)");
                 let inner = take_parens(stack).ok_or_else(bad)?;
                 let (name, angle) = header_name(join_tokens(&inner).trim()).ok_or_else(bad)?;
-                let dir = self
-                    .cur_path
-                    .parent()
-                    .map(Path::to_path_buf)
-                    .unwrap_or_default();
+                let dir = self.cur_path.parent().map(Path::to_path_buf).unwrap_or_default();
                 self.find_include(&dir, &name, angle).is_some()
             }
             // `__has_attribute(x)`, `__has_builtin(x)`, ...: claim nothing.
@@ -1697,12 +1382,7 @@ impl<'a> Pp<'a> {
         let mut tok = match &*t.text {
             "__LINE__" => Tok::new(Kind::Number, &ctx.span.line.to_string()),
             "__FILE__" => {
-                let p = self
-                    .cur_path
-                    .display()
-                    .to_string()
-                    .replace('\\', "\\\\")
-                    .replace('"', "\\\"");
+                let p = self.cur_path.display().to_string().replace('\\', "\\\\").replace('"', "\\\"");
                 Tok::new(Kind::Str, &format!("\"{p}\""))
             }
             "__COUNTER__" => {
@@ -1746,10 +1426,7 @@ impl<'a> Pp<'a> {
                 }
                 Ok(None) => break false,
                 Ok(Some(t)) if matches!(t.kind, Kind::Space | Kind::Newline) => {
-                    let b = blank.get_or_insert(RawTok {
-                        kind: Kind::Space,
-                        ..t
-                    });
+                    let b = blank.get_or_insert(RawTok { kind: Kind::Space, ..t });
                     b.end = t.end;
                 }
                 Ok(Some(t)) => {
@@ -1834,20 +1511,9 @@ impl<'a> Pp<'a> {
     }
 
     /// The body of `m` with arguments substituted (`#`, `##`, pre-expanded parameters).
-    fn subst(
-        &mut self,
-        m: &Macro,
-        args: &[Vec<Tok>],
-        hide: &Hide,
-        space: bool,
-        ctx: Ctx,
-    ) -> Result<Vec<Tok>> {
+    fn subst(&mut self, m: &Macro, args: &[Vec<Tok>], hide: &Hide, space: bool, ctx: Ctx) -> Result<Vec<Tok>> {
         let body = &m.body;
-        let va = if m.variadic {
-            args.len().checked_sub(1)
-        } else {
-            None
-        };
+        let va = if m.variadic { args.len().checked_sub(1) } else { None };
         let mut expanded: Vec<Option<Vec<Tok>>> = vec![None; args.len()];
         let mut res: Vec<Tok> = Vec::new();
         let mut i = 0;
@@ -1919,9 +1585,7 @@ impl<'a> Pp<'a> {
         for (k, r) in res.iter_mut().enumerate() {
             r.hide = match (&r.hide, &cache) {
                 (None, _) => hide.clone(),
-                (Some(h), Some((from, to))) if from.as_ref().is_some_and(|f| Rc::ptr_eq(f, h)) => {
-                    to.clone()
-                }
+                (Some(h), Some((from, to))) if from.as_ref().is_some_and(|f| Rc::ptr_eq(f, h)) => to.clone(),
                 (h, _) => {
                     let to = hide_union(h, hide);
                     cache = Some((h.clone(), to.clone()));
@@ -1969,9 +1633,7 @@ fn prec(op: &str) -> Option<u8> {
 impl<'a> Expr<'a> {
     fn peek(&self) -> &'a str {
         let t: &'a [Tok] = self.t;
-        t.get(self.i)
-            .filter(|t| t.kind == Kind::Punct)
-            .map_or("", |t| &t.text)
+        t.get(self.i).filter(|t| t.kind == Kind::Punct).map_or("", |t| &t.text)
     }
 
     fn enter(&mut self) -> ExprResult<()> {
@@ -2077,11 +1739,7 @@ impl<'a> Expr<'a> {
         self.i += 1;
         match t.kind {
             Kind::Number => parse_int(&t.text),
-            Kind::Str
-                if t.text
-                    .trim_start_matches(|c: char| c.is_ascii_alphanumeric())
-                    .starts_with('\'') =>
-            {
+            Kind::Str if t.text.trim_start_matches(|c: char| c.is_ascii_alphanumeric()).starts_with('\'') => {
                 Ok((parse_char(&t.text), false))
             }
             // Identifiers left after expansion are 0; C++ keeps `true` as 1.
@@ -2150,10 +1808,7 @@ fn parse_int(text: &str) -> ExprResult<Val> {
     let value = digits.trim_end_matches(['u', 'l', 'z']);
     let suffix = &digits[value.len()..];
     let invalid = || format!("invalid integer constant `{text}`");
-    if !matches!(
-        suffix,
-        "" | "u" | "l" | "ul" | "lu" | "ll" | "ull" | "llu" | "z" | "uz" | "zu"
-    ) {
+    if !matches!(suffix, "" | "u" | "l" | "ul" | "lu" | "ll" | "ull" | "llu" | "z" | "uz" | "zu") {
         return Err(invalid());
     }
     let v = if value.is_empty() && radix == 8 {
@@ -2210,11 +1865,7 @@ fn parse_char(text: &str) -> u64 {
                 None => 0,
             }
         };
-        v = if first {
-            code
-        } else {
-            v.wrapping_shl(8) | (code & 0xff)
-        };
+        v = if first { code } else { v.wrapping_shl(8) | (code & 0xff) };
         first = false;
     }
     v
@@ -2235,17 +1886,10 @@ mod tests {
 
     const ROOT: &str = "/src/main.cu";
 
-    fn run_with(
-        root: &str,
-        extra: &[(&str, &str)],
-        opts: &PreprocessOptions,
-    ) -> Result<(Preprocessed, SourceFiles)> {
+    fn run_with(root: &str, extra: &[(&str, &str)], opts: &PreprocessOptions) -> Result<(Preprocessed, SourceFiles)> {
         let mut files = SourceFiles::default();
         let id = files.add(ROOT, root);
-        let mem = Mem(extra
-            .iter()
-            .map(|(p, t)| (PathBuf::from(p), t.to_string()))
-            .collect());
+        let mem = Mem(extra.iter().map(|(p, t)| (PathBuf::from(p), t.to_string())).collect());
         let pp = preprocess(&mut files, id, opts, &mem)?;
         Ok((pp, files))
     }
@@ -2269,21 +1913,14 @@ mod tests {
 
     /// (row, byte column) of the first occurrence of `needle` in `text`.
     fn find_pos(text: &str, needle: &str) -> (usize, usize) {
-        let at = text
-            .find(needle)
-            .unwrap_or_else(|| panic!("`{needle}` not in {text:?}"));
+        let at = text.find(needle).unwrap_or_else(|| panic!("`{needle}` not in {text:?}"));
         let row = text[..at].matches('\n').count();
         let col = at - text[..at].rfind('\n').map_or(0, |k| k + 1);
         (row, col)
     }
 
     fn span(file: u32, line: u32, column: u32, len: u32) -> Span {
-        Span {
-            file: FileId(file),
-            line,
-            column,
-            len,
-        }
+        Span { file: FileId(file), line, column, len }
     }
 
     #[test]
@@ -2295,19 +1932,13 @@ mod tests {
     #[test]
     fn object_macros_define_and_undef() {
         let out = pp("#define N 32\n#define M (N * 2)\nint a[M];\n#undef N\nint b[N];\n");
-        assert_eq!(
-            out.lines().collect::<Vec<_>>(),
-            ["", "", "int a[(32 * 2)];", "", "int b[N];"]
-        );
+        assert_eq!(out.lines().collect::<Vec<_>>(), ["", "", "int a[(32 * 2)];", "", "int b[N];"]);
     }
 
     #[test]
     fn function_macros_with_nested_parens() {
         let out = pp("#define MAX(a, b) ((a) > (b) ? (a) : (b))\nint x = MAX(f(1, 2), (3, 4));\n");
-        assert_eq!(
-            words(&out),
-            "int x = ((f(1, 2)) > ((3, 4)) ? (f(1, 2)) : ((3, 4)));"
-        );
+        assert_eq!(words(&out), "int x = ((f(1, 2)) > ((3, 4)) ? (f(1, 2)) : ((3, 4)));");
     }
 
     #[test]
@@ -2330,10 +1961,7 @@ mod tests {
 
     #[test]
     fn function_macro_name_without_parens_is_left_alone() {
-        assert_eq!(
-            pp("#define F(x) x\nint F;\nF\n+ 1;\n"),
-            "\nint F;\nF\n+ 1;\n"
-        );
+        assert_eq!(pp("#define F(x) x\nint F;\nF\n+ 1;\n"), "\nint F;\nF\n+ 1;\n");
         // ... but the `(` may come on a later line.
         assert_eq!(words(&pp("#define F(x) [x]\nF\n(1)\n")), "[1]");
     }
@@ -2358,20 +1986,15 @@ mod tests {
 
     #[test]
     fn macro_args_are_expanded_before_substitution() {
-        let out = pp("#define N 4\n#define SQ(x) ((x) * (x))\n#define S(x) #x\n#define XS(x) S(x)\nSQ(SQ(N)) S(N) XS(N)\n");
-        assert_eq!(
-            words(out.lines().nth(4).unwrap()),
-            "((((4) * (4))) * (((4) * (4)))) \"N\" \"4\""
-        );
+        let out =
+            pp("#define N 4\n#define SQ(x) ((x) * (x))\n#define S(x) #x\n#define XS(x) S(x)\nSQ(SQ(N)) S(N) XS(N)\n");
+        assert_eq!(words(out.lines().nth(4).unwrap()), "((((4) * (4))) * (((4) * (4)))) \"N\" \"4\"");
     }
 
     #[test]
     fn self_referential_macros_terminate() {
         let out = pp("#define foo foo + 1\n#define a b\n#define b a\n#define f(x) f(x) + x\nfoo; a; b; f(f(2));\n");
-        assert_eq!(
-            words(out.lines().nth(4).unwrap()),
-            "foo + 1; a; b; f(f(2) + 2) + f(2) + 2;"
-        );
+        assert_eq!(words(out.lines().nth(4).unwrap()), "foo + 1; a; b; f(f(2) + 2) + f(2) + 2;");
     }
 
     #[test]
@@ -2384,10 +2007,7 @@ mod tests {
     fn no_expansion_in_comments_strings_and_chars() {
         let src = "#define X 1\n// #define Y 2\n/* X\n#if 0 */ int a = X; const char *s = \"X\"; char c = 'X';\n#ifdef Y\nbad\n#endif\n";
         let out = pp(src);
-        assert!(
-            out.contains("// #define Y 2\n/* X\n#if 0 */ int a = 1;"),
-            "{out}"
-        );
+        assert!(out.contains("// #define Y 2\n/* X\n#if 0 */ int a = 1;"), "{out}");
         assert!(out.contains("\"X\"") && out.contains("'X'") && !out.contains("bad"));
     }
 
@@ -2438,12 +2058,7 @@ mod tests {
         assert_eq!(words(&pp(&prog(3))), "three");
         assert_eq!(words(&pp(&prog(9))), "other");
         // Garbage in skipped branches is not evaluated or parsed.
-        assert_eq!(
-            words(&pp(
-                "#if 0\n#if 1 +\n#elif )(\n#else junk\n#endif\n#else\nok\n#endif\n"
-            )),
-            "ok"
-        );
+        assert_eq!(words(&pp("#if 0\n#if 1 +\n#elif )(\n#else junk\n#endif\n#else\nok\n#endif\n")), "ok");
     }
 
     #[test]
@@ -2455,18 +2070,14 @@ mod tests {
         };
         let (p, _) = run_with(src, &[], &opts).unwrap();
         assert_eq!(words(&p.text), "ok 1 2+2");
-        let opts = PreprocessOptions {
-            defines: vec![("__CUDA_ARCH__".into(), "800".into())],
-            include_dirs: vec![],
-        };
+        let opts = PreprocessOptions { defines: vec![("__CUDA_ARCH__".into(), "800".into())], include_dirs: vec![] };
         let (p, _) = run_with(src, &[], &opts).unwrap();
         assert_eq!(words(&p.text), "N F(2)");
     }
 
     #[test]
     fn includes_next_to_file_and_via_include_dirs() {
-        let root =
-            "#include \"a.h\"\n#include <b.h>\n#include \"sub/c.h\"\nint main_line = A + B + C;\n";
+        let root = "#include \"a.h\"\n#include <b.h>\n#include \"sub/c.h\"\nint main_line = A + B + C;\n";
         let extra = [
             ("/src/a.h", "#define A 1\nint in_a;\n"),
             ("/inc/b.h", "#define B 2\nint in_b;"),
@@ -2475,35 +2086,20 @@ mod tests {
             // Not reachable through `<...>`: only -I dirs are searched for those.
             ("/src/b.h", "#error wrong b.h\n"),
         ];
-        let opts = PreprocessOptions {
-            defines: vec![],
-            include_dirs: vec!["/inc".into()],
-        };
+        let opts = PreprocessOptions { defines: vec![], include_dirs: vec!["/inc".into()] };
         let (p, files) = run_with(root, &extra, &opts).unwrap();
-        assert_eq!(
-            words(&p.text),
-            "int in_a; int in_b; int in_d; int main_line = 1 + 2 + 3;"
-        );
+        assert_eq!(words(&p.text), "int in_a; int in_b; int in_d; int main_line = 1 + 2 + 3;");
         let path = |s: Span| files.path(s.file).to_path_buf();
 
         let (r, c) = find_pos(&p.text, "in_a");
         let s = p.locate(r, c, 4);
-        assert_eq!(
-            (path(s), s.line, s.column, s.len),
-            (PathBuf::from("/src/a.h"), 2, 5, 4)
-        );
+        assert_eq!((path(s), s.line, s.column, s.len), (PathBuf::from("/src/a.h"), 2, 5, 4));
         let (r, c) = find_pos(&p.text, "in_b");
         let s = p.locate(r, c, 4);
-        assert_eq!(
-            (path(s), s.line, s.column),
-            (PathBuf::from("/inc/b.h"), 2, 5)
-        );
+        assert_eq!((path(s), s.line, s.column), (PathBuf::from("/inc/b.h"), 2, 5));
         let (r, c) = find_pos(&p.text, "in_d");
         let s = p.locate(r, c, 4);
-        assert_eq!(
-            (path(s), s.line, s.column),
-            (PathBuf::from("/src/d.h"), 1, 5)
-        );
+        assert_eq!((path(s), s.line, s.column), (PathBuf::from("/src/d.h"), 1, 5));
         // A plain line after the includes maps to its own line and column.
         let (r, c) = find_pos(&p.text, "main_line");
         assert_eq!(p.locate(r, c, 9), span(0, 4, 5, 9));
@@ -2517,18 +2113,12 @@ mod tests {
         let root = "#include \"o.h\"\n#include \"o.h\"\n#include \"g.h\"\n#include \"./g.h\"\n#include \"n.h\"\n#include \"n.h\"\n";
         let extra = [
             ("/src/o.h", "#pragma once\nint once;\n"),
-            (
-                "/src/g.h",
-                "// guard\n#ifndef G_H\n#define G_H\nint guarded;\n#endif // G_H\n",
-            ),
+            ("/src/g.h", "// guard\n#ifndef G_H\n#define G_H\nint guarded;\n#endif // G_H\n"),
             ("/src/n.h", "int twice;\n"),
         ];
         let (p, files) = run(root, &extra).unwrap();
         // (The comment on the `#endif` line goes with the directive.)
-        assert_eq!(
-            words(&p.text),
-            "int once; // guard int guarded; int twice; int twice;"
-        );
+        assert_eq!(words(&p.text), "int once; // guard int guarded; int twice; int twice;");
         // Each file is read once.
         assert_eq!(files.files.len(), 4);
     }
@@ -2536,10 +2126,7 @@ mod tests {
     #[test]
     fn missing_headers() {
         // Missing `<...>` headers (CUDA, system) are skipped.
-        assert_eq!(
-            pp("#include <cuda_runtime.h>\n#include <stdio.h>\nint x;\n"),
-            "\n\nint x;\n"
-        );
+        assert_eq!(pp("#include <cuda_runtime.h>\n#include <stdio.h>\nint x;\n"), "\n\nint x;\n");
         // A missing quoted header is an error at its name.
         let e = err("int x;\n  #include \"nope.h\"\n");
         assert_eq!(e.kind, ErrorKind::Preprocess);
@@ -2547,22 +2134,13 @@ mod tests {
         assert!(e.message.contains("nope.h"), "{}", e.message);
         let mut files = SourceFiles::default();
         let id = files.add(ROOT, "#include \"nope.h\"\n");
-        let e = preprocess(
-            &mut files,
-            id,
-            &PreprocessOptions::default(),
-            &Mem(HashMap::new()),
-        )
-        .unwrap_err();
+        let e = preprocess(&mut files, id, &PreprocessOptions::default(), &Mem(HashMap::new())).unwrap_err();
         assert_eq!(files.describe(e.span.unwrap()), "/src/main.cu:1:10");
     }
 
     #[test]
     fn include_through_macro_and_include_cycles() {
-        let extra = [
-            ("/src/x.h", "int x;\n"),
-            ("/src/loop.h", "#include \"loop.h\"\n"),
-        ];
+        let extra = [("/src/x.h", "int x;\n"), ("/src/loop.h", "#include \"loop.h\"\n")];
         let (p, _) = run("#define H \"x.h\"\n#include H\n", &extra).unwrap();
         assert_eq!(words(&p.text), "int x;");
         let e = run("#include \"loop.h\"\n", &extra).unwrap_err();
@@ -2579,11 +2157,7 @@ mod tests {
     fn conditionals_inside_macro_arguments() {
         let out = pp("#define F(a, b) [a|b]\nF(1,\n#ifdef NOPE\n  2\n#else\n  3\n#endif\n) tail\n");
         assert_eq!(words(&out), "[1|3] tail");
-        let (p, _) = run(
-            "#define F(a, b) [a|b]\nF(1,\n#ifdef NOPE\n  2\n#else\n  3\n#endif\n) tail\n",
-            &[],
-        )
-        .unwrap();
+        let (p, _) = run("#define F(a, b) [a|b]\nF(1,\n#ifdef NOPE\n  2\n#else\n  3\n#endif\n) tail\n", &[]).unwrap();
         let (r, c) = find_pos(&p.text, "tail");
         assert_eq!(p.locate(r, c, 4), span(0, 8, 3, 4));
     }
@@ -2619,13 +2193,9 @@ mod tests {
 
     #[test]
     fn unknown_directives_and_pragmas_vanish() {
-        let src =
-            "#pragma unroll\n#line 7 \"x\"\n# 12 \"y\"\n#\n#ident \"v\"\n#frobnicate\nint x;\n";
+        let src = "#pragma unroll\n#line 7 \"x\"\n# 12 \"y\"\n#\n#ident \"v\"\n#frobnicate\nint x;\n";
         assert_eq!(pp(src), "\n\n\n\n\n\nint x;\n");
-        assert_eq!(
-            words(&pp("#define U _Pragma(\"unroll\") for\nU(;;);\n")),
-            "for(;;);"
-        );
+        assert_eq!(words(&pp("#define U _Pragma(\"unroll\") for\nU(;;);\n")), "for(;;);");
     }
 
     #[test]
@@ -2634,11 +2204,7 @@ mod tests {
         assert!(e.message.contains("takes 2"), "{}", e.message);
         assert_eq!(e.span, Some(span(0, 2, 1, 1)));
         let e = err("#define F(a) a\nint x = F(1,\n");
-        assert!(
-            e.message.contains("unterminated argument list"),
-            "{}",
-            e.message
-        );
+        assert!(e.message.contains("unterminated argument list"), "{}", e.message);
         assert_eq!(e.span, Some(span(0, 2, 9, 1)));
     }
 
@@ -2654,38 +2220,17 @@ mod tests {
         // The same with empty output: bounded by work.
         assert_eq!(err(&src.replace("A0 x", "A0")).kind, ErrorKind::Limit);
         // Deeply nested arguments and expressions fail cleanly.
-        let deep = format!(
-            "#define F(x) x\n{}1{}\n",
-            "F(".repeat(100_000),
-            ")".repeat(100_000)
-        );
+        let deep = format!("#define F(x) x\n{}1{}\n", "F(".repeat(100_000), ")".repeat(100_000));
         let e = err(&deep);
-        assert!(
-            e.message.contains("nested") || e.kind == ErrorKind::Limit,
-            "{}",
-            e.message
-        );
-        assert_eq!(
-            words(&pp(&format!(
-                "#define F(x) x\n{}1{}\n",
-                "F(".repeat(150),
-                ")".repeat(150)
-            ))),
-            "1"
-        );
-        let deep = format!(
-            "#if {}1{}\n#endif\n",
-            "(".repeat(100_000),
-            ")".repeat(100_000)
-        );
+        assert!(e.message.contains("nested") || e.kind == ErrorKind::Limit, "{}", e.message);
+        assert_eq!(words(&pp(&format!("#define F(x) x\n{}1{}\n", "F(".repeat(150), ")".repeat(150)))), "1");
+        let deep = format!("#if {}1{}\n#endif\n", "(".repeat(100_000), ")".repeat(100_000));
         assert!(err(&deep).message.contains("nested"));
         let deep = format!("#if {}1\n#endif\n", "~".repeat(100_000));
         assert!(err(&deep).message.contains("nested"));
         // A long chain of distinct macros is fine below the depth limit, refused above it.
         let chain = |n: usize| {
-            let mut s: String = (0..n)
-                .map(|i| format!("#define C{i} C{}\n", i + 1))
-                .collect();
+            let mut s: String = (0..n).map(|i| format!("#define C{i} C{}\n", i + 1)).collect();
             s.push_str("C0\n");
             s
         };
@@ -2721,13 +2266,8 @@ mod tests {
 
     #[test]
     fn crlf_and_raw_strings() {
-        let out = pp(
-            "#define X 1\r\nint a = X;\r\nconst char *r = R\"d(\n#define X 2\n)d\"; int b = X;\r\n",
-        );
-        assert!(
-            out.contains("int a = 1;") && out.contains("#define X 2") && out.contains("int b = 1;"),
-            "{out}"
-        );
+        let out = pp("#define X 1\r\nint a = X;\r\nconst char *r = R\"d(\n#define X 2\n)d\"; int b = X;\r\n");
+        assert!(out.contains("int a = 1;") && out.contains("#define X 2") && out.contains("int b = 1;"), "{out}");
     }
 
     #[test]
@@ -2736,11 +2276,7 @@ mod tests {
         // Looking for a `(` across blank lines and comments puts them back unchanged.
         let src = "#define F(x) x\nF /* c */\n\n  y\n";
         assert_eq!(pp(src), "\nF /* c */\n\n  y\n");
-        let (p, _) = run(
-            &format!("#define F(x) x\nF{}(1) z\n", "\n".repeat(100_000)),
-            &[],
-        )
-        .unwrap();
+        let (p, _) = run(&format!("#define F(x) x\nF{}(1) z\n", "\n".repeat(100_000)), &[]).unwrap();
         let (r, c) = find_pos(&p.text, "z");
         assert_eq!(p.locate(r, c, 1), span(0, 100_002, 5, 1));
     }
@@ -2751,30 +2287,22 @@ mod tests {
         let (p, files) = run("int a;\n#include \"k.h\"\nint b = W;\n", &extra).unwrap();
         assert_eq!(p.text, "int a;\n\n\nint warp = 32;\n\nint b = 32;\n");
         let s = p.locate(3, 11, 2);
-        assert_eq!(
-            (files.path(s.file), s.line, s.column, s.len),
-            (Path::new("/src/k.h"), 3, 12, 1)
-        );
+        assert_eq!((files.path(s.file), s.line, s.column, s.len), (Path::new("/src/k.h"), 3, 12, 1));
         assert_eq!(p.locate(5, 8, 2), span(0, 3, 9, 1));
         assert_eq!(p.locate(5, 0, 3), span(0, 3, 1, 3));
     }
 
     #[test]
     fn builtin_macros() {
-        let out = pp(
-            "\nint l = __LINE__; const char *f = __FILE__; int c = __COUNTER__ + __COUNTER__;\n",
-        );
-        assert_eq!(
-            words(&out),
-            "int l = 2; const char *f = \"/src/main.cu\"; int c = 0 + 1;"
-        );
+        let out = pp("\nint l = __LINE__; const char *f = __FILE__; int c = __COUNTER__ + __COUNTER__;\n");
+        assert_eq!(words(&out), "int l = 2; const char *f = \"/src/main.cu\"; int c = 0 + 1;");
     }
 
     /// A deterministic generator of junk inputs.
     fn junk(seed: u64, len: usize) -> String {
         const PIECES: [&str; 24] = [
-            "#", "define", "if", "elif", "endif", "include", "(", ")", ",", "\\\n", "\n", "/*",
-            "*/", "//", "\"", "'", "##", "...", "F", "X", " ", "defined", "é", "\u{0}",
+            "#", "define", "if", "elif", "endif", "include", "(", ")", ",", "\\\n", "\n", "/*", "*/", "//", "\"", "'",
+            "##", "...", "F", "X", " ", "defined", "é", "\u{0}",
         ];
         let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
         let mut s = String::new();
@@ -2799,9 +2327,7 @@ mod tests {
                 }
             }
         }
-        let bytes: Vec<u8> = (0..20_000u32)
-            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
-            .collect();
+        let bytes: Vec<u8> = (0..20_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
         let _ = run(&String::from_utf8_lossy(&bytes), &[]);
     }
 

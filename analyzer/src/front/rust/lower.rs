@@ -127,14 +127,8 @@ pub(crate) fn const_eval(e: &syn::Expr, consts: &HashMap<String, (i128, IntTy)>)
 
 /// Integer literal types: solved in the first pass, read in the second.
 enum Infer {
-    Solve {
-        parent: Vec<u32>,
-        ty: Vec<Option<IntTy>>,
-    },
-    Solved {
-        ty: Vec<IntTy>,
-        next: usize,
-    },
+    Solve { parent: Vec<u32>, ty: Vec<Option<IntTy>> },
+    Solved { ty: Vec<IntTy>, next: usize },
 }
 
 impl Infer {
@@ -222,14 +216,7 @@ enum Sym {
 /// An lvalue.
 enum Place {
     Local(LocalId, RTy),
-    Mem {
-        addr: Expr,
-        elem: RTy,
-        volatile: bool,
-        text: String,
-        span: Span,
-        key: String,
-    },
+    Mem { addr: Expr, elem: RTy, volatile: bool, text: String, span: Span, key: String },
 }
 
 struct Lowerer<'c, 'a> {
@@ -249,15 +236,7 @@ struct Lowerer<'c, 'a> {
 
 /// Lowers one kernel: a first pass solves the integer literal types, the second builds the IR.
 pub(crate) fn lower_kernel(cx: &Ctx, f: &syn::ItemFn) -> Result<Kernel> {
-    let first = Lowerer::new(
-        cx,
-        f,
-        Infer::Solve {
-            parent: Vec::new(),
-            ty: Vec::new(),
-        },
-    )
-    .run(f)?;
+    let first = Lowerer::new(cx, f, Infer::Solve { parent: Vec::new(), ty: Vec::new() }).run(f)?;
     let second = Lowerer::new(cx, f, first.infer.solved()).run(f)?;
     Ok(second.k)
 }
@@ -314,19 +293,11 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             let id = ParamId(self.k.params.len() as u32);
             let span = self.cx.span(pt.span());
             let ty = self.ir_ty(&rty);
-            self.k.params.push(Param {
-                name: name.clone(),
-                ty,
-                span,
-            });
+            self.k.params.push(Param { name: name.clone(), ty, span });
             if mutable {
                 // A `mut` parameter is a local initialised from the parameter.
                 let local = self.new_local(&name, &rty);
-                body.push(Stmt::Assign {
-                    local,
-                    value: Expr::Param(id),
-                    span,
-                });
+                body.push(Stmt::Assign { local, value: Expr::Param(id), span });
                 self.scopes[0].insert(name, Sym::Local(local, rty));
             } else {
                 self.scopes[0].insert(name, Sym::Param(id, rty));
@@ -334,11 +305,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         }
         self.block(&f.block, &mut body)?;
         self.k.body = body;
-        let has_slices = self
-            .k
-            .params
-            .iter()
-            .any(|p| matches!(&p.ty, Ty::Ptr(t) if t.restrict));
+        let has_slices = self.k.params.iter().any(|p| matches!(&p.ty, Ty::Ptr(t) if t.restrict));
         if self.slice_indexed {
             self.k.notes.push(
                 "Rust slice indexing: the bounds checks are assumed to pass (they compare and branch; they are not memory accesses)"
@@ -355,9 +322,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         lens.sort_by_key(|(_, p)| **p);
         for (slice, p) in lens {
             let name = &self.k.param(*p).name;
-            self.k
-                .notes
-                .push(format!("`{slice}.len()` is the launch value `{name}`"));
+            self.k.notes.push(format!("`{slice}.len()` is the launch value `{name}`"));
         }
         Ok(self)
     }
@@ -370,11 +335,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
 
     fn unsupported(&self, s: proc_macro2::Span, what: &str) -> Diagnostic {
         let text: String = self.cx.text(s).chars().take(60).collect();
-        Diagnostic::at(
-            ErrorKind::Unsupported,
-            self.span(s),
-            format!("{what} is not supported: `{text}`"),
-        )
+        Diagnostic::at(ErrorKind::Unsupported, self.span(s), format!("{what} is not supported: `{text}`"))
     }
 
     fn enter(&mut self, s: proc_macro2::Span) -> Result<()> {
@@ -417,21 +378,17 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     }
 
     fn scalar_type(&self, ty: &syn::Type) -> Result<RTy> {
-        type_name(ty).and_then(|n| scalar_named(&n)).ok_or_else(|| {
-            self.unsupported(
-                ty.span(),
-                "this element type (only integers, floats and bool)",
-            )
-        })
+        type_name(ty)
+            .and_then(|n| scalar_named(&n))
+            .ok_or_else(|| self.unsupported(ty.span(), "this element type (only integers, floats and bool)"))
     }
 
     fn param_type(&self, ty: &syn::Type) -> Result<RTy> {
         match ty {
             syn::Type::Reference(r) => match &*r.elem {
-                syn::Type::Slice(s) => Ok(RTy::Slice {
-                    elem: Box::new(self.scalar_type(&s.elem)?),
-                    mutable: r.mutability.is_some(),
-                }),
+                syn::Type::Slice(s) => {
+                    Ok(RTy::Slice { elem: Box::new(self.scalar_type(&s.elem)?), mutable: r.mutability.is_some() })
+                }
                 _ => Err(self.unsupported(ty.span(), "a reference parameter that is not a slice")),
             },
             syn::Type::Ptr(p) => Ok(RTy::Ptr {
@@ -475,10 +432,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     fn new_local(&mut self, name: &str, t: &RTy) -> LocalId {
         let id = LocalId(self.k.locals.len() as u32);
         let ty = self.ir_ty(t);
-        self.k.locals.push(Local {
-            name: name.to_string(),
-            ty,
-        });
+        self.k.locals.push(Local { name: name.to_string(), ty });
         id
     }
 
@@ -514,16 +468,10 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                 if a.is_intlike() && self.int_of(a) == t {
                     e
                 } else {
-                    Expr::ToInt {
-                        ty: t,
-                        arg: Box::new(e),
-                    }
+                    Expr::ToInt { ty: t, arg: Box::new(e) }
                 }
             }
-            (RTy::Ptr { .. } | RTy::Slice { .. }, RTy::Int(t)) => Expr::ToInt {
-                ty: *t,
-                arg: Box::new(e),
-            },
+            (RTy::Ptr { .. } | RTy::Slice { .. }, RTy::Int(t)) => Expr::ToInt { ty: *t, arg: Box::new(e) },
             (a, RTy::Float(_)) if a.is_intlike() => Expr::ToFloat(Box::new(e)),
             (RTy::Float(_), RTy::Float(_)) => e,
             (RTy::Ptr { .. } | RTy::Slice { .. }, RTy::Ptr { .. }) => e,
@@ -538,15 +486,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         self.convert(e, from, want, s)
     }
 
-    fn mem_op(
-        &mut self,
-        kind: AccessKind,
-        width: u32,
-        volatile: bool,
-        text: &str,
-        span: Span,
-        key: &str,
-    ) -> MemOpId {
+    fn mem_op(&mut self, kind: AccessKind, width: u32, volatile: bool, text: &str, span: Span, key: &str) -> MemOpId {
         let id = MemOpId(self.k.mem_ops.len() as u32);
         self.k.mem_ops.push(MemOp {
             kind,
@@ -562,11 +502,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     }
 
     fn compact(&self, s: proc_macro2::Span) -> String {
-        self.cx
-            .text(s)
-            .chars()
-            .filter(|c| !c.is_whitespace())
-            .collect()
+        self.cx.text(s).chars().filter(|c| !c.is_whitespace()).collect()
     }
 
     // ---- statements -------------------------------------------------------------------
@@ -589,15 +525,10 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                 });
                 match v {
                     Some((v, t)) => {
-                        self.scopes
-                            .last_mut()
-                            .expect("scope")
-                            .insert(c.ident.to_string(), Sym::Const(v, t));
+                        self.scopes.last_mut().expect("scope").insert(c.ident.to_string(), Sym::Const(v, t));
                         Ok(())
                     }
-                    None => {
-                        Err(self.unsupported(c.span(), "a `const` that is not an integer constant"))
-                    }
+                    None => Err(self.unsupported(c.span(), "a `const` that is not an integer constant")),
                 }
             }
             syn::Stmt::Item(i) => Err(self.unsupported(i.span(), "an item inside a kernel")),
@@ -627,9 +558,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             p => (p, None),
         };
         let name = match pat {
-            syn::Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => {
-                Some(p.ident.to_string())
-            }
+            syn::Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => Some(p.ident.to_string()),
             syn::Pat::Wild(_) => None,
             _ => return Err(self.unsupported(pat.span(), "this `let` pattern")),
         };
@@ -639,10 +568,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                 return Err(self.unsupported(l.span(), "a `let` without a type or a value"));
             };
             let id = self.new_local(&name, &t);
-            self.scopes
-                .last_mut()
-                .expect("scope")
-                .insert(name, Sym::Local(id, t));
+            self.scopes.last_mut().expect("scope").insert(name, Sym::Local(id, t));
             return Ok(());
         };
         if init.diverge.is_some() {
@@ -657,15 +583,8 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         match name {
             Some(name) => {
                 let id = self.new_local(&name, &t);
-                out.push(Stmt::Assign {
-                    local: id,
-                    value: e,
-                    span: self.span(l.span()),
-                });
-                self.scopes
-                    .last_mut()
-                    .expect("scope")
-                    .insert(name, Sym::Local(id, t));
+                out.push(Stmt::Assign { local: id, value: e, span: self.span(l.span()) });
+                self.scopes.last_mut().expect("scope").insert(name, Sym::Local(id, t));
             }
             None => out.push(Stmt::Eval(e)),
         }
@@ -738,14 +657,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                 let mut body = Vec::new();
                 self.block(&l.body, &mut body)?;
                 let span = self.span(l.span());
-                out.push(Stmt::Loop {
-                    cond: None,
-                    body,
-                    step: Vec::new(),
-                    test_first: true,
-                    span,
-                    synthetic: false,
-                });
+                out.push(Stmt::Loop { cond: None, body, step: Vec::new(), test_first: true, span, synthetic: false });
             }
             syn::Expr::ForLoop(f) => {
                 self.scopes.push(HashMap::new());
@@ -783,10 +695,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             _ => {
                 let (x, _) = self.expr(e)?;
                 self.flush(out);
-                if !matches!(
-                    x,
-                    Expr::Int(..) | Expr::Local(_) | Expr::Param(_) | Expr::Builtin(_)
-                ) {
+                if !matches!(x, Expr::Int(..) | Expr::Local(_) | Expr::Param(_) | Expr::Builtin(_)) {
                     out.push(Stmt::Eval(x));
                 }
             }
@@ -795,12 +704,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     }
 
     /// An `if` statement; with `result`, each branch's tail value is assigned to it.
-    fn if_stmt(
-        &mut self,
-        i: &syn::ExprIf,
-        out: &mut Vec<Stmt>,
-        result: Option<(LocalId, RTy)>,
-    ) -> Result<()> {
+    fn if_stmt(&mut self, i: &syn::ExprIf, out: &mut Vec<Stmt>, result: Option<(LocalId, RTy)>) -> Result<()> {
         let c = self.cond(&i.cond)?;
         self.flush(out);
         let mut then = Vec::new();
@@ -814,27 +718,15 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             },
             None => {
                 if result.is_some() {
-                    return Err(
-                        self.unsupported(i.span(), "an `if` without `else` used as a value")
-                    );
+                    return Err(self.unsupported(i.span(), "an `if` without `else` used as a value"));
                 }
             }
         }
-        out.push(Stmt::If {
-            cond: c,
-            then,
-            els,
-            span: self.span(i.cond.span()),
-        });
+        out.push(Stmt::If { cond: c, then, els, span: self.span(i.cond.span()) });
         Ok(())
     }
 
-    fn branch(
-        &mut self,
-        b: &syn::Block,
-        out: &mut Vec<Stmt>,
-        result: Option<(LocalId, RTy)>,
-    ) -> Result<()> {
+    fn branch(&mut self, b: &syn::Block, out: &mut Vec<Stmt>, result: Option<(LocalId, RTy)>) -> Result<()> {
         let Some((local, rt)) = result else {
             return self.block(b, out);
         };
@@ -844,16 +736,11 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             for s in stmts {
                 self.stmt(s, out)?;
             }
-            let tail =
-                tail.ok_or_else(|| self.unsupported(b.span(), "an `if` branch without a value"))?;
+            let tail = tail.ok_or_else(|| self.unsupported(b.span(), "an `if` branch without a value"))?;
             let (v, vt) = self.expr(tail)?;
             let v = self.coerce(v, &vt, &rt, tail.span())?;
             self.flush(out);
-            out.push(Stmt::Assign {
-                local,
-                value: v,
-                span: self.span(tail.span()),
-            });
+            out.push(Stmt::Assign { local, value: v, span: self.span(tail.span()) });
             Ok(())
         })();
         self.scopes.pop();
@@ -866,11 +753,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         }
         let (e, t) = self.expr(c)?;
         Ok(match t {
-            RTy::Float(_) => Expr::FloatBinary {
-                op: BinOp::Ne,
-                lhs: Box::new(e),
-                rhs: Box::new(Expr::Float(0.0)),
-            },
+            RTy::Float(_) => Expr::FloatBinary { op: BinOp::Ne, lhs: Box::new(e), rhs: Box::new(Expr::Float(0.0)) },
             _ => e,
         })
     }
@@ -894,15 +777,11 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             match it {
                 syn::Expr::Paren(p) => it = &p.expr,
                 syn::Expr::Group(g) => it = &g.expr,
-                syn::Expr::MethodCall(m)
-                    if m.method == "step_by" && m.args.len() == 1 && step.is_none() && !rev =>
-                {
+                syn::Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 && step.is_none() && !rev => {
                     step = Some(&m.args[0]);
                     it = &m.receiver;
                 }
-                syn::Expr::MethodCall(m)
-                    if m.method == "rev" && m.args.is_empty() && step.is_none() && !rev =>
-                {
+                syn::Expr::MethodCall(m) if m.method == "rev" && m.args.is_empty() && step.is_none() && !rev => {
                     rev = true;
                     it = &m.receiver;
                 }
@@ -910,10 +789,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             }
         }
         let syn::Expr::Range(range) = it else {
-            return Err(self.unsupported(
-                f.expr.span(),
-                "a `for` loop over anything but an integer range",
-            ));
+            return Err(self.unsupported(f.expr.span(), "a `for` loop over anything but an integer range"));
         };
         let (Some(start), Some(end)) = (&range.start, &range.end) else {
             return Err(self.unsupported(range.span(), "an open range"));
@@ -947,11 +823,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                 return v;
             }
             let t = l.temp(&ty);
-            out.push(Stmt::Assign {
-                local: t,
-                value: v,
-                span,
-            });
+            out.push(Stmt::Assign { local: t, value: v, span });
             Expr::Local(t)
         };
         let step_v = match step_e {
@@ -959,76 +831,36 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             None => Expr::Int(1, it_ty),
         };
         let _ = step_span;
-        let bin = |op, a: Expr, b: Expr| Expr::Binary {
-            op,
-            ty: it_ty,
-            lhs: Box::new(a),
-            rhs: Box::new(b),
-            span,
-        };
+        let bin = |op, a: Expr, b: Expr| Expr::Binary { op, ty: it_ty, lhs: Box::new(a), rhs: Box::new(b), span };
         let mut body = Vec::new();
         let (cond, step_stmts) = if rev {
             // Counts down from the end; the decrement opens each iteration.
             let lo = fixed(self, s, out);
-            let hi = if inclusive {
-                bin(BinOp::Add, e, Expr::Int(1, it_ty))
-            } else {
-                e
-            };
-            out.push(Stmt::Assign {
-                local: counter,
-                value: hi,
-                span,
-            });
-            body.push(Stmt::Assign {
-                local: counter,
-                value: bin(BinOp::Sub, Expr::Local(counter), step_v),
-                span,
-            });
+            let hi = if inclusive { bin(BinOp::Add, e, Expr::Int(1, it_ty)) } else { e };
+            out.push(Stmt::Assign { local: counter, value: hi, span });
+            body.push(Stmt::Assign { local: counter, value: bin(BinOp::Sub, Expr::Local(counter), step_v), span });
             (bin(BinOp::Gt, Expr::Local(counter), lo), Vec::new())
         } else {
             let hi = fixed(self, e, out);
-            out.push(Stmt::Assign {
-                local: counter,
-                value: s,
-                span,
-            });
+            out.push(Stmt::Assign { local: counter, value: s, span });
             let op = if inclusive { BinOp::Le } else { BinOp::Lt };
             (
                 bin(op, Expr::Local(counter), hi),
-                vec![Stmt::Assign {
-                    local: counter,
-                    value: bin(BinOp::Add, Expr::Local(counter), step_v),
-                    span,
-                }],
+                vec![Stmt::Assign { local: counter, value: bin(BinOp::Add, Expr::Local(counter), step_v), span }],
             )
         };
         if let Some(n) = name {
             let var = if mutable {
                 let v = self.new_local(&n, &ty);
-                body.push(Stmt::Assign {
-                    local: v,
-                    value: Expr::Local(counter),
-                    span,
-                });
+                body.push(Stmt::Assign { local: v, value: Expr::Local(counter), span });
                 v
             } else {
                 counter
             };
-            self.scopes
-                .last_mut()
-                .expect("scope")
-                .insert(n, Sym::Local(var, ty.clone()));
+            self.scopes.last_mut().expect("scope").insert(n, Sym::Local(var, ty.clone()));
         }
         self.block(&f.body, &mut body)?;
-        out.push(Stmt::Loop {
-            cond: Some(cond),
-            body,
-            step: step_stmts,
-            test_first: true,
-            span,
-            synthetic: false,
-        });
+        out.push(Stmt::Loop { cond: Some(cond), body, step: step_stmts, test_first: true, span, synthetic: false });
         Ok(())
     }
 
@@ -1036,20 +868,9 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         Ok(match place {
             Place::Local(id, t) => {
                 let v = self.coerce(v, vt, &t, s)?;
-                Stmt::Assign {
-                    local: id,
-                    value: v,
-                    span: self.span(s),
-                }
+                Stmt::Assign { local: id, value: v, span: self.span(s) }
             }
-            Place::Mem {
-                addr,
-                elem,
-                volatile,
-                text,
-                span,
-                key,
-            } => {
+            Place::Mem { addr, elem, volatile, text, span, key } => {
                 let v = self.coerce(v, vt, &elem, s)?;
                 let width = self.size_of(&elem);
                 let op = self.mem_op(AccessKind::Store, width, volatile, &text, span, &key);
@@ -1061,23 +882,10 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     fn read_place(&mut self, p: &Place) -> (Expr, RTy) {
         match p {
             Place::Local(id, t) => (Expr::Local(*id), t.clone()),
-            Place::Mem {
-                addr,
-                elem,
-                volatile,
-                text,
-                span,
-                key,
-            } => {
+            Place::Mem { addr, elem, volatile, text, span, key } => {
                 let width = self.size_of(elem);
                 let op = self.mem_op(AccessKind::Load, width, *volatile, text, *span, key);
-                (
-                    Expr::Load {
-                        op,
-                        addr: Box::new(addr.clone()),
-                    },
-                    elem.clone(),
-                )
+                (Expr::Load { op, addr: Box::new(addr.clone()) }, elem.clone())
             }
         }
     }
@@ -1088,25 +896,17 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             syn::Expr::Paren(p) => self.place(&p.expr),
             syn::Expr::Group(g) => self.place(&g.expr),
             syn::Expr::Path(p) => {
-                let name = p
-                    .path
-                    .get_ident()
-                    .map(|i| i.to_string())
-                    .unwrap_or_default();
+                let name = p.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
                 match self.lookup(&name) {
                     Some(Sym::Local(id, t)) => Ok(Place::Local(id, t)),
-                    Some(_) => {
-                        Err(self.unsupported(e.span(), "assigning to a parameter or a constant"))
-                    }
+                    Some(_) => Err(self.unsupported(e.span(), "assigning to a parameter or a constant")),
                     None => Err(self.undeclared(e)),
                 }
             }
             syn::Expr::Index(ix) => {
                 let (base, bt) = self.expr(&ix.expr)?;
                 let RTy::Slice { elem, .. } = bt else {
-                    return Err(
-                        self.unsupported(ix.expr.span(), "indexing something that is not a slice")
-                    );
+                    return Err(self.unsupported(ix.expr.span(), "indexing something that is not a slice"));
                 };
                 if matches!(&*ix.index, syn::Expr::Range(_)) {
                     return Err(self.unsupported(ix.index.span(), "a sub-slice"));
@@ -1115,11 +915,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                 let i = self.coerce(i, &it, &RTy::Int(IntTy::U64), ix.index.span())?;
                 let size = self.size_of(&elem);
                 self.slice_indexed = true;
-                let key = format!(
-                    "{}[{}]",
-                    self.compact(ix.expr.span()),
-                    self.compact(ix.index.span())
-                );
+                let key = format!("{}[{}]", self.compact(ix.expr.span()), self.compact(ix.index.span()));
                 Ok(Place::Mem {
                     addr: offset(base, i, IntTy::U64, size as i128, false),
                     elem: *elem,
@@ -1132,10 +928,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
                 let (p, pt) = self.expr(&u.expr)?;
                 let RTy::Ptr { elem, .. } = pt else {
-                    return Err(self.unsupported(
-                        u.expr.span(),
-                        "dereferencing something that is not a pointer",
-                    ));
+                    return Err(self.unsupported(u.expr.span(), "dereferencing something that is not a pointer"));
                 };
                 let key = format!("*{}", self.compact(u.expr.span()));
                 Ok(Place::Mem {
@@ -1187,17 +980,9 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                     let r = self.cond(&b.right);
                     self.no_hoist -= 1;
                     let and = matches!(b.op, syn::BinOp::And(_));
-                    return Ok((
-                        Expr::Logical {
-                            and,
-                            lhs: Box::new(a),
-                            rhs: Box::new(r?),
-                        },
-                        RTy::Bool,
-                    ));
+                    return Ok((Expr::Logical { and, lhs: Box::new(a), rhs: Box::new(r?) }, RTy::Bool));
                 }
-                let op =
-                    plain_op(&b.op).ok_or_else(|| self.unsupported(e.span(), "this operator"))?;
+                let op = plain_op(&b.op).ok_or_else(|| self.unsupported(e.span(), "this operator"))?;
                 let (x, xt) = self.expr(&b.left)?;
                 let (y, yt) = self.expr(&b.right)?;
                 self.binary(op, x, xt, y, yt, e.span())
@@ -1210,46 +995,20 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                 syn::UnOp::Neg(_) => {
                     let (a, at) = self.expr(&u.expr)?;
                     if at.is_float() {
-                        return Ok((
-                            Expr::Unary {
-                                op: UnOp::Neg,
-                                ty: IntTy::I32,
-                                arg: Box::new(a),
-                            },
-                            at,
-                        ));
+                        return Ok((Expr::Unary { op: UnOp::Neg, ty: IntTy::I32, arg: Box::new(a) }, at));
                     }
                     let t = self.int_of(&at);
-                    Ok((
-                        Expr::Unary {
-                            op: UnOp::Neg,
-                            ty: t,
-                            arg: Box::new(a),
-                        },
-                        at,
-                    ))
+                    Ok((Expr::Unary { op: UnOp::Neg, ty: t, arg: Box::new(a) }, at))
                 }
                 syn::UnOp::Not(_) => {
                     let (a, at) = self.expr(&u.expr)?;
                     match self.infer.resolve(&at) {
-                        RTy::Bool => Ok((
-                            Expr::Unary {
-                                op: UnOp::LogicalNot,
-                                ty: IntTy::I32,
-                                arg: Box::new(a),
-                            },
-                            RTy::Bool,
-                        )),
+                        RTy::Bool => {
+                            Ok((Expr::Unary { op: UnOp::LogicalNot, ty: IntTy::I32, arg: Box::new(a) }, RTy::Bool))
+                        }
                         t if t.is_intlike() => {
                             let it = self.int_of(&t);
-                            Ok((
-                                Expr::Unary {
-                                    op: UnOp::Not,
-                                    ty: it,
-                                    arg: Box::new(a),
-                                },
-                                at,
-                            ))
+                            Ok((Expr::Unary { op: UnOp::Not, ty: it, arg: Box::new(a) }, at))
                         }
                         _ => Err(self.unsupported(e.span(), "`!` on this operand")),
                     }
@@ -1269,16 +1028,10 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             syn::Expr::Reference(r) => {
                 // `&a[i]`: the element's address, no access.
                 match self.place(&r.expr)? {
-                    Place::Mem { addr, elem, .. } => Ok((
-                        addr,
-                        RTy::Ptr {
-                            elem: Box::new(elem),
-                            mutable: r.mutability.is_some(),
-                        },
-                    )),
-                    Place::Local(..) => {
-                        Err(self.unsupported(e.span(), "a reference to a local variable"))
+                    Place::Mem { addr, elem, .. } => {
+                        Ok((addr, RTy::Ptr { elem: Box::new(elem), mutable: r.mutability.is_some() }))
                     }
+                    Place::Local(..) => Err(self.unsupported(e.span(), "a reference to a local variable")),
                 }
             }
             syn::Expr::MethodCall(m) => self.method_call(m),
@@ -1289,28 +1042,20 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             syn::Expr::Closure(_) => Err(self.unsupported(e.span(), "a closure")),
             syn::Expr::Match(_) => Err(self.unsupported(e.span(), "`match`")),
             syn::Expr::Struct(_) => Err(self.unsupported(e.span(), "a struct")),
-            syn::Expr::Field(_) => {
-                Err(self.unsupported(e.span(), "a field access (structs and tuples)"))
-            }
+            syn::Expr::Field(_) => Err(self.unsupported(e.span(), "a field access (structs and tuples)")),
             syn::Expr::Tuple(t) if t.elems.is_empty() => Ok((Expr::Int(0, IntTy::I32), RTy::Unit)),
             syn::Expr::Tuple(_) => Err(self.unsupported(e.span(), "a tuple")),
-            syn::Expr::Array(_) | syn::Expr::Repeat(_) => {
-                Err(self.unsupported(e.span(), "an array"))
-            }
+            syn::Expr::Array(_) | syn::Expr::Repeat(_) => Err(self.unsupported(e.span(), "an array")),
             syn::Expr::Macro(_) => Err(self.unsupported(e.span(), "a macro call")),
             syn::Expr::Range(_) => Err(self.unsupported(e.span(), "a range outside a `for` loop")),
-            syn::Expr::Assign(_) => {
-                Err(self.unsupported(e.span(), "an assignment used as a value"))
-            }
+            syn::Expr::Assign(_) => Err(self.unsupported(e.span(), "an assignment used as a value")),
             syn::Expr::Try(_) => Err(self.unsupported(e.span(), "the `?` operator")),
             syn::Expr::Loop(_) | syn::Expr::While(_) | syn::Expr::ForLoop(_) => {
                 Err(self.unsupported(e.span(), "a loop used as a value"))
             }
-            syn::Expr::Return(_) | syn::Expr::Break(_) | syn::Expr::Continue(_) => Err(self
-                .unsupported(
-                    e.span(),
-                    "`return`, `break` or `continue` inside an expression",
-                )),
+            syn::Expr::Return(_) | syn::Expr::Break(_) | syn::Expr::Continue(_) => {
+                Err(self.unsupported(e.span(), "`return`, `break` or `continue` inside an expression"))
+            }
             _ => Err(self.unsupported(e.span(), "this expression")),
         }
     }
@@ -1322,27 +1067,17 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                     .base10_parse::<u128>()
                     .ok()
                     .filter(|v| *v <= u64::MAX as u128)
-                    .ok_or_else(|| self.unsupported(i.span(), "this integer literal"))?
-                    as i128;
+                    .ok_or_else(|| self.unsupported(i.span(), "this integer literal"))? as i128;
                 let t = match i.suffix() {
                     "" => self.infer.fresh(),
-                    s => RTy::Int(
-                        int_named(s)
-                            .ok_or_else(|| self.unsupported(i.span(), "this literal suffix"))?,
-                    ),
+                    s => RTy::Int(int_named(s).ok_or_else(|| self.unsupported(i.span(), "this literal suffix"))?),
                 };
                 let it = self.int_of(&t);
                 Ok((Expr::Int(it.wrap(v), it), t))
             }
             syn::Lit::Float(f) => {
-                let v: f64 = f
-                    .base10_parse()
-                    .map_err(|_| self.unsupported(f.span(), "this float literal"))?;
-                let t = if f.suffix() == "f32" {
-                    RTy::Float(4)
-                } else {
-                    RTy::Float(8)
-                };
+                let v: f64 = f.base10_parse().map_err(|_| self.unsupported(f.span(), "this float literal"))?;
+                let t = if f.suffix() == "f32" { RTy::Float(4) } else { RTy::Float(8) };
                 Ok((Expr::Float(v), t))
             }
             syn::Lit::Bool(b) => Ok((Expr::Int(b.value as i128, IntTy::BOOL), RTy::Bool)),
@@ -1372,9 +1107,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                             0
                         }
                     }
-                    "BITS" => {
-                        return Ok((Expr::Int(t.bits as i128, IntTy::U32), RTy::Int(IntTy::U32)))
-                    }
+                    "BITS" => return Ok((Expr::Int(t.bits as i128, IntTy::U32), RTy::Int(IntTy::U32))),
                     _ => return Err(self.undeclared(e)),
                 };
                 return Ok((Expr::Int(v, t), RTy::Int(t)));
@@ -1384,20 +1117,9 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     }
 
     /// Arithmetic and comparisons with Rust's typing (operands of one type; shifts apart).
-    fn binary(
-        &mut self,
-        op: BinOp,
-        a: Expr,
-        at: RTy,
-        b: Expr,
-        bt: RTy,
-        s: proc_macro2::Span,
-    ) -> Result<(Expr, RTy)> {
+    fn binary(&mut self, op: BinOp, a: Expr, at: RTy, b: Expr, bt: RTy, s: proc_macro2::Span) -> Result<(Expr, RTy)> {
         let span = self.span(s);
-        let is_cmp = matches!(
-            op,
-            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne
-        );
+        let is_cmp = matches!(op, BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne);
         let at = self.infer.resolve(&at);
         let bt = self.infer.resolve(&bt);
         if at.is_float() || bt.is_float() {
@@ -1408,43 +1130,18 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             } else {
                 bt.clone()
             };
-            return Ok((
-                Expr::FloatBinary {
-                    op,
-                    lhs: Box::new(a),
-                    rhs: Box::new(b),
-                },
-                rt,
-            ));
+            return Ok((Expr::FloatBinary { op, lhs: Box::new(a), rhs: Box::new(b) }, rt));
         }
         if !at.is_intlike() || !bt.is_intlike() {
             if is_cmp && matches!(at, RTy::Ptr { .. }) && matches!(bt, RTy::Ptr { .. }) {
-                return Ok((
-                    Expr::Binary {
-                        op,
-                        ty: IntTy::I64,
-                        lhs: Box::new(a),
-                        rhs: Box::new(b),
-                        span,
-                    },
-                    RTy::Bool,
-                ));
+                return Ok((Expr::Binary { op, ty: IntTy::I64, lhs: Box::new(a), rhs: Box::new(b), span }, RTy::Bool));
             }
             return Err(self.unsupported(s, "this operator on pointers (use `.add()`)"));
         }
         if matches!(op, BinOp::Shl | BinOp::Shr) {
             let t = self.int_of(&at);
             let b = self.convert(b, &bt, &RTy::Int(t), s)?;
-            return Ok((
-                Expr::Binary {
-                    op,
-                    ty: t,
-                    lhs: Box::new(a),
-                    rhs: Box::new(b),
-                    span,
-                },
-                at,
-            ));
+            return Ok((Expr::Binary { op, ty: t, lhs: Box::new(a), rhs: Box::new(b), span }, at));
         }
         self.infer.unify(&at, &bt);
         let (at, bt) = (self.infer.resolve(&at), self.infer.resolve(&bt));
@@ -1464,16 +1161,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         let a = self.convert(a, &at, &t, s)?;
         let b = self.convert(b, &bt, &t, s)?;
         let rt = if is_cmp { RTy::Bool } else { t };
-        Ok((
-            Expr::Binary {
-                op,
-                ty: it,
-                lhs: Box::new(a),
-                rhs: Box::new(b),
-                span,
-            },
-            rt,
-        ))
+        Ok((Expr::Binary { op, ty: it, lhs: Box::new(a), rhs: Box::new(b), span }, rt))
     }
 
     fn if_value(&mut self, i: &syn::ExprIf) -> Result<(Expr, RTy)> {
@@ -1497,14 +1185,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         let (a, at) = self.expr(then)?;
         let (b, bt) = self.expr(els)?;
         self.infer.unify(&at, &bt);
-        Ok((
-            Expr::Select {
-                cond: Box::new(c),
-                then: Box::new(a),
-                els: Box::new(b),
-            },
-            at,
-        ))
+        Ok((Expr::Select { cond: Box::new(c), then: Box::new(a), els: Box::new(b) }, at))
     }
 
     /// The type of an `if`'s value, from its first branch with a typed tail (literal types
@@ -1513,9 +1194,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         // Evaluate nothing here: a fresh variable stands for an integer result; the branches'
         // coercions solve it. Float and pointer results take the type from a first look at the
         // tail's shape.
-        let tail = split_tail(then)
-            .1
-            .ok_or_else(|| self.unsupported(then.span(), "an `if` branch without a value"))?;
+        let tail = split_tail(then).1.ok_or_else(|| self.unsupported(then.span(), "an `if` branch without a value"))?;
         Ok(match self.shape(tail) {
             Some(t) => t,
             None => self.infer.fresh(),
@@ -1527,11 +1206,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     fn shape(&mut self, e: &syn::Expr) -> Option<RTy> {
         match e {
             syn::Expr::Lit(l) => match &l.lit {
-                syn::Lit::Float(f) => Some(if f.suffix() == "f32" {
-                    RTy::Float(4)
-                } else {
-                    RTy::Float(8)
-                }),
+                syn::Lit::Float(f) => Some(if f.suffix() == "f32" { RTy::Float(4) } else { RTy::Float(8) }),
                 syn::Lit::Bool(_) => Some(RTy::Bool),
                 _ => None,
             },
@@ -1569,9 +1244,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                 },
                 _ => self.shape(&u.expr),
             },
-            syn::Expr::MethodCall(m)
-                if matches!(m.method.to_string().as_str(), "add" | "sub" | "offset") =>
-            {
+            syn::Expr::MethodCall(m) if matches!(m.method.to_string().as_str(), "add" | "sub" | "offset") => {
                 self.shape(&m.receiver)
             }
             syn::Expr::MethodCall(m) if m.method == "read" => match self.shape(&m.receiver)? {
@@ -1708,23 +1381,12 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             return Err(Diagnostic::at(
                 ErrorKind::Unsupported,
                 self.span(s),
-                format!(
-                    "`{slice}.len()` is the launch value `{name}`, but a parameter has that name"
-                ),
+                format!("`{slice}.len()` is the launch value `{name}`, but a parameter has that name"),
             ));
         }
         let id = ParamId(self.k.params.len() as u32);
-        let span = self
-            .k
-            .params
-            .iter()
-            .find(|p| p.name == slice)
-            .map_or(self.span(s), |p| p.span);
-        self.k.params.push(Param {
-            name,
-            ty: Ty::Int(IntTy::U64),
-            span,
-        });
+        let span = self.k.params.iter().find(|p| p.name == slice).map_or(self.span(s), |p| p.span);
+        self.k.params.push(Param { name, ty: Ty::Int(IntTy::U64), span });
         self.lens.insert(slice.to_string(), id);
         Ok(id)
     }
@@ -1734,18 +1396,9 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         let syn::Expr::Path(p) = &*c.func else {
             return Err(self.unsupported(s, "this call"));
         };
-        let segs: Vec<String> = p
-            .path
-            .segments
-            .iter()
-            .map(|x| x.ident.to_string())
-            .collect();
+        let segs: Vec<String> = p.path.segments.iter().map(|x| x.ident.to_string()).collect();
         let name = segs.last().cloned().unwrap_or_default();
-        let prefix_ok = |allowed: &[&str]| {
-            segs[..segs.len() - 1]
-                .iter()
-                .all(|x| allowed.contains(&x.as_str()))
-        };
+        let prefix_ok = |allowed: &[&str]| segs[..segs.len() - 1].iter().all(|x| allowed.contains(&x.as_str()));
         if c.args.is_empty() && prefix_ok(&["cuda_std", "thread"]) {
             let dim = |n: &str| match n.chars().last() {
                 Some('x') => Some(0u8),
@@ -1789,17 +1442,10 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         for a in &c.args {
             args.push((self.expr(a)?, a.span()));
         }
-        if matches!(name.as_str(), "min" | "max")
-            && args.len() == 2
-            && prefix_ok(&["core", "std", "cmp"])
-        {
+        if matches!(name.as_str(), "min" | "max") && args.len() == 2 && prefix_ok(&["core", "std", "cmp"]) {
             let ((b, bt), _) = args.pop().expect("two arguments");
             let ((a, at), _) = args.pop().expect("two arguments");
-            let op = if name == "min" {
-                BinOp::Min
-            } else {
-                BinOp::Max
-            };
+            let op = if name == "min" { BinOp::Min } else { BinOp::Max };
             return self.binary(op, a, at, b, bt, s);
         }
         if prefix_ok(&["core", "std", "ptr"]) && segs.len() > 1 {
@@ -1810,21 +1456,9 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                         let width = self.size_of(&elem);
                         let key = format!("*{}", self.compact(c.args[0].span()));
                         let text = self.cx.text(s);
-                        let op = self.mem_op(
-                            AccessKind::Load,
-                            width,
-                            name == "read_volatile",
-                            &text,
-                            self.span(s),
-                            &key,
-                        );
-                        return Ok((
-                            Expr::Load {
-                                op,
-                                addr: Box::new(p),
-                            },
-                            *elem,
-                        ));
+                        let op =
+                            self.mem_op(AccessKind::Load, width, name == "read_volatile", &text, self.span(s), &key);
+                        return Ok((Expr::Load { op, addr: Box::new(p) }, *elem));
                     }
                 }
                 ("write" | "write_volatile", 2) => {
@@ -1835,22 +1469,9 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                         let width = self.size_of(&elem);
                         let key = format!("*{}", self.compact(c.args[0].span()));
                         let text = self.cx.text(s);
-                        let op = self.mem_op(
-                            AccessKind::Store,
-                            width,
-                            name == "write_volatile",
-                            &text,
-                            self.span(s),
-                            &key,
-                        );
-                        self.hoist(
-                            s,
-                            vec![Stmt::Store {
-                                op,
-                                addr: p,
-                                value: v,
-                            }],
-                        )?;
+                        let op =
+                            self.mem_op(AccessKind::Store, width, name == "write_volatile", &text, self.span(s), &key);
+                        self.hoist(s, vec![Stmt::Store { op, addr: p, value: v }])?;
                         return Ok((Expr::Int(0, IntTy::I32), RTy::Unit));
                     }
                 }
@@ -1910,10 +1531,7 @@ fn is_barrier(c: &syn::ExprCall) -> bool {
     let syn::Expr::Path(p) = &*c.func else {
         return false;
     };
-    p.path
-        .segments
-        .last()
-        .is_some_and(|s| s.ident == "sync_threads" || s.ident == "__syncthreads")
+    p.path.segments.last().is_some_and(|s| s.ident == "sync_threads" || s.ident == "__syncthreads")
 }
 
 fn split_tail(b: &syn::Block) -> (&[syn::Stmt], Option<&syn::Expr>) {
@@ -1971,18 +1589,9 @@ fn compound_op(op: &syn::BinOp) -> Option<BinOp> {
 /// `ptr + index * size` (minus, for `.sub()`), the index widened to 64 bits first.
 fn offset(ptr: Expr, index: Expr, index_ty: IntTy, size: i128, neg: bool) -> Expr {
     let wide = if index_ty.signed {
-        Expr::ToInt {
-            ty: IntTy::I64,
-            arg: Box::new(index),
-        }
+        Expr::ToInt { ty: IntTy::I64, arg: Box::new(index) }
     } else {
-        Expr::ToInt {
-            ty: IntTy::I64,
-            arg: Box::new(Expr::ToInt {
-                ty: IntTy::U64,
-                arg: Box::new(index),
-            }),
-        }
+        Expr::ToInt { ty: IntTy::I64, arg: Box::new(Expr::ToInt { ty: IntTy::U64, arg: Box::new(index) }) }
     };
     let mut bytes = if size == 1 {
         wide
@@ -1996,26 +1605,15 @@ fn offset(ptr: Expr, index: Expr, index_ty: IntTy, size: i128, neg: bool) -> Exp
         }
     };
     if neg {
-        bytes = Expr::Unary {
-            op: UnOp::Neg,
-            ty: IntTy::I64,
-            arg: Box::new(bytes),
-        };
+        bytes = Expr::Unary { op: UnOp::Neg, ty: IntTy::I64, arg: Box::new(bytes) };
     }
-    Expr::PtrOffset {
-        ptr: Box::new(ptr),
-        bytes: Box::new(bytes),
-    }
+    Expr::PtrOffset { ptr: Box::new(ptr), bytes: Box::new(bytes) }
 }
 
 /// `if !cond { break }`
 fn exit_unless(cond: Expr, span: Span) -> Stmt {
     Stmt::If {
-        cond: Expr::Unary {
-            op: UnOp::LogicalNot,
-            ty: IntTy::I32,
-            arg: Box::new(cond),
-        },
+        cond: Expr::Unary { op: UnOp::LogicalNot, ty: IntTy::I32, arg: Box::new(cond) },
         then: vec![Stmt::Break],
         els: Vec::new(),
         span,

@@ -51,16 +51,9 @@ impl Ctx<'_> {
         let len = if a.line == b.line {
             b.column.saturating_sub(a.column)
         } else {
-            self.lines
-                .get(a.line.wrapping_sub(1))
-                .map_or(1, |l| l.chars().count().saturating_sub(a.column))
+            self.lines.get(a.line.wrapping_sub(1)).map_or(1, |l| l.chars().count().saturating_sub(a.column))
         };
-        Span {
-            file: self.file,
-            line: a.line.max(1) as u32,
-            column: a.column as u32 + 1,
-            len: len.max(1) as u32,
-        }
+        Span { file: self.file, line: a.line.max(1) as u32, column: a.column as u32 + 1, len: len.max(1) as u32 }
     }
 
     /// The source text a span covers, whitespace runs collapsed to one space.
@@ -84,30 +77,14 @@ impl Ctx<'_> {
 pub fn lower_file(files: &SourceFiles, root: FileId) -> Result<Module> {
     let text = files.text(root);
     let _fallback = FallbackSpans::new();
-    let mut cx = Ctx {
-        file: root,
-        lines: text.lines().collect(),
-        consts: HashMap::new(),
-    };
-    let file = syn::parse_file(text).map_err(|e| {
-        Diagnostic::at(
-            ErrorKind::Syntax,
-            cx.span(e.span()),
-            format!("Rust syntax error: {e}"),
-        )
-    })?;
+    let mut cx = Ctx { file: root, lines: text.lines().collect(), consts: HashMap::new() };
+    let file = syn::parse_file(text)
+        .map_err(|e| Diagnostic::at(ErrorKind::Syntax, cx.span(e.span()), format!("Rust syntax error: {e}")))?;
     let mut fns = Vec::new();
     collect_items(&file.items, &mut cx, &mut fns);
-    let marked: Vec<&syn::ItemFn> = fns
-        .iter()
-        .copied()
-        .filter(|f| is_marked(&f.attrs))
-        .collect();
-    let public: Vec<&syn::ItemFn> = fns
-        .iter()
-        .copied()
-        .filter(|f| matches!(f.vis, syn::Visibility::Public(_)))
-        .collect();
+    let marked: Vec<&syn::ItemFn> = fns.iter().copied().filter(|f| is_marked(&f.attrs)).collect();
+    let public: Vec<&syn::ItemFn> =
+        fns.iter().copied().filter(|f| matches!(f.vis, syn::Visibility::Public(_))).collect();
     let chosen = if !marked.is_empty() {
         marked
     } else if !public.is_empty() {
@@ -127,12 +104,7 @@ pub fn lower_file(files: &SourceFiles, root: FileId) -> Result<Module> {
 }
 
 fn is_marked(attrs: &[syn::Attribute]) -> bool {
-    attrs.iter().any(|a| {
-        a.path()
-            .segments
-            .last()
-            .is_some_and(|s| s.ident == "kernel" || s.ident == "sector_estimate")
-    })
+    attrs.iter().any(|a| a.path().segments.last().is_some_and(|s| s.ident == "kernel" || s.ident == "sector_estimate"))
 }
 
 /// Functions and integer constants at the top level and in inline modules, in source order.
