@@ -1373,31 +1373,11 @@ fn hold(held: &mut Held, key: u32, a: &Vals, m: u32) {
 
 fn collect_loops(stmts: &[Stmt], stack: &mut Vec<usize>, op_loops: &mut [Vec<usize>], spans: &mut Vec<Span>) {
     fn ops_in_expr(e: &Expr, out: &mut Vec<MemOpId>) {
-        match e {
-            Expr::Load { op, addr } => {
+        crate::ir::licm::walk(e, &mut |x| {
+            if let Expr::Load { op, .. } = x {
                 out.push(*op);
-                ops_in_expr(addr, out);
             }
-            Expr::Binary { lhs, rhs, .. }
-            | Expr::FloatBinary { lhs, rhs, .. }
-            | Expr::Logical { lhs, rhs, .. }
-            | Expr::PtrDiff { lhs, rhs } => {
-                ops_in_expr(lhs, out);
-                ops_in_expr(rhs, out);
-            }
-            Expr::Unary { arg, .. } | Expr::ToInt { arg, .. } | Expr::ToFloat(arg) => ops_in_expr(arg, out),
-            Expr::Select { cond, then, els } => {
-                ops_in_expr(cond, out);
-                ops_in_expr(then, out);
-                ops_in_expr(els, out);
-            }
-            Expr::PtrOffset { ptr, bytes } => {
-                ops_in_expr(ptr, out);
-                ops_in_expr(bytes, out);
-            }
-            Expr::Opaque { args, .. } => args.iter().for_each(|a| ops_in_expr(a, out)),
-            _ => {}
-        }
+        });
     }
     for s in stmts {
         let mut ops = Vec::new();
