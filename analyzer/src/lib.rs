@@ -10,6 +10,8 @@ pub mod diag;
 pub mod engine;
 pub mod fill;
 pub mod front;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod ir;
 pub mod launch;
 pub mod manifest;

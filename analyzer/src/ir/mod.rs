@@ -363,6 +363,18 @@ pub enum Stmt {
     Barrier,
 }
 
+impl Stmt {
+    /// `if (!cond) break;`: a loop test moved into the body or step.
+    pub fn exit_unless(cond: Expr, span: Span) -> Stmt {
+        Stmt::If {
+            cond: Expr::Unary { op: UnOp::LogicalNot, ty: IntTy::I32, arg: Box::new(cond) },
+            then: vec![Stmt::Break],
+            els: Vec::new(),
+            span,
+        }
+    }
+}
+
 /// One `__global__` function, lowered.
 #[derive(Clone, Debug)]
 pub struct Kernel {
@@ -378,6 +390,20 @@ pub struct Kernel {
 }
 
 impl Kernel {
+    /// An empty kernel, for front ends to fill.
+    pub fn new(name: String, span: Span) -> Kernel {
+        Kernel {
+            name,
+            span,
+            params: Vec::new(),
+            shared: Vec::new(),
+            locals: Vec::new(),
+            mem_ops: Vec::new(),
+            body: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
     pub fn param_by_name(&self, name: &str) -> Option<ParamId> {
         self.params.iter().position(|p| p.name == name).map(|i| ParamId(i as u32))
     }

@@ -264,16 +264,7 @@ fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> 
     }
     let mut l = Lowerer {
         unit,
-        k: Kernel {
-            name: name.clone(),
-            span,
-            params: Vec::new(),
-            shared: Vec::new(),
-            locals: Vec::new(),
-            mem_ops: Vec::new(),
-            body: Vec::new(),
-            notes: Vec::new(),
-        },
+        k: Kernel::new(name.clone(), span),
         scopes: vec![HashMap::new()],
         pending: Vec::new(),
         no_hoist: 0,
@@ -515,14 +506,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let mut tmp = Lowerer {
             unit: self.unit,
             k: Kernel {
-                name: String::new(),
-                span: self.k.span,
                 params: self.k.params.clone(),
-                shared: Vec::new(),
                 locals: self.k.locals.clone(),
-                mem_ops: Vec::new(),
-                body: Vec::new(),
-                notes: Vec::new(),
+                ..Kernel::new(String::new(), self.k.span)
             },
             scopes: self.scopes.clone(),
             pending: Vec::new(),
@@ -622,7 +608,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 } else {
                     // `while (++i < n)`: the update runs before each test, at the top of the body.
                     let mut b = pre;
-                    b.push(exit_unless(cond, span));
+                    b.push(Stmt::exit_unless(cond, span));
                     b.extend(body);
                     self.push_loop(out, None, b, Vec::new(), true, span);
                 }
@@ -641,7 +627,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 } else {
                     // `continue` goes to the test: the test with its update is the step.
                     let mut step = pre;
-                    step.push(exit_unless(cond, span));
+                    step.push(Stmt::exit_unless(cond, span));
                     self.push_loop(out, None, body, step, true, span);
                 }
                 Ok(())
@@ -716,7 +702,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             (true, cond) => self.push_loop(out, cond, body, step, true, span),
             (false, Some(cond)) => {
                 let mut b = pre;
-                b.push(exit_unless(cond, span));
+                b.push(Stmt::exit_unless(cond, span));
                 b.extend(body);
                 self.push_loop(out, None, b, step, true, span);
             }
@@ -2027,16 +2013,6 @@ fn known_function(name: &str) -> Option<Ty> {
         return named_type(rest).or(Some(Ty::Void));
     }
     None
-}
-
-/// `if (!cond) break;`
-fn exit_unless(cond: Expr, span: Span) -> Stmt {
-    Stmt::If {
-        cond: Expr::Unary { op: UnOp::LogicalNot, ty: IntTy::I32, arg: Box::new(cond) },
-        then: vec![Stmt::Break],
-        els: Vec::new(),
-        span,
-    }
 }
 
 fn mul64(e: Expr, k: i128) -> Expr {

@@ -245,16 +245,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     fn new(cx: &'c Ctx<'a>, f: &syn::ItemFn, infer: Infer) -> Self {
         Lowerer {
             cx,
-            k: Kernel {
-                name: f.sig.ident.to_string(),
-                span: cx.span(f.sig.ident.span()),
-                params: Vec::new(),
-                shared: Vec::new(),
-                locals: Vec::new(),
-                mem_ops: Vec::new(),
-                body: Vec::new(),
-                notes: Vec::new(),
-            },
+            k: Kernel::new(f.sig.ident.to_string(), cx.span(f.sig.ident.span())),
             scopes: vec![HashMap::new()],
             pending: Vec::new(),
             no_hoist: 0,
@@ -638,7 +629,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                     });
                 } else {
                     let mut b = pre;
-                    b.push(exit_unless(c, span));
+                    b.push(Stmt::exit_unless(c, span));
                     b.extend(body);
                     out.push(Stmt::Loop {
                         cond: None,
@@ -1608,14 +1599,4 @@ fn offset(ptr: Expr, index: Expr, index_ty: IntTy, size: i128, neg: bool) -> Exp
         bytes = Expr::Unary { op: UnOp::Neg, ty: IntTy::I64, arg: Box::new(bytes) };
     }
     Expr::PtrOffset { ptr: Box::new(ptr), bytes: Box::new(bytes) }
-}
-
-/// `if !cond { break }`
-fn exit_unless(cond: Expr, span: Span) -> Stmt {
-    Stmt::If {
-        cond: Expr::Unary { op: UnOp::LogicalNot, ty: IntTy::I32, arg: Box::new(cond) },
-        then: vec![Stmt::Break],
-        els: Vec::new(),
-        span,
-    }
 }
