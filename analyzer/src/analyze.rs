@@ -10,6 +10,21 @@ use std::path::{Path, PathBuf};
 /// Default work budget: warp-level evaluation steps before the engine gives up.
 pub const DEFAULT_MAX_WORK: u64 = 400_000_000;
 
+/// Launches the symbolic engine summarises are also run through the reference engine, for the
+/// sector stream the cache model needs, when they take at most this many warp-level steps
+/// (about a second); larger ones get boundaries without simulation, labelled as such.
+pub const STREAM_WORK: u64 = 40_000_000;
+
+/// Which engine counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineKind {
+    /// Whole boxes of warps at once, in closed form; enumerates only what it cannot summarise.
+    #[default]
+    Symbolic,
+    /// Every lane of every warp: the reference.
+    Enumerate,
+}
+
 #[derive(Clone, Debug)]
 pub struct AnalyzeOptions {
     /// Kernel name; may be left out when the file has exactly one kernel.
@@ -28,6 +43,7 @@ pub struct AnalyzeOptions {
     pub offsets: Vec<(String, i64)>,
     pub gpu: String,
     pub max_work: u64,
+    pub engine: EngineKind,
     /// Dynamic shared memory per block (`extern __shared__` arrays), as the launch passes it.
     pub shared_bytes: u64,
 }
@@ -45,6 +61,7 @@ impl Default for AnalyzeOptions {
             offsets: Vec::new(),
             gpu: "h200".into(),
             max_work: DEFAULT_MAX_WORK,
+            engine: EngineKind::default(),
             shared_bytes: 0,
         }
     }
@@ -154,11 +171,53 @@ fn analyze_inner(
     let module = lower(input, opts, loader, files)?;
     let kernel = pick_kernel(&module, opts.kernel.as_deref(), files)?;
     let setup = crate::launch::Setup::new(kernel, opts)?;
-    let trace = crate::engine::run(kernel, &setup)?;
-    Ok(crate::sheet::build::build(kernel, &setup, trace, files))
+    let (trace, engine, notes) = count(kernel, &setup, opts.engine)?;
+    let mut sheet = crate::sheet::build::build(kernel, &setup, trace, files);
+    sheet.engine = engine;
+    sheet.assumptions.extend(notes);
+    Ok(sheet)
 }
 
-fn pick_kernel<'m>(
+/// Runs the chosen engine: the trace, the engine's name for the sheet, and what the sheet must
+/// say about how it was counted.
+fn count(
+    kernel: &crate::ir::Kernel,
+    setup: &crate::launch::Setup,
+    engine: EngineKind,
+) -> Result<(crate::engine::Trace, &'static str, Vec<String>)> {
+    use crate::engine::symbolic::{self, Fallback};
+    if engine == EngineKind::Enumerate {
+        return Ok((crate::engine::run(kernel, setup)?, "enumerate", Vec::new()));
+    }
+    match symbolic::run(kernel, setup) {
+        Ok((mut trace, steps)) => {
+            let mut notes = vec![format!(
+                "symbolic engine: {} warp-level steps counted in closed form in {} abstract steps",
+                trace.work, steps
+            )];
+            if trace.work <= STREAM_WORK.min(setup.max_work) {
+                // The cache model needs the sectors in execution order: the reference engine
+                // gives them (and its counts equal the summary's).
+                trace.boundary = crate::engine::run(kernel, setup)?.boundary;
+            } else {
+                notes.push(format!(
+                    "boundaries not simulated: the launch takes {} warp-level steps, more than the {} streamed through the cache model",
+                    trace.work, STREAM_WORK
+                ));
+            }
+            Ok((trace, "symbolic", notes))
+        }
+        // The reference engine words every error.
+        Err(Fallback::Error) => Ok((crate::engine::run(kernel, setup)?, "enumerate", Vec::new())),
+        Err(Fallback::GiveUp(why)) => Ok((
+            crate::engine::run(kernel, setup)?,
+            "enumerate",
+            vec![format!("symbolic engine could not summarise this launch ({why}): every warp was enumerated")],
+        )),
+    }
+}
+
+pub(crate) fn pick_kernel<'m>(
     module: &'m crate::ir::Module,
     name: Option<&str>,
     files: &SourceFiles,

@@ -106,8 +106,12 @@ impl Setup {
                 }
             }
         }
-        let grid = parse_dims("--grid", &opts.grid, &named)?;
         let block = parse_dims("--block", &opts.block, &named)?;
+        // The grid may depend on the block's shape: `--grid 'ceil(n/block)'` (`block` is x).
+        for (name, v) in [("block", block[0]), ("block_x", block[0]), ("block_y", block[1]), ("block_z", block[2])] {
+            named.entry(name.to_string()).or_insert(v as i128);
+        }
+        let grid = parse_dims("--grid", &opts.grid, &named)?;
         check_launch(grid, block)?;
 
         let mut fills: Vec<Option<(Fill, Option<Vec<u32>>)>> = vec![None; kernel.params.len()];
@@ -120,6 +124,7 @@ impl Setup {
             let p = pointer_param(kernel, name, "--offset")?;
             offsets[p] = *off;
         }
+        crate::cache::profile::lookup(&opts.gpu).map_err(|m| Diagnostic::new(ErrorKind::Usage, m))?;
         let static_shared: u64 = kernel.shared.iter().map(|a| a.bytes()).sum();
         if static_shared > MAX_STATIC_SHARED {
             return Err(Diagnostic::new(

@@ -6,6 +6,7 @@
 //! a sector is counted) -> [`sheet`] (the accounting sheet and its renderers). The library does
 //! no printing and never exits; the `sector-estimate` binary does.
 
+pub mod cache;
 pub mod diag;
 pub mod engine;
 pub mod fill;
@@ -20,6 +21,10 @@ pub mod source;
 
 pub mod analyze;
 pub mod attribute;
+pub mod check;
+pub mod explain;
+pub mod finding;
+pub mod sweep;
 
 pub use analyze::{analyze, analyze_source, list_kernels, Analysis, AnalyzeOptions, Input};
 pub use diag::{Diagnostic, ErrorKind};

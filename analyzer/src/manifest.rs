@@ -61,6 +61,10 @@ pub struct Case {
     /// Free text: why the expected numbers are what they are.
     #[serde(default)]
     pub why: Option<String>,
+    /// Free text for the validation report: what the cache model does not capture here, or
+    /// what the case probes.
+    #[serde(default)]
+    pub boundary_note: Option<String>,
 }
 
 impl Manifest {

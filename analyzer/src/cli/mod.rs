@@ -8,12 +8,17 @@ use codespan_reporting::term::{
     self,
     termcolor::{ColorChoice, StandardStream},
 };
-use sector_analyzer::analyze::{Failure, DEFAULT_MAX_WORK};
+use sector_analyzer::analyze::{EngineKind, Failure, DEFAULT_MAX_WORK};
 use sector_analyzer::ir::cfg::Cfg;
 use sector_analyzer::source::DiskLoader;
 use sector_analyzer::{AnalyzeOptions, ErrorKind, Fill, Input, SourceFiles};
 use std::io::Write;
 use std::path::PathBuf;
+
+mod check;
+mod common;
+mod explain;
+mod sweep;
 
 #[derive(Parser)]
 #[command(
@@ -76,7 +81,7 @@ enum Cmd {
         offsets: Vec<String>,
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
-        /// GPU profile for the boundary model.
+        /// GPU profile for the boundary model: h200, h100, a100, rtx3060ti, rtx2080ti, tesla-p4.
         #[arg(long, default_value = "h200")]
         gpu: String,
         /// Dynamic shared memory per block (`extern __shared__` arrays), in bytes.
@@ -85,10 +90,22 @@ enum Cmd {
         /// Work budget of the reference engine, in warp-level steps.
         #[arg(long, default_value_t = DEFAULT_MAX_WORK)]
         max_work: u64,
+        /// symbolic: count whole boxes of warps in closed form (enumerating only what it cannot
+        /// summarise); enumerate: run every lane of every warp (the reference).
+        #[arg(long, value_enum, default_value = "symbolic")]
+        engine: EngineKind,
         /// Print a derived view instead of the sheet.
         #[arg(long, value_enum)]
         emit: Option<Emit>,
     },
+    /// Show one warp-level execution of the access(es) on a line, lane by lane, and why it
+    /// touches the sectors it does.
+    Explain(explain::ExplainArgs),
+    /// Analyse a kernel over ranges of parameters and launch shapes: a table and an SVG heatmap.
+    Sweep(sweep::SweepArgs),
+    /// Check the kernels and budgets of a config file (sector-estimate.toml); exit 1 when a
+    /// budget is exceeded.
+    Check(check::CheckArgs),
     /// List the kernels (`__global__` functions) of a file.
     Kernels {
         #[command(flatten)]
@@ -142,6 +159,9 @@ pub fn run() -> i32 {
         }
     };
     match cli.cmd {
+        Cmd::Explain(a) => explain::run(a),
+        Cmd::Sweep(a) => sweep::run(a),
+        Cmd::Check(a) => check::run(a),
         Cmd::Kernels { src } => {
             let opts =
                 AnalyzeOptions { defines: defines(&src), include_dirs: src.include.clone(), ..Default::default() };
@@ -150,7 +170,21 @@ pub fn run() -> i32 {
                 Err(f) => report(&f),
             }
         }
-        Cmd::Analyze { src, kernel, grid, block, args, fills, offsets, format, gpu, shared_bytes, max_work, emit } => {
+        Cmd::Analyze {
+            src,
+            kernel,
+            grid,
+            block,
+            args,
+            fills,
+            offsets,
+            format,
+            gpu,
+            shared_bytes,
+            max_work,
+            engine,
+            emit,
+        } => {
             let mut opts = AnalyzeOptions {
                 kernel,
                 grid,
@@ -159,6 +193,7 @@ pub fn run() -> i32 {
                 include_dirs: src.include.clone(),
                 gpu,
                 max_work,
+                engine,
                 shared_bytes,
                 ..Default::default()
             };
@@ -188,8 +223,8 @@ pub fn run() -> i32 {
                     _ => return usage(&format!("--offset {o}: expected a byte count from 0 to 1048575")),
                 }
             }
-            if !matches!(opts.gpu.as_str(), "h200" | "h100" | "a100") {
-                return usage(&format!("--gpu {}: known profiles are h200, h100, a100", opts.gpu));
+            if let Err(m) = sector_analyzer::cache::profile::lookup(&opts.gpu) {
+                return usage(&m);
             }
             if let Some(Emit::Dot) = emit {
                 let mut files = SourceFiles::default();

@@ -5,7 +5,9 @@
 //! from memory is data (exact when the launch gives the array's fill, otherwise unknown and
 //! handled by the stated default assumption).
 
+mod probe;
 mod shared;
+pub mod symbolic;
 
 use crate::diag::{Diagnostic, ErrorKind, Result};
 use crate::ir::*;
@@ -13,6 +15,7 @@ use crate::launch::{ParamValue, Setup};
 use crate::source::Span;
 use std::collections::{HashMap, HashSet};
 
+pub use probe::{probe, Capture, LaneAddr, Probe, ProbeOutcome};
 pub use shared::{wavefronts, Wavefronts};
 
 pub const WARP: usize = 32;
@@ -362,7 +365,7 @@ struct HeldRow {
 }
 
 /// The most values one lane holds.
-const HELD_MAX: usize = 64;
+pub(crate) const HELD_MAX: usize = 64;
 
 impl Held {
     fn clear(&mut self) {
@@ -555,6 +558,23 @@ pub struct Engine<'a> {
     pool: Pool,
     /// By memory operation: a store promoted out of its loop (LLVM's LICM).
     promoted: Vec<bool>,
+    /// Set only by [`probe()`] (`explain`): copies one execution out, lane by lane.
+    probe: Option<Box<probe::ProbeState>>,
+}
+
+/// Byte offset of each shared array in the block's shared window: declaration order, 16-byte
+/// aligned, dynamic (`extern`) arrays after the static ones, as the compiler places them.
+pub(crate) fn shared_layout(k: &Kernel) -> Vec<i64> {
+    let mut at = vec![0; k.shared.len()];
+    let mut off = 0i64;
+    for pass_extern in [false, true] {
+        for (i, a) in k.shared.iter().enumerate().filter(|(_, a)| a.is_extern == pass_extern) {
+            off = (off + 15) & !15;
+            at[i] = off;
+            off += a.bytes() as i64;
+        }
+    }
+    at
 }
 
 /// Runs the whole launch.
@@ -600,15 +620,7 @@ impl<'a> Engine<'a> {
         // Shared arrays laid out in declaration order, each aligned to 16 bytes (an assumption
         // the sheet states; bank conflicts depend only on offsets within an array).
         // Dynamic (`extern`) arrays start where the static ones end, as the compiler places them.
-        let mut shared_base = vec![0; k.shared.len()];
-        let mut off = 0i64;
-        for pass_extern in [false, true] {
-            for (i, a) in k.shared.iter().enumerate().filter(|(_, a)| a.is_extern == pass_extern) {
-                off = (off + 15) & !15;
-                shared_base[i] = SHARED_WINDOW + off;
-                off += a.bytes() as i64;
-            }
-        }
+        let shared_base = shared_layout(k).iter().map(|o| SHARED_WINDOW + o).collect();
         Engine {
             promoted: crate::ir::licm::promoted_stores(k),
             k,
@@ -627,10 +639,11 @@ impl<'a> Engine<'a> {
             shared_base,
             work: 0,
             scratch: Vec::with_capacity(64),
-            boundary: crate::sheet::build::BoundaryCounter::default(),
+            boundary: crate::sheet::build::BoundaryCounter::new(k, s),
             loop_ids,
             loop_stack: Vec::new(),
             pool: Pool::default(),
+            probe: None,
         }
     }
 
@@ -1168,6 +1181,10 @@ impl<'a> Engine<'a> {
                 hold(held, key, a, m);
             }
         }
+        if self.probe.is_some() {
+            let promoted = self.promoted[id.0 as usize] && n_unknown == 0 && !st.loops.is_empty();
+            self.observe(id, a, m, m & !active, promoted);
+        }
         if active == 0 {
             return Ok(());
         }
@@ -1323,8 +1340,7 @@ impl<'a> Engine<'a> {
                     s.sectors += known;
                     s.sectors_min += known;
                     s.sectors_max += known;
-                    let block = self.block_linear;
-                    self.boundary.access(block, op.kind, op.cache, &self.scratch);
+                    self.boundary.access(id.0 as usize, op.kind, op.cache, &self.scratch, addrs, width);
                 } else {
                     // Default assumption (DESIGN.md): every unknown lane touches its own sectors.
                     s.unknown_executions += 1;
@@ -1333,7 +1349,9 @@ impl<'a> Engine<'a> {
                     // (naturally aligned elements never straddle a sector).
                     s.sectors_min += known.max(per_lane);
                     s.sectors_max += known + n_unknown * per_lane;
-                    self.boundary.unknown(op.kind, n_unknown * per_lane);
+                    // The known lanes' sectors still travel; the unknown ones are counted apart.
+                    self.boundary.access(id.0 as usize, op.kind, op.cache, &self.scratch, addrs, width);
+                    self.boundary.unknown(id.0 as usize, op.kind, n_unknown * per_lane);
                 }
             }
             Space::Shared => {
@@ -1371,7 +1389,12 @@ fn hold(held: &mut Held, key: u32, a: &Vals, m: u32) {
     }
 }
 
-fn collect_loops(stmts: &[Stmt], stack: &mut Vec<usize>, op_loops: &mut [Vec<usize>], spans: &mut Vec<Span>) {
+pub(crate) fn collect_loops(
+    stmts: &[Stmt],
+    stack: &mut Vec<usize>,
+    op_loops: &mut [Vec<usize>],
+    spans: &mut Vec<Span>,
+) {
     fn ops_in_expr(e: &Expr, out: &mut Vec<MemOpId>) {
         crate::ir::licm::walk(e, &mut |x| {
             if let Expr::Load { op, .. } = x {
@@ -1425,7 +1448,7 @@ fn expr_span(e: &Expr) -> Option<Span> {
     }
 }
 
-fn undef(span: Span, what: &str) -> Diagnostic {
+pub(crate) fn undef(span: Span, what: &str) -> Diagnostic {
     Diagnostic::at(ErrorKind::Unsupported, span, format!("{what} reads a variable that has no value yet"))
 }
 
@@ -1486,7 +1509,7 @@ fn int_lanes(
 
 /// `x op y` in type `ty`; comparisons give 0 or 1.
 #[inline(always)]
-fn int_op(op: BinOp, ty: IntTy, x: i128, y: i128, span: Span) -> Result<i128> {
+pub(crate) fn int_op(op: BinOp, ty: IntTy, x: i128, y: i128, span: Span) -> Result<i128> {
     let cmp = |c: bool| Ok(c as i128);
     let v = match op {
         BinOp::Add => x + y,
@@ -1597,7 +1620,7 @@ fn unary(op: UnOp, ty: IntTy, a: V) -> V {
 }
 
 /// Byte address of `off` into `b`, as the hardware sees it.
-fn absolute(s: &Setup, b: Base, off: i64) -> i64 {
+pub(crate) fn absolute(s: &Setup, b: Base, off: i64) -> i64 {
     match b {
         Base::Param(p) => param_base(p, s.offsets[p.0 as usize]).wrapping_add(off),
         Base::Shared(_) => off,

@@ -2,117 +2,14 @@
 //! boundary model and every assumption in force.
 
 use super::*;
+use crate::cache::profile::{self, Occupancy, Profile};
 use crate::engine::{OpStats, Trace};
-use crate::ir::{AccessKind, Base, CacheOp, Kernel, Space, Ty};
+use crate::ir::{AccessKind, Base, Kernel, Space, Ty};
 use crate::launch::Setup;
 use crate::source::SourceFiles;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
-/// Hashes page numbers for [`SectorSet`]: one multiply and a rotate (FxHash's scheme, as in
-/// `rustc-hash`). The keys are plain integers, not attacker-chosen, so the default SipHash buys
-/// nothing here and cost much of a large launch's time.
-#[derive(Default, Clone, Copy)]
-struct PageHasher(u64);
-
-impl Hasher for PageHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = self.0.wrapping_add(v).wrapping_mul(0xf135_7aea_2e62_a9c5);
-    }
-    fn write_i64(&mut self, v: i64) {
-        self.write_u64(v as u64);
-    }
-    fn finish(&self) -> u64 {
-        // The table takes its bucket from the low bits: bring the well-mixed high bits there.
-        self.0.rotate_left(26)
-    }
-}
-
-/// Numbers per page of a [`SectorSet`] (one bit each).
-const PAGE: i64 = 256;
-
-/// A set of sector (or granule) numbers: a bitmap per page of 256 consecutive numbers. A
-/// kernel's sectors cluster, so consecutive inserts land in one page that is already in cache,
-/// where a hash set of sectors would miss the cache on nearly every insert of a large launch.
-#[derive(Default)]
-struct SectorSet {
-    pages: HashMap<i64, [u64; (PAGE / 64) as usize], BuildHasherDefault<PageHasher>>,
-    len: usize,
-}
-
-impl SectorSet {
-    /// Adds `s`; whether it was new.
-    fn insert(&mut self, s: i64) -> bool {
-        let page = self.pages.entry(s.div_euclid(PAGE)).or_default();
-        let bit = s.rem_euclid(PAGE);
-        let (word, mask) = (&mut page[(bit / 64) as usize], 1u64 << (bit % 64));
-        let new = *word & mask == 0;
-        *word |= mask;
-        self.len += new as usize;
-        new
-    }
-    fn len(&self) -> usize {
-        self.len
-    }
-    fn clear(&mut self) {
-        self.pages.clear();
-        self.len = 0;
-    }
-}
-
-/// The first cache model: each block's loads hit in an unbounded L1 when the block already
-/// loaded the sector; every other sector goes to L2; DRAM sees each 64-byte granule once.
-#[derive(Default)]
-pub struct BoundaryCounter {
-    block_sectors: SectorSet,
-    read_sectors: SectorSet,
-    read_granules: SectorSet,
-    written_sectors: SectorSet,
-    pub l1_hits: u64,
-    pub load_sectors: u64,
-    pub store_sectors: u64,
-    pub unknown_loads: u64,
-    pub unknown_stores: u64,
-}
-
-impl BoundaryCounter {
-    pub fn begin_block(&mut self, _block: u64) {
-        self.block_sectors.clear();
-    }
-    /// One global access's distinct sectors.
-    pub fn access(&mut self, _block: u64, kind: AccessKind, cache: CacheOp, sectors: &[i64]) {
-        match kind {
-            AccessKind::Load => {
-                self.load_sectors += sectors.len() as u64;
-                let allocates = !matches!(cache, CacheOp::Cg | CacheOp::Cv);
-                for &s in sectors {
-                    if allocates && !self.block_sectors.insert(s) {
-                        self.l1_hits += 1;
-                    }
-                    self.read_sectors.insert(s);
-                    self.read_granules.insert(s >> 1);
-                }
-            }
-            AccessKind::Store => {
-                self.store_sectors += sectors.len() as u64;
-                for &s in sectors {
-                    self.written_sectors.insert(s);
-                }
-            }
-        }
-    }
-    pub fn unknown(&mut self, kind: AccessKind, sectors: u64) {
-        match kind {
-            AccessKind::Load => self.unknown_loads += sectors,
-            AccessKind::Store => self.unknown_stores += sectors,
-        }
-    }
-}
+/// The engine's sink for global sectors: the cache model of [`crate::cache`].
+pub type BoundaryCounter = crate::cache::CacheModel;
 
 fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup) -> Row {
     let op = &kernel.mem_ops[i];
@@ -168,6 +65,7 @@ fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup)
         elided_loads: st.elided_lanes,
         exact,
         assumptions,
+        boundary: None,
     }
 }
 
@@ -235,7 +133,11 @@ pub fn build(kernel: &Kernel, setup: &Setup, trace: Trace, files: &SourceFiles) 
     assumptions.extend(kernel.notes.iter().cloned());
 
     let footprints = footprints(kernel, &trace);
-    let boundaries = boundaries(&trace, &totals, &rows, l2_bytes(&setup.gpu));
+    let boundaries = if trace.boundary.fed || totals.global_load.sectors + totals.global_store.sectors == 0 {
+        boundaries(&trace.boundary, &totals, &mut rows, &order)
+    } else {
+        boundaries_unsimulated(kernel, setup, &totals, &footprints)
+    };
     let file = files.files.first().map(|f| f.path.display().to_string()).unwrap_or_default();
     Sheet {
         kernel: kernel.name.clone(),
@@ -292,49 +194,200 @@ fn footprints(kernel: &Kernel, trace: &Trace) -> Vec<Footprint> {
     out
 }
 
-/// L2 capacity of the GPU profiles the boundary model knows.
-pub fn l2_bytes(gpu: &str) -> u64 {
-    match gpu {
-        "h100" => 52_428_800,
-        "a100" => 41_943_040,
-        // Read on the H200: 62,914,560 bytes.
-        _ => 62_914_560,
+
+/// The assumptions every boundary estimate rests on, for profile `p` at occupancy `o`.
+fn profile_assumptions(p: &Profile, o: &Occupancy) -> Vec<String> {
+    let l1 = if p.fixed_l1_bytes.is_some() {
+        format!("{} bytes, apart from shared memory", super::text::thousands(o.l1_bytes))
+    } else {
+        format!(
+            "{} bytes: {} KiB of L1 and shared memory less a {} KiB shared carveout, the smallest that holds {} resident block(s) of this kernel",
+            super::text::thousands(o.l1_bytes),
+            p.l1_shared_bytes / 1024,
+            o.shared_per_sm / 1024,
+            o.resident_blocks
+        )
+    };
+    vec![
+        format!("GPU profile {}: {} ({})", p.name, p.description, p.source),
+        "cold L1 and L2 at launch (Nsight Compute's default cache control)".to_string(),
+        format!(
+            "blocks placed round-robin: block b (x fastest, then y, z) on SM b mod {}; up to {} resident per SM (threads, blocks and shared memory; registers assumed not to limit), run one after another in launch order",
+            p.sms, o.resident_blocks
+        ),
+        format!("L1 per SM: {l1}; 128-byte lines of 32-byte sectors, fully associative, least recently used out; loads allocate{}, stores write through to L2 without allocating", if p.l1_caches_global_loads { " except __ldcg/__ldcv" } else { " only for __ldg/__ldca (this GPU keeps other global loads out of L1)" }),
+        format!(
+            "L2: {} bytes{}, 128-byte lines of 32-byte sectors, fully associative, least recently used out, write-back; a read miss fetches the {}-byte DRAM granule (its sectors not already present); a store needs no DRAM read, a sector left partly written is completed from DRAM when a load needs it or when it is written back",
+            super::text::thousands(p.l2_model_bytes),
+            if p.l2_model_bytes < p.l2_bytes {
+                format!(
+                    " of its {}: data was seen to stay in the H200's L2 only while less than about two thirds of it came in between (it has two partitions)",
+                    super::text::thousands(p.l2_bytes)
+                )
+            } else {
+                String::new()
+            },
+            p.dram_granule_bytes
+        ),
+        "DRAM writes: dirty lines evicted during the kernel; what stays dirty in L2 at the end is written after the kernel".to_string(),
+        "not modelled: misses of different SMs to one sector at the same moment, which the H200 can merge before L2 (fewer L2 reads than L1 misses when many blocks read the same data at once)".to_string(),
+    ]
+}
+
+/// Boundary traffic from the cache model that saw the launch's sector stream; fills each
+/// global row's share (`rows[k]` is memory operation `order[k]`).
+fn boundaries(m: &BoundaryCounter, totals: &Totals, rows: &mut [Row], order: &[usize]) -> Boundaries {
+    let p = m.profile;
+    let g = (p.dram_granule_bytes / p.sector_bytes).max(1) as u64;
+    let (sim_l2, sim_dram) = m.ops.iter().fold((0u64, 0u64), |a, t| (a.0 + t.l2_reads, a.1 + t.dram_reads));
+    let dram_per_l2 = if sim_l2 > 0 { sim_dram as f64 / sim_l2 as f64 } else { g as f64 };
+    let mut tot = RowBoundary::default();
+    let (mut sim_stores, mut rest_stores, mut unknown_loads, mut unknown_stores) = (0u64, 0u64, 0u64, 0u64);
+    for (k, &i) in order.iter().enumerate() {
+        let (Some(t), Some(row)) = (m.ops.get(i), rows.get_mut(k)) else { continue };
+        if row.space != "global" {
+            continue;
+        }
+        sim_stores += t.store_sectors;
+        rest_stores += t.rest_store_sectors;
+        unknown_loads += t.unknown_load_sectors;
+        unknown_stores += t.unknown_store_sectors;
+        let mut rb = RowBoundary {
+            l1_hit_sectors: t.l1_hits,
+            l2_read_sectors: t.l2_reads,
+            l2_write_sectors: t.l2_writes + t.rest_store_sectors + t.unknown_store_sectors,
+            dram_read_sectors: t.dram_reads,
+        };
+        if t.rest_load_sectors > 0 {
+            // Past the budget: this instruction's simulated ratios carry over.
+            let (hit, dram) = if t.load_sectors > 0 {
+                let d = if t.l2_reads > 0 { t.dram_reads as f64 / t.l2_reads as f64 } else { dram_per_l2 };
+                (t.l1_hits as f64 / t.load_sectors as f64, d)
+            } else {
+                (0.0, dram_per_l2)
+            };
+            let h = ((t.rest_load_sectors as f64 * hit).round() as u64).min(t.rest_load_sectors);
+            let r = t.rest_load_sectors - h;
+            rb.l1_hit_sectors += h;
+            rb.l2_read_sectors += r;
+            rb.dram_read_sectors += (r as f64 * dram).round() as u64;
+        }
+        // Data-dependent lanes: each its own sector, missing L1 and L2.
+        rb.l2_read_sectors += t.unknown_load_sectors;
+        rb.dram_read_sectors += t.unknown_load_sectors;
+        tot.l1_hit_sectors += rb.l1_hit_sectors;
+        tot.l2_read_sectors += rb.l2_read_sectors;
+        tot.l2_write_sectors += rb.l2_write_sectors;
+        tot.dram_read_sectors += rb.dram_read_sectors;
+        row.boundary = Some(rb);
+    }
+    let sampled = m.sampled() && m.ops.iter().any(|t| t.rest_load_sectors + t.rest_store_sectors > 0);
+    let scale = |n: u64| -> u64 {
+        if sampled && sim_stores > 0 {
+            (n as f64 * (sim_stores + rest_stores) as f64 / sim_stores as f64).round() as u64
+        } else {
+            n
+        }
+    };
+    let launch = p.launch_dram_read_sectors;
+    let dram_writes = scale(m.dram_writes).min(totals.global_store.sectors);
+    let dram_reads = tot.dram_read_sectors + scale(m.dram_merge_reads) + launch;
+    let o = &m.occupancy;
+    let mut assumptions = profile_assumptions(p, o);
+    if launch > 0 {
+        assumptions.push(format!(
+            "DRAM reads include {launch} sectors every launch costs besides its loads (code and parameters; the H200 read 80 to 100 even for kernels that load no global memory)"
+        ));
+    }
+    if sampled {
+        assumptions.push(format!(
+            "sampled: the first {} sectors ({} of {} blocks) went through the model; the rest were counted and given each instruction's simulated L1-hit and DRAM-per-L2-read ratios",
+            super::text::thousands(m.simulated_sectors),
+            super::text::thousands(m.simulated_blocks),
+            super::text::thousands(m.blocks)
+        ));
+    }
+    if unknown_loads + unknown_stores > 0 {
+        assumptions.push(
+            "data-dependent addresses: each such sector counted as a miss in L1 and L2 and one DRAM sector".into(),
+        );
+    }
+    Boundaries {
+        model: format!("{}: LRU L1 per SM, LRU write-back L2", p.name),
+        l1_hit_sectors: tot.l1_hit_sectors,
+        l2_read_sectors: tot.l2_read_sectors,
+        l2_write_sectors: totals.global_store.sectors,
+        dram_read_sectors: dram_reads,
+        dram_write_sectors: dram_writes,
+        bounds: BoundaryBounds {
+            dram_read_sectors: Bound {
+                min: m.compulsory_sectors + launch,
+                max: g * totals.global_load.sectors + m.partial_store_sectors + rest_stores + unknown_stores + launch,
+            },
+            dram_write_sectors: Bound { min: 0, max: totals.global_store.sectors },
+            l2_read_sectors: Bound { min: m.distinct_loaded.min(totals.global_load.sectors), max: totals.global_load.sectors },
+        },
+        assumptions,
+        gpu: p.name.to_string(),
+        method: if sampled { "sampled" } else { "simulated" }.to_string(),
+        resident_blocks_per_sm: o.resident_blocks,
+        l1_bytes_per_sm: o.l1_bytes,
+        l2_bytes: p.l2_bytes,
     }
 }
 
-fn boundaries(trace: &Trace, totals: &Totals, rows: &[Row], l2: u64) -> Boundaries {
-    let b = &trace.boundary;
-    // Written data that fits in L2 beside what was read stays there (write-back) until after
-    // the kernel: the H200 showed no DRAM writes for such launches.
-    let written = b.written_sectors.len() as u64 + b.unknown_stores;
-    let footprint = 32 * (b.read_sectors.len() as u64 + written);
-    let dram_write = if footprint <= l2 { 0 } else { written };
-    let l2_read = b.load_sectors - b.l1_hits + b.unknown_loads;
-    let dram_read = 2 * b.read_granules.len() as u64 + b.unknown_loads;
-    let mut assumptions = vec![
-        "cold L1 and L2 at launch (Nsight Compute's default cache control)".to_string(),
-        "L1: a block's global loads hit when the same block already loaded the sector (no capacity limit, no sharing between blocks of one SM); __ldcg/__ldcv loads bypass L1".to_string(),
-        "stores write through to L2 without allocating in L1".to_string(),
-        "L2 holds the whole launch's footprint; each DRAM read fetches a 64-byte granule (2 sectors)".to_string(),
-        format!(
-            "DRAM writes: none during the kernel when the launch's footprint ({footprint} bytes) fits in L2 ({l2} bytes), else every distinct sector written once"
-        ),
-    ];
-    if b.unknown_loads + b.unknown_stores > 0 {
-        assumptions.push("data-dependent addresses: each such sector counted as a miss at every level".into());
+/// Boundaries without a sector stream, for a launch whose request-side counts came in closed
+/// form (the symbolic engine) or whose stream was not simulated: the bounds that need no cache
+/// model, and an estimate from the pointer parameters' footprints, labelled as such.
+///
+/// - L1->L2 reads: the load sectors (no L1 reuse assumed; an upper estimate).
+/// - L1->L2 writes: the store sectors (stores write through).
+/// - DRAM reads: the loaded parameters' byte ranges in sectors, at most the granules of the
+///   load sectors, plus the launch's own reads; bounds from that to every load sector's granule.
+/// - DRAM writes: none when every footprint fits in L2, else the stored ranges.
+pub fn boundaries_unsimulated(kernel: &Kernel, setup: &Setup, totals: &Totals, footprints: &[Footprint]) -> Boundaries {
+    let p = profile::lookup(&setup.gpu).unwrap_or(&profile::PROFILES[0]);
+    let shared: u64 = kernel.shared.iter().filter(|a| !a.is_extern).map(|a| a.bytes()).sum::<u64>() + setup.shared_bytes;
+    let o = p.occupancy(setup.threads_per_block(), shared);
+    let g = (p.dram_granule_bytes / p.sector_bytes).max(1) as u64;
+    let range = |f: &Footprint| -> u64 {
+        let (lo, hi) = (f.min_byte.div_euclid(32), (f.end_byte + 31).div_euclid(32));
+        (hi - lo).max(0) as u64
+    };
+    let complete = footprints.iter().all(|f| f.complete);
+    let read_range: u64 = footprints.iter().filter(|f| f.loaded).map(range).sum();
+    let written_range: u64 = footprints.iter().filter(|f| f.stored).map(range).sum();
+    let loads = totals.global_load.sectors;
+    let stores = totals.global_store.sectors;
+    let launch = p.launch_dram_read_sectors;
+    let dram_reads = if complete { read_range.min(g * loads) } else { g * loads } + launch;
+    let fits = (read_range + written_range) * p.sector_bytes as u64 <= p.l2_model_bytes;
+    let dram_writes = if fits { 0 } else { written_range.min(stores) };
+    let mut assumptions = profile_assumptions(p, &o);
+    assumptions.retain(|a| !a.starts_with("not modelled"));
+    assumptions.push(
+        "unsimulated: no sector stream reached the cache model; L1 hits not estimated (L1->L2 reads shown are the load sectors, an upper estimate), DRAM reads estimated from the loaded parameters' byte ranges, DRAM writes from whether all ranges fit in L2".into(),
+    );
+    if launch > 0 {
+        assumptions.push(format!("DRAM reads include {launch} sectors every launch costs besides its loads"));
     }
-    let _ = rows;
     Boundaries {
-        model: "first-touch (unbounded caches)".into(),
-        l1_hit_sectors: b.l1_hits,
-        l2_read_sectors: l2_read,
-        l2_write_sectors: totals.global_store.sectors,
-        dram_read_sectors: dram_read,
-        dram_write_sectors: dram_write,
+        model: format!("{}: footprint estimate (no sector stream)", p.name),
+        l1_hit_sectors: 0,
+        l2_read_sectors: loads,
+        l2_write_sectors: stores,
+        dram_read_sectors: dram_reads,
+        dram_write_sectors: dram_writes,
         bounds: BoundaryBounds {
-            dram_read_sectors: Bound { min: b.read_sectors.len() as u64, max: 2 * totals.global_load.sectors },
-            dram_write_sectors: Bound { min: 0, max: written },
+            dram_read_sectors: Bound { min: launch, max: g * loads + stores + launch },
+            dram_write_sectors: Bound { min: 0, max: stores },
+            l2_read_sectors: Bound { min: 0, max: loads },
         },
         assumptions,
+        gpu: p.name.to_string(),
+        method: "unsimulated".to_string(),
+        resident_blocks_per_sm: o.resident_blocks,
+        l1_bytes_per_sm: o.l1_bytes,
+        l2_bytes: p.l2_bytes,
     }
 }

@@ -59,8 +59,9 @@ pub fn render(sheet: &Sheet) -> String {
     let b = &sheet.boundaries;
     let _ = writeln!(
         o,
-        "\nBoundaries ({}): L1 hits {}, L1->L2 reads {}, writes {}, DRAM reads {} (bounds {}..{}), writes {}.\n",
+        "\nBoundaries ({}; {}): L1 hits {}, L1->L2 reads {}, writes {}, DRAM reads {} (bounds {}..{}), writes {}.\n",
         b.model,
+        b.method,
         thousands(b.l1_hit_sectors),
         thousands(b.l2_read_sectors),
         thousands(b.l2_write_sectors),
@@ -69,6 +70,26 @@ pub fn render(sheet: &Sheet) -> String {
         thousands(b.bounds.dram_read_sectors.max),
         thousands(b.dram_write_sectors)
     );
+    let per_row: Vec<_> = sheet.instructions.iter().filter_map(|r| r.boundary.map(|rb| (r, rb))).collect();
+    if per_row.len() > 1 {
+        let _ = writeln!(o, "| line:col | access | op | L1 hits | L2 reads | L2 writes | DRAM reads |");
+        let _ = writeln!(o, "| --- | --- | --- | ---: | ---: | ---: | ---: |");
+        for (r, rb) in per_row {
+            let _ = writeln!(
+                o,
+                "| {}:{} | `{}` | {} | {} | {} | {} | {} |",
+                r.line,
+                r.column,
+                cell(&r.text),
+                r.op,
+                thousands(rb.l1_hit_sectors),
+                thousands(rb.l2_read_sectors),
+                thousands(rb.l2_write_sectors),
+                thousands(rb.dram_read_sectors)
+            );
+        }
+        let _ = writeln!(o);
+    }
     let _ = writeln!(o, "Assumptions:\n");
     for a in sheet.assumptions.iter().chain(&b.assumptions) {
         let _ = writeln!(o, "- {a}");

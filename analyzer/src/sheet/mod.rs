@@ -59,6 +59,19 @@ pub struct Row {
     pub elided_loads: u64,
     pub exact: bool,
     pub assumptions: Vec<String>,
+    /// What this instruction's sectors cause below L1 under the cache model (global only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boundary: Option<RowBoundary>,
+}
+
+/// One instruction's share of the boundary traffic.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct RowBoundary {
+    pub l1_hit_sectors: u64,
+    pub l2_read_sectors: u64,
+    pub l2_write_sectors: u64,
+    /// DRAM sectors fetched for this instruction's L2 read misses.
+    pub dram_read_sectors: u64,
 }
 
 impl Row {
@@ -109,6 +122,9 @@ pub struct Bound {
 pub struct BoundaryBounds {
     pub dram_read_sectors: Bound,
     pub dram_write_sectors: Bound,
+    /// Distinct sectors loaded ..= sectors loaded (misses to one sector merged at most down to
+    /// one read, at least every load sector missing L1).
+    pub l2_read_sectors: Bound,
 }
 
 /// Traffic below L1 under the cache model named in `assumptions`.
@@ -122,6 +138,14 @@ pub struct Boundaries {
     pub dram_write_sectors: u64,
     pub bounds: BoundaryBounds,
     pub assumptions: Vec<String>,
+    /// The `--gpu` profile.
+    pub gpu: String,
+    /// `simulated` (every sector through the model), `sampled` (the first sectors simulated,
+    /// the rest extrapolated) or `unsimulated` (no sector stream: footprints and bounds only).
+    pub method: String,
+    pub resident_blocks_per_sm: u32,
+    pub l1_bytes_per_sm: u64,
+    pub l2_bytes: u64,
 }
 
 /// Lowest and highest byte a pointer parameter's accesses touch (relative to the pointer),

@@ -50,6 +50,15 @@ pub fn launch_line(sheet: &Sheet) -> String {
     s
 }
 
+/// `s` cut to at most `n` characters, marked with `...` when cut.
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        s.chars().take(n.saturating_sub(3)).collect::<String>() + "..."
+    }
+}
+
 fn spr(r: &Row) -> String {
     if r.requests == 0 {
         "-".into()
@@ -157,7 +166,7 @@ pub fn render(sheet: &Sheet) -> String {
     }
     let b = &sheet.boundaries;
     let _ = writeln!(o);
-    let _ = writeln!(o, "4. boundaries (model: {}; estimates, see assumptions)", b.model);
+    let _ = writeln!(o, "4. boundaries (model: {}; {}; estimates, see assumptions)", b.model, b.method);
     let _ = writeln!(
         o,
         "  L1 hits {}  L1->L2 reads {}  writes {}  DRAM reads {} (bounds {}..{})  writes {}",
@@ -169,6 +178,23 @@ pub fn render(sheet: &Sheet) -> String {
         thousands(b.bounds.dram_read_sectors.max),
         thousands(b.dram_write_sectors)
     );
+    let per_row: Vec<_> = sheet.instructions.iter().filter_map(|r| r.boundary.map(|rb| (r, rb))).collect();
+    if per_row.len() > 1 {
+        let _ = writeln!(o, "  {:<9} {:<22} {:>6} {:>12} {:>12} {:>12} {:>12}", "line:col", "access", "op", "L1 hits", "L2 reads", "L2 writes", "DRAM reads");
+        for (r, rb) in per_row {
+            let _ = writeln!(
+                o,
+                "  {:<9} {:<22} {:>6} {:>12} {:>12} {:>12} {:>12}",
+                format!("{}:{}", r.line, r.column),
+                clip(&r.text, 22),
+                r.op,
+                thousands(rb.l1_hit_sectors),
+                thousands(rb.l2_read_sectors),
+                thousands(rb.l2_write_sectors),
+                thousands(rb.dram_read_sectors)
+            );
+        }
+    }
     for a in &b.assumptions {
         let _ = writeln!(o, "  - {a}");
     }

@@ -1,0 +1,540 @@
+//! The cache model: turns the engine's stream of global sectors into boundary traffic (L1 hits,
+//! L1 -> L2 reads and writes, L2 -> DRAM reads and writes) for one launch under a GPU
+//! [`profile::Profile`].
+//!
+//! What it assumes (each one is written on the sheet):
+//! - caches are cold at launch, as Nsight Compute's default cache control leaves them;
+//! - block `b` (x fastest, then y, z) runs on SM `b mod SMs`; the engine runs blocks one after
+//!   another, so the blocks that share an SM meet its L1 in launch order;
+//! - one L1 per SM: sectored 128-byte lines, fully associative, LRU, with the capacity the
+//!   shared-memory carveout leaves; loads allocate, except the L1-bypassing `__ldcg`/`__ldcv`
+//!   (and, where the profile says so, every load but `__ldg`); stores write through to L2 and
+//!   do not allocate;
+//! - one L2 of the profile's model capacity (on the H200 two thirds of the physical size, as
+//!   measured): sectored 128-byte lines, fully associative, LRU, write-back. A read miss fetches
+//!   the DRAM granule around the sector (its sectors not already valid). A store that fills
+//!   a whole sector needs no DRAM read; one that fills part of it keeps a byte mask, and the
+//!   sector is read from DRAM only when a load needs it or it is written back;
+//! - dirty lines reach DRAM only when evicted during the kernel (what stays in L2 at the end
+//!   is written after Nsight Compute stops counting).
+//!
+//! Cost: two hash lookups per 128-byte line an access touches (L1, then L2 on a miss). After
+//! [`SIM_BUDGET`] sectors the rest of the stream is only counted and extrapolated with the
+//! simulated part's ratios, per instruction (the sheet says so).
+
+pub mod profile;
+
+use crate::ir::{AccessKind, CacheOp, Kernel};
+use crate::launch::Setup;
+use profile::{Occupancy, Profile};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Sectors simulated before the model switches to counting and extrapolating (about 2 s of
+/// simulation on a 2-core machine).
+pub const SIM_BUDGET: u64 = 64_000_000;
+
+/// Hashes line numbers: one multiply (FxHash's scheme). Keys are plain integers, so SipHash
+/// would buy nothing and cost much of a large launch's time.
+#[derive(Default, Clone, Copy)]
+pub struct LineHasher(u64);
+
+impl Hasher for LineHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = self.0.wrapping_add(v).wrapping_mul(0xf135_7aea_2e62_a9c5);
+    }
+    fn write_i64(&mut self, v: i64) {
+        self.write_u64(v as u64);
+    }
+    fn finish(&self) -> u64 {
+        // The table takes its bucket from the low bits: bring the well-mixed high bits there.
+        self.0.rotate_left(26)
+    }
+}
+
+type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<LineHasher>>;
+
+const NIL: u32 = u32::MAX;
+
+struct Node<T> {
+    key: i64,
+    prev: u32,
+    next: u32,
+    val: T,
+}
+
+/// A fully associative set of at most `capacity` lines with least-recently-used replacement.
+pub struct Lru<T> {
+    capacity: usize,
+    map: FastMap<i64, u32>,
+    nodes: Vec<Node<T>>,
+    /// Most recently used.
+    head: u32,
+    /// Least recently used: the next victim.
+    tail: u32,
+}
+
+impl<T> Lru<T> {
+    pub fn new(capacity: usize) -> Self {
+        Lru { capacity, map: FastMap::default(), nodes: Vec::new(), head: NIL, tail: NIL }
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    fn unlink(&mut self, i: u32) {
+        let (p, n) = (self.nodes[i as usize].prev, self.nodes[i as usize].next);
+        match p {
+            NIL => self.head = n,
+            _ => self.nodes[p as usize].next = n,
+        }
+        match n {
+            NIL => self.tail = p,
+            _ => self.nodes[n as usize].prev = p,
+        }
+    }
+
+    fn push_front(&mut self, i: u32) {
+        self.nodes[i as usize].prev = NIL;
+        self.nodes[i as usize].next = self.head;
+        if self.head != NIL {
+            self.nodes[self.head as usize].prev = i;
+        }
+        self.head = i;
+        if self.tail == NIL {
+            self.tail = i;
+        }
+    }
+
+    /// The line's payload, made most recently used; `None` when the line is absent.
+    pub fn get(&mut self, key: i64) -> Option<&mut T> {
+        let i = *self.map.get(&key)?;
+        if self.head != i {
+            self.unlink(i);
+            self.push_front(i);
+        }
+        Some(&mut self.nodes[i as usize].val)
+    }
+
+    /// Whether the line is present, without touching its recency.
+    pub fn contains(&self, key: i64) -> bool {
+        self.map.contains_key(&key)
+    }
+
+    /// Inserts an absent line as most recently used. Returns the line it evicted, if the set
+    /// was full (with no capacity at all, the new line itself).
+    pub fn insert(&mut self, key: i64, val: T) -> Option<(i64, T)> {
+        if self.capacity == 0 {
+            return Some((key, val));
+        }
+        if self.map.len() < self.capacity {
+            let i = self.nodes.len() as u32;
+            self.nodes.push(Node { key, prev: NIL, next: NIL, val });
+            self.map.insert(key, i);
+            self.push_front(i);
+            return None;
+        }
+        let i = self.tail;
+        self.unlink(i);
+        let node = &mut self.nodes[i as usize];
+        let old_key = std::mem::replace(&mut node.key, key);
+        let old_val = std::mem::replace(&mut node.val, val);
+        self.map.remove(&old_key);
+        self.map.insert(key, i);
+        self.push_front(i);
+        Some((old_key, old_val))
+    }
+
+    /// Payloads from most to least recently used.
+    pub fn iter_mru(&self) -> impl Iterator<Item = (i64, &T)> {
+        let mut i = self.head;
+        std::iter::from_fn(move || {
+            if i == NIL {
+                return None;
+            }
+            let n = &self.nodes[i as usize];
+            i = n.next;
+            Some((n.key, &n.val))
+        })
+    }
+}
+
+/// One L2 line: per sector (bit i = sector i of the line) whether its data is present,
+/// whether it is dirty, and the bytes written so far of a sector not yet present.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub struct L2Line {
+    pub valid: u8,
+    pub dirty: u8,
+    pub partial: [u32; 4],
+}
+
+/// Traffic caused by one memory instruction (indexed like the kernel's `mem_ops`).
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub struct OpTraffic {
+    /// Sectors simulated.
+    pub load_sectors: u64,
+    pub store_sectors: u64,
+    pub l1_hits: u64,
+    pub l2_reads: u64,
+    pub l2_writes: u64,
+    /// DRAM sectors fetched for this instruction's L2 read misses.
+    pub dram_reads: u64,
+    /// Sectors past the simulation budget: counted, not simulated.
+    pub rest_load_sectors: u64,
+    pub rest_store_sectors: u64,
+    /// Sectors of data-dependent lanes (the default assumption: each its own sector).
+    pub unknown_load_sectors: u64,
+    pub unknown_store_sectors: u64,
+}
+
+/// A sector-exact model of one launch's L1s and L2, fed in execution order.
+pub struct CacheModel {
+    pub profile: &'static Profile,
+    pub occupancy: Occupancy,
+    /// Per SM, sector-valid bits per line.
+    l1: Vec<Lru<u8>>,
+    l2: Lru<L2Line>,
+    sm: usize,
+    /// Whether any access or block reached the model (an engine that never feeds it leaves
+    /// `false`, and the sheet then uses [`crate::sheet::build::boundaries_unsimulated`]).
+    pub fed: bool,
+    pub ops: Vec<OpTraffic>,
+    /// Dirty sectors written back to DRAM by evictions during the kernel.
+    pub dram_writes: u64,
+    /// Partly written sectors read from DRAM to complete them before a write-back.
+    pub dram_merge_reads: u64,
+    /// Sector stores that covered only part of their sector.
+    pub partial_store_sectors: u64,
+    /// Loaded sectors no earlier access of the launch touched (the compulsory DRAM reads).
+    pub compulsory_sectors: u64,
+    /// Distinct sectors loaded.
+    pub distinct_loaded: u64,
+    touched: SectorSet,
+    loaded: SectorSet,
+    pub simulated_sectors: u64,
+    pub budget: u64,
+    pub blocks: u64,
+    /// Blocks begun while the model still simulated.
+    pub simulated_blocks: u64,
+    masks: Vec<(i64, u32)>,
+}
+
+const SECTORS_PER_LINE: i64 = 4;
+
+impl Default for CacheModel {
+    /// The H200 profile, 256 threads per block, no shared memory and no instructions known.
+    fn default() -> Self {
+        CacheModel::with_profile(&profile::PROFILES[0], 256, 0, 0)
+    }
+}
+
+impl CacheModel {
+    /// The model for a launch: the setup's profile (H200 when the name is unknown; the CLI and
+    /// [`Setup::new`] reject unknown names first), block size and shared memory.
+    pub fn new(kernel: &Kernel, setup: &Setup) -> Self {
+        let p = profile::lookup(&setup.gpu).unwrap_or(&profile::PROFILES[0]);
+        let shared: u64 = kernel.shared.iter().filter(|a| !a.is_extern).map(|a| a.bytes()).sum::<u64>() + setup.shared_bytes;
+        CacheModel::with_profile(p, setup.threads_per_block(), shared, kernel.mem_ops.len())
+    }
+
+    pub fn with_profile(p: &'static Profile, threads_per_block: u64, shared_per_block: u64, n_ops: usize) -> Self {
+        let occupancy = p.occupancy(threads_per_block, shared_per_block);
+        let l1_lines = (occupancy.l1_bytes / p.line_bytes as u64) as usize;
+        CacheModel {
+            profile: p,
+            occupancy,
+            l1: (0..p.sms).map(|_| Lru::new(l1_lines)).collect(),
+            l2: Lru::new((p.l2_model_bytes / p.line_bytes as u64) as usize),
+            sm: 0,
+            fed: false,
+            ops: vec![OpTraffic::default(); n_ops],
+            dram_writes: 0,
+            dram_merge_reads: 0,
+            partial_store_sectors: 0,
+            compulsory_sectors: 0,
+            distinct_loaded: 0,
+            touched: SectorSet::default(),
+            loaded: SectorSet::default(),
+            simulated_sectors: 0,
+            budget: SIM_BUDGET,
+            blocks: 0,
+            simulated_blocks: 0,
+            masks: Vec::new(),
+        }
+    }
+
+    fn op(&mut self, op: usize) -> &mut OpTraffic {
+        if op >= self.ops.len() {
+            self.ops.resize(op + 1, OpTraffic::default());
+        }
+        &mut self.ops[op]
+    }
+
+    /// Whether the stream went past the simulation budget.
+    pub fn sampled(&self) -> bool {
+        self.simulated_sectors >= self.budget
+    }
+
+    pub fn begin_block(&mut self, block: u64) {
+        self.fed = true;
+        self.blocks += 1;
+        if !self.sampled() {
+            self.simulated_blocks += 1;
+        }
+        self.sm = (block % self.profile.sms.max(1) as u64) as usize;
+    }
+
+    fn allocates(&self, cache: CacheOp) -> bool {
+        match cache {
+            CacheOp::Cg | CacheOp::Cv => false,
+            CacheOp::Nc | CacheOp::Ca => true,
+            _ => self.profile.l1_caches_global_loads,
+        }
+    }
+
+    /// One warp-level global access: its distinct sectors (ascending) and, for the byte masks
+    /// of stores, the active lanes' addresses and the access width.
+    pub fn access(
+        &mut self,
+        op: usize,
+        kind: AccessKind,
+        cache: CacheOp,
+        sectors: &[i64],
+        addrs: &[i64],
+        width: u32,
+    ) {
+        self.fed = true;
+        if self.sampled() {
+            let t = self.op(op);
+            match kind {
+                AccessKind::Load => t.rest_load_sectors += sectors.len() as u64,
+                AccessKind::Store => t.rest_store_sectors += sectors.len() as u64,
+            }
+            return;
+        }
+        self.simulated_sectors += sectors.len() as u64;
+        match kind {
+            AccessKind::Load => self.load(op, cache, sectors),
+            AccessKind::Store => self.store(op, addrs, width),
+        }
+    }
+
+    /// Lanes whose addresses depend on unknown data: `n` sectors, each assumed its own.
+    pub fn unknown(&mut self, op: usize, kind: AccessKind, n: u64) {
+        self.fed = true;
+        let t = self.op(op);
+        match kind {
+            AccessKind::Load => t.unknown_load_sectors += n,
+            AccessKind::Store => t.unknown_store_sectors += n,
+        }
+    }
+
+    fn load(&mut self, op: usize, cache: CacheOp, sectors: &[i64]) {
+        let allocate = self.allocates(cache);
+        let mut i = 0;
+        while i < sectors.len() {
+            let line = sectors[i].div_euclid(SECTORS_PER_LINE);
+            let mut mask = 0u8;
+            while i < sectors.len() && sectors[i].div_euclid(SECTORS_PER_LINE) == line {
+                let s = sectors[i];
+                mask |= 1 << s.rem_euclid(SECTORS_PER_LINE);
+                if self.loaded.insert(s) {
+                    self.distinct_loaded += 1;
+                }
+                if self.touched.insert(s) {
+                    self.compulsory_sectors += 1;
+                }
+                i += 1;
+            }
+            let mut hit = 0u8;
+            if allocate {
+                let l1 = &mut self.l1[self.sm];
+                match l1.get(line) {
+                    Some(v) => {
+                        hit = *v & mask;
+                        *v |= mask;
+                    }
+                    None => {
+                        l1.insert(line, mask);
+                    }
+                }
+            }
+            let miss = mask & !hit;
+            let t = self.op(op);
+            t.load_sectors += mask.count_ones() as u64;
+            t.l1_hits += hit.count_ones() as u64;
+            t.l2_reads += miss.count_ones() as u64;
+            if miss != 0 {
+                let fetched = self.l2_read(line, miss);
+                self.op(op).dram_reads += fetched;
+            }
+        }
+    }
+
+    /// The L2 line, inserted (and a victim written back) when absent; `None` only for an L2
+    /// of no capacity.
+    fn l2_line(&mut self, line: i64) -> Option<&mut L2Line> {
+        if !self.l2.contains(line) {
+            if let Some((key, victim)) = self.l2.insert(line, L2Line::default()) {
+                if key != line {
+                    self.write_back(victim);
+                }
+            }
+        }
+        self.l2.get(line)
+    }
+
+    fn write_back(&mut self, victim: L2Line) {
+        self.dram_writes += victim.dirty.count_ones() as u64;
+        // A dirty sector with only some bytes written is completed from DRAM first.
+        self.dram_merge_reads += (victim.dirty & !victim.valid).count_ones() as u64;
+    }
+
+    /// Sectors per DRAM granule (1, 2 or 4).
+    fn granule_sectors(&self) -> u32 {
+        (self.profile.dram_granule_bytes / self.profile.sector_bytes).clamp(1, 4)
+    }
+
+    /// Reads the `miss` sectors of `line` from L2; returns the DRAM sectors fetched: every
+    /// granule holding a needed sector, less its sectors already present.
+    fn l2_read(&mut self, line: i64, miss: u8) -> u64 {
+        let per = self.granule_sectors();
+        let Some(l) = self.l2_line(line) else {
+            return granules(miss, per).count_ones() as u64;
+        };
+        let need = miss & !l.valid;
+        if need == 0 {
+            return 0;
+        }
+        let fetch = granules(need, per) & !l.valid;
+        l.valid |= fetch;
+        for s in 0..4 {
+            if fetch & (1 << s) != 0 {
+                l.partial[s] = 0;
+            }
+        }
+        fetch.count_ones() as u64
+    }
+
+    fn store(&mut self, op: usize, addrs: &[i64], width: u32) {
+        // Bytes written per sector.
+        let mut masks = std::mem::take(&mut self.masks);
+        masks.clear();
+        for &a in addrs {
+            let end = a + width as i64;
+            let mut b = a;
+            while b < end {
+                let s = b.div_euclid(32);
+                let lo = b - s * 32;
+                let hi = end.min((s + 1) * 32) - s * 32;
+                let m = if hi - lo >= 32 { u32::MAX } else { ((1u32 << (hi - lo)) - 1) << lo };
+                masks.push((s, m));
+                b = (s + 1) * 32;
+            }
+        }
+        masks.sort_unstable_by_key(|p| p.0);
+        let mut i = 0;
+        while i < masks.len() {
+            let (s, mut m) = masks[i];
+            i += 1;
+            while i < masks.len() && masks[i].0 == s {
+                m |= masks[i].1;
+                i += 1;
+            }
+            self.touched.insert(s);
+            let t = self.op(op);
+            t.store_sectors += 1;
+            t.l2_writes += 1;
+            if m != u32::MAX {
+                self.partial_store_sectors += 1;
+            }
+            let line = s.div_euclid(SECTORS_PER_LINE);
+            let bit = 1u8 << s.rem_euclid(SECTORS_PER_LINE);
+            let idx = s.rem_euclid(SECTORS_PER_LINE) as usize;
+            let Some(l) = self.l2_line(line) else {
+                // No L2 to hold it: written straight through.
+                self.dram_writes += 1;
+                continue;
+            };
+            l.dirty |= bit;
+            if l.valid & bit == 0 {
+                l.partial[idx] |= m;
+                if l.partial[idx] == u32::MAX {
+                    l.valid |= bit;
+                    l.partial[idx] = 0;
+                }
+            }
+        }
+        self.masks = masks;
+    }
+
+    /// Lines resident in L2 now (for tests and the sheet).
+    pub fn l2_lines(&self) -> usize {
+        self.l2.len()
+    }
+
+    /// The L2 line's state, without touching recency.
+    pub fn l2_state(&self, line: i64) -> Option<L2Line> {
+        self.l2.iter_mru().find(|(k, _)| *k == line).map(|(_, v)| *v)
+    }
+}
+
+/// Sector bits of the granules (of `per` sectors) that hold a sector of `mask`.
+fn granules(mask: u8, per: u32) -> u8 {
+    let per = per as usize;
+    let mut out = 0u8;
+    for k in 0..(4 / per) {
+        let gm = (((1u16 << per) - 1) << (k * per)) as u8;
+        if mask & gm != 0 {
+            out |= gm;
+        }
+    }
+    out
+}
+
+/// Numbers per page of a [`SectorSet`] (one bit each).
+const PAGE: i64 = 256;
+
+/// A set of sector numbers: a bitmap per page of 256 consecutive numbers. A kernel's sectors
+/// cluster, so consecutive inserts land in a page already in cache.
+#[derive(Default)]
+pub struct SectorSet {
+    pages: FastMap<i64, [u64; (PAGE / 64) as usize]>,
+    len: u64,
+}
+
+impl SectorSet {
+    /// Adds `s`; whether it was new.
+    pub fn insert(&mut self, s: i64) -> bool {
+        let page = self.pages.entry(s.div_euclid(PAGE)).or_default();
+        let bit = s.rem_euclid(PAGE);
+        let (word, mask) = (&mut page[(bit / 64) as usize], 1u64 << (bit % 64));
+        let new = *word & mask == 0;
+        *word |= mask;
+        self.len += new as u64;
+        new
+    }
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,243 @@
+//! GPU profiles for the cache model: the sizes that decide what reaches L2 and DRAM.
+//!
+//! Sources: the H200 numbers were read on the device (`shared/docs/HARDWARE.md`); the
+//! RTX 3060 Ti, RTX 2080 Ti and Tesla P4 numbers are the seeds' (`shared/seeds/000_`, `003_`);
+//! H100 and A100 are NVIDIA's published sizes for the SXM parts.
+
+/// One GPU as the cache model sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Profile {
+    /// The `--gpu` name.
+    pub name: &'static str,
+    pub description: &'static str,
+    pub sms: u32,
+    pub l2_bytes: u64,
+    /// The capacity the model gives L2. On the H200, data survived in L2 between two reads
+    /// only while less than about two thirds of `l2_bytes` came between them (the L2 is two
+    /// partitions; some lines take room in both): the model's LRU L2 gets that two thirds.
+    pub l2_model_bytes: u64,
+    /// L1 data cache and shared memory together, per SM (one SRAM split by the carveout).
+    pub l1_shared_bytes: u64,
+    /// Shared-memory sizes the carveout can take, per SM, in KiB, smallest first. The L1 gets
+    /// the rest of `l1_shared_bytes`.
+    pub shared_carveouts_kib: &'static [u32],
+    /// Where L1 and shared memory are separate SRAMs (Pascal): the L1 size, whatever the
+    /// shared-memory use.
+    pub fixed_l1_bytes: Option<u64>,
+    /// Shared memory the driver reserves per resident block (1 KiB since sm_80).
+    pub reserved_shared_per_block: u64,
+    pub sector_bytes: u32,
+    pub line_bytes: u32,
+    /// Smallest DRAM read: an L2 read miss fetches this aligned granule.
+    pub dram_granule_bytes: u32,
+    pub max_blocks_per_sm: u32,
+    pub max_threads_per_sm: u32,
+    /// Whether ordinary global loads allocate in L1 (Pascal caches only `__ldg` loads there).
+    pub l1_caches_global_loads: bool,
+    /// DRAM read sectors a launch costs besides its own loads (code, parameters); measured
+    /// on the H200, 0 where not measured.
+    pub launch_dram_read_sectors: u64,
+    /// Where the numbers come from, for the sheet.
+    pub source: &'static str,
+}
+
+const KIB: u64 = 1024;
+
+/// Every profile `--gpu` accepts.
+pub const PROFILES: &[Profile] = &[
+    Profile {
+        name: "h200",
+        description: "NVIDIA H200 (sm_90)",
+        sms: 132,
+        l2_bytes: 62_914_560,
+        l2_model_bytes: 41_943_040,
+        l1_shared_bytes: 256 * KIB,
+        shared_carveouts_kib: &[0, 8, 16, 32, 64, 100, 132, 164, 196, 228],
+        fixed_l1_bytes: None,
+        reserved_shared_per_block: KIB,
+        sector_bytes: 32,
+        line_bytes: 128,
+        dram_granule_bytes: 64,
+        max_blocks_per_sm: 32,
+        max_threads_per_sm: 2048,
+        l1_caches_global_loads: true,
+        launch_dram_read_sectors: 88,
+        source: "read on the H200 (132 SMs, L2 62,914,560 bytes, 256 KiB L1+shared per SM); 64-byte DRAM granule, 88 sectors per launch and reuse in L2 up to two thirds of its size measured there",
+    },
+    Profile {
+        name: "h100",
+        description: "NVIDIA H100 SXM (sm_90)",
+        sms: 132,
+        l2_bytes: 52_428_800,
+        l2_model_bytes: 34_952_533,
+        l1_shared_bytes: 256 * KIB,
+        shared_carveouts_kib: &[0, 8, 16, 32, 64, 100, 132, 164, 196, 228],
+        fixed_l1_bytes: None,
+        reserved_shared_per_block: KIB,
+        sector_bytes: 32,
+        line_bytes: 128,
+        dram_granule_bytes: 64,
+        max_blocks_per_sm: 32,
+        max_threads_per_sm: 2048,
+        l1_caches_global_loads: true,
+        launch_dram_read_sectors: 88,
+        source: "NVIDIA's H100 SXM sizes (132 SMs, 50 MiB L2); granule, per-launch reads and the two-thirds L2 as measured on the H200 (same sm_90 memory system)",
+    },
+    Profile {
+        name: "a100",
+        description: "NVIDIA A100 SXM (sm_80)",
+        sms: 108,
+        l2_bytes: 41_943_040,
+        l2_model_bytes: 27_962_026,
+        l1_shared_bytes: 192 * KIB,
+        shared_carveouts_kib: &[0, 8, 16, 32, 64, 100, 132, 164],
+        fixed_l1_bytes: None,
+        reserved_shared_per_block: KIB,
+        sector_bytes: 32,
+        line_bytes: 128,
+        dram_granule_bytes: 64,
+        max_blocks_per_sm: 32,
+        max_threads_per_sm: 2048,
+        l1_caches_global_loads: true,
+        launch_dram_read_sectors: 0,
+        source: "NVIDIA's A100 SXM sizes (108 SMs, 40 MiB L2 in two partitions, 192 KiB L1+shared per SM); L2 model capacity two thirds of it as on the H200; not measured",
+    },
+    Profile {
+        name: "rtx3060ti",
+        description: "NVIDIA GeForce RTX 3060 Ti (sm_86)",
+        sms: 38,
+        l2_bytes: 3 * 1024 * KIB,
+        l2_model_bytes: 3 * 1024 * KIB,
+        l1_shared_bytes: 128 * KIB,
+        shared_carveouts_kib: &[0, 8, 16, 32, 64, 100],
+        fixed_l1_bytes: None,
+        reserved_shared_per_block: KIB,
+        sector_bytes: 32,
+        line_bytes: 128,
+        dram_granule_bytes: 32,
+        max_blocks_per_sm: 16,
+        max_threads_per_sm: 1536,
+        l1_caches_global_loads: true,
+        launch_dram_read_sectors: 0,
+        source: "the seed's RTX 3060 Ti (38 SMs, 128 KiB L1+shared per SM, 3 MB L2); GDDR6 read granule assumed 32 bytes",
+    },
+    Profile {
+        name: "rtx2080ti",
+        description: "NVIDIA GeForce RTX 2080 Ti (sm_75)",
+        sms: 68,
+        l2_bytes: 5_767_168,
+        l2_model_bytes: 5_767_168,
+        l1_shared_bytes: 96 * KIB,
+        shared_carveouts_kib: &[32, 64],
+        fixed_l1_bytes: None,
+        reserved_shared_per_block: 0,
+        sector_bytes: 32,
+        line_bytes: 128,
+        dram_granule_bytes: 32,
+        max_blocks_per_sm: 16,
+        max_threads_per_sm: 1024,
+        l1_caches_global_loads: true,
+        launch_dram_read_sectors: 0,
+        source: "the seed's RTX 2080 Ti (68 SMs, 64 KiB L1, 5.5 MB L2); 96 KiB L1+shared split 64/32; GDDR6 read granule assumed 32 bytes",
+    },
+    Profile {
+        name: "tesla-p4",
+        description: "NVIDIA Tesla P4 (sm_61)",
+        sms: 20,
+        l2_bytes: 2 * 1024 * KIB,
+        l2_model_bytes: 2 * 1024 * KIB,
+        l1_shared_bytes: 48 * KIB,
+        shared_carveouts_kib: &[0],
+        fixed_l1_bytes: Some(48 * KIB),
+        reserved_shared_per_block: 0,
+        sector_bytes: 32,
+        line_bytes: 128,
+        dram_granule_bytes: 32,
+        max_blocks_per_sm: 32,
+        max_threads_per_sm: 2048,
+        l1_caches_global_loads: false,
+        launch_dram_read_sectors: 0,
+        source: "the seed's Tesla P4 (48 KB L1 per SM, 2 MB L2, 20 SMs); Pascal keeps shared memory apart and caches only __ldg loads in L1; GDDR5 read granule assumed 32 bytes",
+    },
+];
+
+/// The profile named `name`, or a message listing the known ones.
+pub fn lookup(name: &str) -> Result<&'static Profile, String> {
+    PROFILES.iter().find(|p| p.name.eq_ignore_ascii_case(name)).ok_or_else(|| {
+        format!("--gpu {name}: unknown GPU profile; known profiles are {}", names().join(", "))
+    })
+}
+
+pub fn names() -> Vec<&'static str> {
+    PROFILES.iter().map(|p| p.name).collect()
+}
+
+/// How a launch sits on one SM: blocks resident at once, the shared-memory carveout and the
+/// L1 capacity left beside it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Occupancy {
+    pub resident_blocks: u32,
+    pub shared_per_sm: u64,
+    pub l1_bytes: u64,
+}
+
+impl Profile {
+    /// Occupancy of blocks of `threads` threads using `shared_per_block` bytes of shared memory
+    /// (static + dynamic). Registers are not known, so they are assumed not to limit it.
+    pub fn occupancy(&self, threads: u64, shared_per_block: u64) -> Occupancy {
+        let warps = threads.div_ceil(32).max(1);
+        let mut blocks = (self.max_blocks_per_sm as u64).min((self.max_threads_per_sm as u64 / (warps * 32)).max(1));
+        let max_shared = *self.shared_carveouts_kib.last().unwrap_or(&0) as u64 * KIB;
+        let per_block = if shared_per_block > 0 { shared_per_block + self.reserved_shared_per_block } else { 0 };
+        if per_block > 0 {
+            blocks = blocks.min((max_shared / per_block).max(1));
+        }
+        let need = blocks * per_block;
+        // The driver picks the smallest carveout that keeps the occupancy.
+        let carveout = self
+            .shared_carveouts_kib
+            .iter()
+            .map(|&k| k as u64 * KIB)
+            .find(|&c| c >= need)
+            .unwrap_or(max_shared);
+        let l1_bytes = match self.fixed_l1_bytes {
+            Some(b) => b,
+            None => self.l1_shared_bytes.saturating_sub(carveout),
+        };
+        Occupancy { resident_blocks: blocks as u32, shared_per_sm: carveout, l1_bytes }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookup_and_error() {
+        assert_eq!(lookup("h200").unwrap().l2_bytes, 62_914_560);
+        assert_eq!(lookup("H100").unwrap().name, "h100");
+        let e = lookup("b200").unwrap_err();
+        assert!(e.contains("h200") && e.contains("tesla-p4"), "{e}");
+    }
+
+    #[test]
+    fn occupancy_by_hand() {
+        let h = lookup("h200").unwrap();
+        // 256 threads, no shared memory: 2048 / 256 = 8 blocks, no carveout, all 256 KiB is L1.
+        assert_eq!(h.occupancy(256, 0), Occupancy { resident_blocks: 8, shared_per_sm: 0, l1_bytes: 256 * KIB });
+        // 32x33 floats (4,224 B) + 1 KiB reserved = 5,248 B; 8 blocks need 41,984 B -> 64 KiB
+        // carveout, 192 KiB of L1.
+        assert_eq!(
+            h.occupancy(256, 4224),
+            Occupancy { resident_blocks: 8, shared_per_sm: 64 * KIB, l1_bytes: 192 * KIB }
+        );
+        // 100 threads round up to 4 warps: 2048 / 128 = 16 blocks.
+        assert_eq!(h.occupancy(100, 0).resident_blocks, 16);
+        // 48 KiB + 1 KiB per block: 228 KiB / 49 KiB = 4 blocks in the 228 KiB carveout.
+        assert_eq!(h.occupancy(256, 48 * KIB).resident_blocks, 4);
+        // They need 200,704 B: the 196 KiB carveout, 60 KiB of L1.
+        assert_eq!(h.occupancy(256, 48 * KIB).l1_bytes, 60 * KIB);
+        let p4 = lookup("tesla-p4").unwrap();
+        assert_eq!(p4.occupancy(256, 4096).l1_bytes, 48 * KIB);
+    }
+}

@@ -1,0 +1,156 @@
+//! The cache model on tiny caches, every number worked by hand.
+
+use super::profile::{Profile, PROFILES};
+use super::*;
+
+/// Two SMs, an L1 of 2 lines (256 B, no carveout) per SM, an L2 of 2 lines, 64-byte granules.
+static TINY: Profile = Profile {
+    name: "tiny",
+    description: "test",
+    sms: 2,
+    l2_bytes: 256,
+    l2_model_bytes: 256,
+    l1_shared_bytes: 256,
+    shared_carveouts_kib: &[0],
+    fixed_l1_bytes: None,
+    reserved_shared_per_block: 0,
+    sector_bytes: 32,
+    line_bytes: 128,
+    dram_granule_bytes: 64,
+    max_blocks_per_sm: 1,
+    max_threads_per_sm: 1024,
+    l1_caches_global_loads: true,
+    launch_dram_read_sectors: 0,
+    source: "test",
+};
+
+fn tiny() -> CacheModel {
+    CacheModel::with_profile(&TINY, 32, 0, 2)
+}
+
+fn load(m: &mut CacheModel, sectors: &[i64]) {
+    m.access(0, AccessKind::Load, CacheOp::Default, sectors, &[], 4);
+}
+
+#[test]
+fn lru_evicts_least_recently_used() {
+    let mut l: Lru<u8> = Lru::new(2);
+    assert_eq!(l.insert(10, 1), None);
+    assert_eq!(l.insert(20, 2), None);
+    assert_eq!(l.get(10).copied(), Some(1)); // 10 is now the most recent
+    assert_eq!(l.insert(30, 3), Some((20, 2)));
+    assert!(l.contains(10) && l.contains(30) && !l.contains(20));
+    assert_eq!(l.insert(40, 4), Some((10, 1)));
+    assert_eq!(l.iter_mru().map(|(k, _)| k).collect::<Vec<_>>(), vec![40, 30]);
+    let mut none: Lru<u8> = Lru::new(0);
+    assert_eq!(none.insert(1, 1), Some((1, 1)));
+    assert!(none.is_empty());
+}
+
+#[test]
+fn l1_hits_within_an_sm_and_granule_fetches() {
+    let mut m = tiny();
+    m.begin_block(0); // SM 0
+    load(&mut m, &[0, 1, 2, 3]); // line 0 cold: 4 L1 misses, 4 L2 reads, 2 granules = 4 DRAM
+    load(&mut m, &[0, 1, 2, 3]); // 4 L1 hits
+    load(&mut m, &[4]); // line 1 sector 0: 1 miss, granule {4,5}: 2 DRAM sectors
+    let t = m.ops[0];
+    assert_eq!((t.l1_hits, t.l2_reads, t.dram_reads), (4, 5, 6));
+    m.begin_block(1); // SM 1: its own cold L1
+    load(&mut m, &[5]); // L1 miss; L2 has sector 5 from the granule: no DRAM read
+    let t = m.ops[0];
+    assert_eq!((t.l1_hits, t.l2_reads, t.dram_reads), (4, 6, 6));
+    m.begin_block(2); // SM 0 again: the L1 still holds line 0 from block 0
+    load(&mut m, &[0]);
+    assert_eq!(m.ops[0].l1_hits, 5);
+    assert_eq!(m.compulsory_sectors, 6);
+    assert_eq!(m.distinct_loaded, 6);
+}
+
+#[test]
+fn capacity_misses_in_l1_and_l2() {
+    let mut m = tiny();
+    m.begin_block(0);
+    load(&mut m, &[0]); // L1 {0}, L2 {0}; DRAM 2
+    load(&mut m, &[4]); // L1 {1,0}, L2 {1,0}; DRAM 2
+    load(&mut m, &[8]); // evicts line 0 from both: DRAM 2
+    load(&mut m, &[0]); // L1 miss, L2 miss (line 0 was evicted): DRAM 2 again
+    let t = m.ops[0];
+    assert_eq!((t.l1_hits, t.l2_reads, t.dram_reads), (0, 4, 8));
+    assert_eq!(m.compulsory_sectors, 3);
+    load(&mut m, &[0]); // L1 hit now
+    assert_eq!(m.ops[0].l1_hits, 1);
+    assert_eq!(m.dram_writes, 0); // nothing dirty was evicted
+}
+
+#[test]
+fn cg_bypasses_l1() {
+    let mut m = tiny();
+    m.begin_block(0);
+    m.access(0, AccessKind::Load, CacheOp::Cg, &[0], &[], 4);
+    m.access(0, AccessKind::Load, CacheOp::Cg, &[0], &[], 4); // misses L1 again, hits L2
+    let t = m.ops[0];
+    assert_eq!((t.l1_hits, t.l2_reads, t.dram_reads), (0, 2, 2));
+    load(&mut m, &[0]); // a default load allocates: miss, then hit
+    load(&mut m, &[0]);
+    assert_eq!(m.ops[0].l1_hits, 1);
+}
+
+#[test]
+fn stores_write_back_and_partial_sectors() {
+    let mut m = tiny();
+    m.begin_block(0);
+    // 8 lanes x 4 bytes from byte 0: sector 0 written whole; no DRAM read, no L1 allocation.
+    let full: Vec<i64> = (0..8).map(|l| l * 4).collect();
+    m.access(1, AccessKind::Store, CacheOp::Default, &[0], &full, 4);
+    load(&mut m, &[0]); // L1 miss, L2 hit on the written sector: no DRAM read
+    assert_eq!((m.ops[0].l1_hits, m.ops[0].l2_reads, m.ops[0].dram_reads), (0, 1, 0));
+    assert_eq!(m.ops[1].l2_writes, 1);
+    assert_eq!(m.partial_store_sectors, 0);
+    // A 4-byte store to sector 4 (line 1): partial, dirty.
+    m.access(1, AccessKind::Store, CacheOp::Default, &[4], &[128], 4);
+    assert_eq!(m.partial_store_sectors, 1);
+    let l = m.l2_state(1).unwrap();
+    assert_eq!((l.valid, l.dirty, l.partial[0]), (0, 1, 0xf));
+    // Two more lines evict line 0 (dirty sector 0: 1 write) and line 1 (partial: 1 merge read
+    // and 1 write).
+    load(&mut m, &[8]);
+    load(&mut m, &[12]);
+    assert_eq!((m.dram_writes, m.dram_merge_reads), (2, 0 + 1));
+    // Compulsory: sector 0 was written before it was read, so it is not compulsory.
+    assert_eq!(m.compulsory_sectors, 2);
+}
+
+#[test]
+fn partial_sector_then_load_reads_dram() {
+    let mut m = tiny();
+    m.begin_block(0);
+    m.access(1, AccessKind::Store, CacheOp::Default, &[0], &[0], 4);
+    load(&mut m, &[0]); // the sector is not all there: its granule {0,1} comes from DRAM
+    assert_eq!(m.ops[0].dram_reads, 2);
+    let l = m.l2_state(0).unwrap();
+    assert_eq!((l.valid, l.dirty, l.partial[0]), (0b11, 1, 0));
+}
+
+#[test]
+fn budget_switches_to_counting() {
+    let mut m = tiny();
+    m.budget = 2;
+    m.begin_block(0);
+    load(&mut m, &[0, 1]);
+    assert!(m.sampled());
+    m.begin_block(1);
+    load(&mut m, &[4, 5, 6]);
+    assert_eq!(m.ops[0].rest_load_sectors, 3);
+    assert_eq!((m.blocks, m.simulated_blocks), (2, 1));
+}
+
+#[test]
+fn every_profile_has_sane_sizes() {
+    for p in PROFILES {
+        assert_eq!((p.sector_bytes, p.line_bytes), (32, 128), "{}", p.name);
+        assert!(p.l2_model_bytes <= p.l2_bytes && p.l2_model_bytes >= 128 && p.sms > 0, "{}", p.name);
+        let o = p.occupancy(256, 0);
+        assert!(o.l1_bytes > 0 && o.resident_blocks > 0, "{}", p.name);
+    }
+}

@@ -1,0 +1,709 @@
+//! `check`: budgets for CI. A config file in the user's repository (`sector-estimate.toml`)
+//! lists kernels, their launches and budgets (per kernel or per line); every launch is
+//! analysed and every access held to its budgets. Findings render as text with source snippets,
+//! JSON, GitHub workflow annotations or SARIF 2.1.0.
+//!
+//! ```toml
+//! [budgets]                       # defaults for every kernel
+//! max_sectors_per_request = 32
+//!
+//! [[kernel]]
+//! file = "examples/vec_add.cu"    # relative to this file
+//! kernel = "vec_add"
+//! budgets = { max_sectors_per_request = 4, min_efficiency = 1.0, max_sectors = 400000 }
+//! launch = [{ name = "1m", grid = "4096", block = "256", args = { n = 1048576 } }]
+//!
+//! [[kernel]]
+//! file = "examples/transpose_naive.cu"
+//! manifest = "examples/transpose_naive.toml"   # every case of an example manifest
+//! line = [{ line = 24, column = 9, max_sectors_per_request = 32 }]
+//! ```
+
+use crate::analyze::{analyze, AnalyzeOptions, Input};
+use crate::diag::{Diagnostic, ErrorKind, Result};
+use crate::fill::Fill;
+use crate::finding::{self, Finding, Severity};
+use crate::manifest::{Manifest, Scalar};
+use crate::sheet::text::thousands;
+use crate::sheet::Row;
+use crate::source::{FileId, FileLoader, SourceFiles, Span};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+/// The budgets an access or a launch is held to; a budget left out is not checked.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Budgets {
+    /// Per global access: sectors / requests at most this.
+    pub max_sectors_per_request: Option<f64>,
+    /// Per global access: ideal sectors / sectors at least this (0 to 1).
+    pub min_efficiency: Option<f64>,
+    /// Per kernel: global sectors of the whole launch; per line: that access's sectors.
+    pub max_sectors: Option<u64>,
+    /// Per shared access: wavefronts / requests at most this (1 is conflict-free).
+    pub max_wavefronts_per_request: Option<f64>,
+}
+
+impl Budgets {
+    /// These budgets, with `outer`'s where these leave one out.
+    fn over(self, outer: Budgets) -> Budgets {
+        Budgets {
+            max_sectors_per_request: self.max_sectors_per_request.or(outer.max_sectors_per_request),
+            min_efficiency: self.min_efficiency.or(outer.min_efficiency),
+            max_sectors: self.max_sectors.or(outer.max_sectors),
+            max_wavefronts_per_request: self.max_wavefronts_per_request.or(outer.max_wavefronts_per_request),
+        }
+    }
+    fn validate(&self, what: &str) -> Result<()> {
+        let bad = |m: String| Err(Diagnostic::new(ErrorKind::Usage, format!("{what}: {m}")));
+        if let Some(e) = self.min_efficiency {
+            if !(0.0..=1.0).contains(&e) {
+                return bad(format!("min_efficiency = {e}: a fraction between 0 and 1"));
+            }
+        }
+        for (k, v) in [("max_sectors_per_request", self.max_sectors_per_request), ("max_wavefronts_per_request", self.max_wavefronts_per_request)] {
+            if v.is_some_and(|v| !(v >= 0.0)) {
+                return bad(format!("{k} must be a non-negative number"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Budgets for the accesses on one line (or at one line and column).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LineBudget {
+    pub line: u32,
+    pub column: Option<u32>,
+    pub max_sectors_per_request: Option<f64>,
+    pub min_efficiency: Option<f64>,
+    pub max_sectors: Option<u64>,
+    pub max_wavefronts_per_request: Option<f64>,
+}
+
+impl LineBudget {
+    fn budgets(&self) -> Budgets {
+        Budgets {
+            max_sectors_per_request: self.max_sectors_per_request,
+            min_efficiency: self.min_efficiency,
+            max_sectors: self.max_sectors,
+            max_wavefronts_per_request: self.max_wavefronts_per_request,
+        }
+    }
+}
+
+/// One launch of a kernel, as in an example manifest.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Launch {
+    pub name: Option<String>,
+    pub grid: Scalar,
+    pub block: Scalar,
+    #[serde(default)]
+    pub args: BTreeMap<String, Scalar>,
+    #[serde(default)]
+    pub fills: BTreeMap<String, String>,
+    #[serde(default)]
+    pub offsets: BTreeMap<String, i64>,
+    #[serde(default)]
+    pub defines: BTreeMap<String, Scalar>,
+    #[serde(default)]
+    pub shared_bytes: u64,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelEntry {
+    /// The `.cu` or `.rs` file, relative to the config file.
+    pub file: String,
+    /// The kernel; may be left out when the file has one, or when `manifest` names them.
+    pub kernel: Option<String>,
+    /// An example manifest whose cases are launches (those of `kernel`, when given).
+    pub manifest: Option<String>,
+    #[serde(default)]
+    pub launch: Vec<Launch>,
+    #[serde(default)]
+    pub budgets: Budgets,
+    #[serde(default)]
+    pub line: Vec<LineBudget>,
+    /// Include directories, relative to the config file.
+    #[serde(default)]
+    pub include: Vec<String>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Defaults for every kernel.
+    #[serde(default)]
+    pub budgets: Budgets,
+    #[serde(default, rename = "kernel")]
+    pub kernels: Vec<KernelEntry>,
+}
+
+impl Config {
+    pub fn parse(text: &str, path: &Path) -> Result<Config> {
+        let c: Config = toml::from_str(text).map_err(|e| {
+            let at = e
+                .span()
+                .map(|s| {
+                    let before = &text[..s.start.min(text.len())];
+                    let line = before.matches('\n').count() + 1;
+                    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+                    format!(":{line}:{col}")
+                })
+                .unwrap_or_default();
+            Diagnostic::new(ErrorKind::Usage, format!("{}{at}: {}", path.display(), e.message()))
+        })?;
+        c.budgets.validate(&format!("{}: [budgets]", path.display()))?;
+        if c.kernels.is_empty() {
+            return Err(Diagnostic::new(ErrorKind::Usage, format!("{}: no [[kernel]] to check", path.display())));
+        }
+        for k in &c.kernels {
+            let what = format!("{}: kernel entry for {}", path.display(), k.file);
+            k.budgets.validate(&what)?;
+            for l in &k.line {
+                l.budgets().validate(&format!("{what}, line {}", l.line))?;
+            }
+            if k.launch.is_empty() && k.manifest.is_none() {
+                return Err(Diagnostic::new(
+                    ErrorKind::Usage,
+                    format!("{what}: give its launches with `launch = [...]` or `manifest = \"NAME.toml\"`"),
+                ));
+            }
+        }
+        Ok(c)
+    }
+    pub fn load(path: &Path) -> Result<Config> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Diagnostic::new(ErrorKind::Usage, format!("cannot read {}: {e}", path.display())))?;
+        Config::parse(&text, path)
+    }
+}
+
+/// One violated budget, or a launch that could not be analysed.
+#[derive(Clone, Debug, Serialize)]
+pub struct CheckFinding {
+    #[serde(flatten)]
+    pub finding: Finding,
+    /// The file as the config names it (relative to the working directory).
+    pub file: String,
+    pub line: Option<u32>,
+    pub column: Option<u32>,
+    /// One past the last column of the access.
+    pub end_column: Option<u32>,
+    pub kernel: String,
+    pub launch: String,
+    /// The measured value and the budget it broke (absent for analysis failures).
+    pub value: Option<f64>,
+    pub budget: Option<f64>,
+    /// Index into [`CheckReport::files`].
+    #[serde(skip)]
+    pub files: usize,
+}
+
+/// What one launch was checked against, for the report.
+#[derive(Clone, Debug, Serialize)]
+pub struct Checked {
+    pub file: String,
+    pub kernel: String,
+    pub launch: String,
+    pub accesses: usize,
+    pub ok: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct CheckReport {
+    pub config: String,
+    pub passed: bool,
+    pub kernels: usize,
+    pub launches: usize,
+    pub accesses: usize,
+    pub findings: Vec<CheckFinding>,
+    pub checked: Vec<Checked>,
+    /// The sources each launch read, for snippets.
+    #[serde(skip)]
+    pub files: Vec<SourceFiles>,
+}
+
+struct Job {
+    path: PathBuf,
+    display: String,
+    kernel: Option<String>,
+    launch: String,
+    opts: AnalyzeOptions,
+    budgets: Budgets,
+    lines: Vec<LineBudget>,
+}
+
+fn scalar_opts(l: &Launch, kernel: Option<String>, include: &[PathBuf]) -> Result<AnalyzeOptions> {
+    let mut fills = Vec::new();
+    for (p, f) in &l.fills {
+        fills.push((p.clone(), Fill::parse(f)?));
+    }
+    Ok(AnalyzeOptions {
+        kernel,
+        grid: l.grid.as_text(),
+        block: l.block.as_text(),
+        args: l.args.iter().map(|(k, v)| (k.clone(), v.as_text())).collect(),
+        defines: l.defines.iter().map(|(k, v)| (k.clone(), v.as_text())).collect(),
+        include_dirs: include.to_vec(),
+        fills,
+        offsets: l.offsets.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+        shared_bytes: l.shared_bytes,
+        ..AnalyzeOptions::default()
+    })
+}
+
+/// `base/rel` written the way a person reads it: `.` and `dir/..` taken out, so that paths in
+/// findings are those a reader (or GitHub) expects, relative to the working directory.
+fn joined(base: &Path, rel: &str) -> PathBuf {
+    use std::path::Component;
+    let mut out: Vec<Component> = Vec::new();
+    let whole = base.join(rel);
+    for c in whole.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir if matches!(out.last(), Some(Component::Normal(_))) => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out.iter().collect()
+}
+
+fn jobs(config: &Config, dir: &Path) -> Result<Vec<Job>> {
+    let mut out = Vec::new();
+    for k in &config.kernels {
+        let path = joined(dir, &k.file);
+        let display = path.display().to_string();
+        let include: Vec<PathBuf> = k.include.iter().map(|i| joined(dir, i)).collect();
+        let budgets = k.budgets.over(config.budgets);
+        for (i, l) in k.launch.iter().enumerate() {
+            out.push(Job {
+                path: path.clone(),
+                display: display.clone(),
+                kernel: k.kernel.clone(),
+                launch: l.name.clone().unwrap_or_else(|| format!("launch {}", i + 1)),
+                opts: scalar_opts(l, k.kernel.clone(), &include)?,
+                budgets,
+                lines: k.line.clone(),
+            });
+        }
+        if let Some(m) = &k.manifest {
+            let manifest = Manifest::load(&joined(dir, m))?;
+            let mut n = 0;
+            for c in manifest.cases.iter().filter(|c| k.kernel.as_ref().is_none_or(|n| *n == c.kernel)) {
+                let mut opts = c.options()?;
+                opts.include_dirs = include.clone();
+                out.push(Job {
+                    path: path.clone(),
+                    display: display.clone(),
+                    kernel: Some(c.kernel.clone()),
+                    launch: c.name.clone(),
+                    opts,
+                    budgets,
+                    lines: k.line.clone(),
+                });
+                n += 1;
+            }
+            if n == 0 {
+                return Err(Diagnostic::new(
+                    ErrorKind::Usage,
+                    format!("{m}: no case{}", k.kernel.as_ref().map(|n| format!(" of kernel `{n}`")).unwrap_or_default()),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Loads the config and checks every launch in it, on the rayon pool. `Err` only when the
+/// config itself is unusable; launches that fail are findings.
+pub fn check(config_path: &Path, loader: &(dyn FileLoader + Sync)) -> Result<CheckReport> {
+    let config = Config::load(config_path)?;
+    check_config(&config, config_path, loader)
+}
+
+pub fn check_config(config: &Config, config_path: &Path, loader: &(dyn FileLoader + Sync)) -> Result<CheckReport> {
+    let dir = config_path.parent().unwrap_or(Path::new(""));
+    let jobs = jobs(config, dir)?;
+    let results: Vec<(Checked, Vec<CheckFinding>, SourceFiles)> = jobs.par_iter().map(|j| run_job(j, loader)).collect();
+    let mut report = CheckReport {
+        config: config_path.display().to_string(),
+        passed: true,
+        kernels: 0,
+        launches: results.len(),
+        accesses: 0,
+        findings: Vec::new(),
+        checked: Vec::new(),
+        files: Vec::new(),
+    };
+    let mut kernels = BTreeSet::new();
+    for (checked, findings, files) in results {
+        let idx = report.files.len();
+        report.files.push(files);
+        report.accesses += checked.accesses;
+        kernels.insert((checked.file.clone(), checked.kernel.clone()));
+        report.checked.push(checked);
+        report.findings.extend(findings.into_iter().map(|mut f| {
+            f.files = idx;
+            f
+        }));
+    }
+    report.kernels = kernels.len();
+    report.passed = report.findings.iter().all(|f| f.finding.severity != Severity::Error);
+    Ok(report)
+}
+
+fn run_job(j: &Job, loader: &dyn FileLoader) -> (Checked, Vec<CheckFinding>, SourceFiles) {
+    let kernel_name = j.kernel.clone().unwrap_or_default();
+    let mut checked = Checked { file: j.display.clone(), kernel: kernel_name.clone(), launch: j.launch.clone(), accesses: 0, ok: false };
+    let base = CheckFinding {
+        finding: Finding { severity: Severity::Error, rule: String::new(), message: String::new(), span: None, label: String::new(), notes: Vec::new() },
+        file: j.display.clone(),
+        line: None,
+        column: None,
+        end_column: None,
+        kernel: kernel_name.clone(),
+        launch: j.launch.clone(),
+        value: None,
+        budget: None,
+        files: 0,
+    };
+    let failed = |d: Diagnostic, files: SourceFiles, kernel: &str| {
+        let mut f = base.clone();
+        f.kernel = kernel.to_string();
+        f.finding.rule = "analysis-failed".into();
+        let which = if kernel.is_empty() { String::new() } else { format!(" of kernel `{kernel}`") };
+        f.finding.message = format!("[{}] the launch{which} could not be analysed: {}", j.launch, d.message);
+        f.finding.span = d.span;
+        f.finding.label = "here".into();
+        f.finding.notes = d.notes.clone();
+        if let Some(s) = d.span {
+            if s.file == FileId(0) {
+                f.line = Some(s.line);
+                f.column = Some(s.column);
+                f.end_column = Some(s.column + s.len.max(1));
+            } else if let Some(sf) = files.files.get(s.file.0 as usize) {
+                f.file = sf.path.display().to_string();
+                f.line = Some(s.line);
+                f.column = Some(s.column);
+                f.end_column = Some(s.column + s.len.max(1));
+            }
+        }
+        f
+    };
+    // The kernel's spans (the sheet gives lines and columns only), then the sheet.
+    let mut files = SourceFiles::default();
+    let module = crate::analyze::lower(&Input::File(&j.path), &j.opts, loader, &mut files)
+        .and_then(|m| crate::analyze::pick_kernel(&m, j.opts.kernel.as_deref(), &files).map(|k| (k.name.clone(), k.span, k.mem_ops.iter().map(|o| (o.span, o.text.clone())).collect::<Vec<_>>())));
+    let (name, kspan, ops) = match module {
+        Ok(x) => x,
+        Err(d) => return (checked, vec![failed(d, files.clone(), &kernel_name)], files),
+    };
+    checked.kernel = name.clone();
+    let sheet = match analyze(Input::File(&j.path), &j.opts, loader) {
+        Ok(a) => a.sheet,
+        Err(f) => return (checked, vec![failed(f.diagnostic, f.files.clone(), &name)], f.files),
+    };
+    checked.accesses = sheet.instructions.len();
+    // Each row's span: the n-th op with the row's line, column and text.
+    let mut used = vec![false; ops.len()];
+    let spans: Vec<Option<Span>> = sheet
+        .instructions
+        .iter()
+        .map(|r| {
+            let i = ops.iter().enumerate().position(|(i, (s, t))| !used[i] && s.line == r.line && s.column == r.column && *t == r.text)?;
+            used[i] = true;
+            Some(ops[i].0)
+        })
+        .collect();
+    let mut findings = Vec::new();
+    let at = |r: &Row, span: Option<Span>, rule: &str, message: String, label: String, value: f64, budget: f64| {
+        let mut f = base.clone();
+        f.kernel = name.clone();
+        f.finding.rule = rule.into();
+        f.finding.message = message;
+        f.finding.label = label;
+        f.finding.span = span;
+        if let Some(s) = span.filter(|s| s.file != FileId(0)) {
+            if let Some(sf) = files.files.get(s.file.0 as usize) {
+                f.file = sf.path.display().to_string();
+            }
+        }
+        f.line = Some(r.line);
+        f.column = Some(r.column);
+        f.end_column = Some(r.column + span.map_or(r.text.len() as u32, |s| s.len.max(1)));
+        f.value = Some(value);
+        f.budget = Some(budget);
+        f
+    };
+    // Line budgets that name no access are mistakes in the config.
+    for lb in &j.lines {
+        let hits = sheet.instructions.iter().any(|r| r.line == lb.line && lb.column.is_none_or(|c| c == r.column));
+        if !hits {
+            let mut f = base.clone();
+            f.kernel = name.clone();
+            f.finding.rule = "config".into();
+            f.finding.message = format!(
+                "[{}] the config sets budgets for line {}{}, where kernel `{name}` has no memory access",
+                j.launch,
+                lb.line,
+                lb.column.map(|c| format!(", column {c}")).unwrap_or_default()
+            );
+            f.line = Some(lb.line);
+            f.column = lb.column;
+            findings.push(f);
+        }
+    }
+    for (r, span) in sheet.instructions.iter().zip(&spans) {
+        let line_budgets = j
+            .lines
+            .iter()
+            .filter(|lb| lb.line == r.line && lb.column.is_none_or(|c| c == r.column))
+            .fold(Budgets::default(), |acc, lb| acc.over(lb.budgets()));
+        let b = line_budgets.over(Budgets { max_sectors: None, ..j.budgets });
+        let tag = format!("[{}] ", j.launch);
+        if r.requests == 0 {
+            continue;
+        }
+        if r.space == "global" {
+            let spr = r.sectors_per_request();
+            if let Some(max) = b.max_sectors_per_request {
+                if spr > max + 1e-9 {
+                    findings.push(at(
+                        r,
+                        *span,
+                        "max-sectors-per-request",
+                        format!(
+                            "{tag}`{}` touches {:.2} sectors per request, over the budget `max_sectors_per_request = {}` ({}-byte {}s, {} requests, {} sectors where {} would do)",
+                            r.text, spr, num(max), r.width, r.op, thousands(r.requests), thousands(r.sectors), thousands(r.ideal_sectors)
+                        ),
+                        format!("{spr:.2} sectors per request (budget {})", num(max)),
+                        spr,
+                        max,
+                    ));
+                }
+            }
+            if let Some(min) = b.min_efficiency {
+                if r.sectors > 0 {
+                    let eff = r.ideal_sectors as f64 / r.sectors as f64;
+                    if eff + 1e-9 < min {
+                        findings.push(at(
+                            r,
+                            *span,
+                            "min-efficiency",
+                            format!(
+                                "{tag}`{}` uses {:.1}% of the sectors it moves, under the budget `min_efficiency = {}` ({} sectors where {} would do)",
+                                r.text, eff * 100.0, num(min), thousands(r.sectors), thousands(r.ideal_sectors)
+                            ),
+                            format!("efficiency {:.3} (budget {})", eff, num(min)),
+                            eff,
+                            min,
+                        ));
+                    }
+                }
+            }
+            if let Some(max) = line_budgets.max_sectors {
+                if r.sectors > max {
+                    findings.push(at(
+                        r,
+                        *span,
+                        "max-sectors",
+                        format!(
+                            "{tag}`{}` touches {} sectors over the launch, over the budget `max_sectors = {}`",
+                            r.text,
+                            thousands(r.sectors),
+                            thousands(max)
+                        ),
+                        format!("{} sectors (budget {})", thousands(r.sectors), thousands(max)),
+                        r.sectors as f64,
+                        max as f64,
+                    ));
+                }
+            }
+        } else if let (Some(max), Some(wf)) = (b.max_wavefronts_per_request, r.wavefronts) {
+            let per = wf as f64 / r.requests as f64;
+            if per > max + 1e-9 {
+                findings.push(at(
+                    r,
+                    *span,
+                    "max-wavefronts-per-request",
+                    format!(
+                        "{tag}`{}` needs {:.2} shared-memory wavefronts per request, over the budget `max_wavefronts_per_request = {}` ({} requests, {} wavefronts, {} bank conflicts)",
+                        r.text,
+                        per,
+                        num(max),
+                        thousands(r.requests),
+                        thousands(wf),
+                        thousands(r.bank_conflicts.unwrap_or(0))
+                    ),
+                    format!("{per:.2} wavefronts per request (budget {})", num(max)),
+                    per,
+                    max,
+                ));
+            }
+        }
+    }
+    if let Some(max) = j.budgets.max_sectors {
+        let total = sheet.global_sectors();
+        if total > max {
+            let mut worst: Vec<&Row> = sheet.instructions.iter().filter(|r| r.space == "global").collect();
+            worst.sort_by_key(|r| std::cmp::Reverse(r.sectors));
+            let top: Vec<String> = worst.iter().take(3).map(|r| format!("line {} `{}`: {}", r.line, r.text, thousands(r.sectors))).collect();
+            let mut f = base.clone();
+            f.kernel = name.clone();
+            f.finding.rule = "max-sectors".into();
+            f.finding.message = format!(
+                "[{}] the launch moves {} global sectors, over the budget `max_sectors = {}` (largest: {})",
+                j.launch,
+                thousands(total),
+                thousands(max),
+                top.join("; ")
+            );
+            f.finding.label = format!("{} sectors (budget {})", thousands(total), thousands(max));
+            f.finding.span = Some(kspan);
+            f.line = Some(kspan.line);
+            f.column = Some(kspan.column);
+            f.end_column = Some(kspan.column + kspan.len.max(1));
+            f.value = Some(total as f64);
+            f.budget = Some(max as f64);
+            findings.push(f);
+        }
+    }
+    checked.ok = findings.is_empty();
+    (checked, findings, files)
+}
+
+fn num(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}
+
+/// Findings with their source snippets, then a summary.
+pub fn render_text(r: &CheckReport, color: bool) -> String {
+    let mut s = String::new();
+    for f in &r.findings {
+        s.push_str(&finding::render(&r.files[f.files], &f.finding, color));
+    }
+    let errors = r.findings.iter().filter(|f| f.finding.severity == Severity::Error).count();
+    let _ = writeln!(
+        s,
+        "check {}: {} of {}, {} accesses: {}",
+        r.config,
+        plural(r.launches, "launch", "launches"),
+        plural(r.kernels, "kernel", "kernels"),
+        thousands(r.accesses as u64),
+        if errors == 0 { "every budget holds".to_string() } else { format!("{} failed", plural(errors, "check", "checks")) }
+    );
+    s
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{} {}", thousands(n as u64), if n == 1 { one } else { many })
+}
+
+pub fn render_json(r: &CheckReport) -> String {
+    let mut s = serde_json::to_string_pretty(r).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    s.push('\n');
+    s
+}
+
+/// GitHub Actions workflow commands: one `::error` annotation per finding.
+pub fn render_github(r: &CheckReport) -> String {
+    fn data(s: &str) -> String {
+        s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    }
+    fn prop(s: &str) -> String {
+        data(s).replace(':', "%3A").replace(',', "%2C")
+    }
+    let mut s = String::new();
+    for f in &r.findings {
+        let level = match f.finding.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Note => "notice",
+        };
+        let mut props = vec![format!("file={}", prop(&f.file))];
+        if let Some(l) = f.line {
+            props.push(format!("line={l}"));
+        }
+        if let Some(c) = f.column {
+            props.push(format!("col={c}"));
+        }
+        if let Some(e) = f.end_column {
+            props.push(format!("endColumn={e}"));
+        }
+        props.push(format!("title={}", prop(&format!("sector-estimate {}", f.finding.rule))));
+        let _ = writeln!(s, "::{level} {}::{}", props.join(","), data(&f.finding.message));
+    }
+    s
+}
+
+pub const SARIF_SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+
+/// SARIF 2.1.0 for code scanning.
+pub fn render_sarif(r: &CheckReport) -> String {
+    use serde_json::json;
+    let rules = [
+        ("max-sectors-per-request", "A global access touches more 32-byte sectors per request than its budget allows"),
+        ("min-efficiency", "A global access moves more sectors than the fewest that could carry its bytes, beyond its budget"),
+        ("max-sectors", "A launch (or an access) touches more global sectors than its budget allows"),
+        ("max-wavefronts-per-request", "A shared-memory access needs more wavefronts per request than its budget allows (bank conflicts)"),
+        ("analysis-failed", "A launch in the config could not be analysed"),
+        ("config", "The config names something that is not there"),
+    ];
+    let results: Vec<serde_json::Value> = r
+        .findings
+        .iter()
+        .map(|f| {
+            let mut region = serde_json::Map::new();
+            if let Some(l) = f.line {
+                region.insert("startLine".into(), json!(l));
+            }
+            if let Some(c) = f.column {
+                region.insert("startColumn".into(), json!(c));
+            }
+            if let Some(e) = f.end_column {
+                region.insert("endColumn".into(), json!(e));
+            }
+            let mut physical = serde_json::Map::new();
+            physical.insert("artifactLocation".into(), json!({ "uri": f.file.replace('\\', "/") }));
+            if !region.is_empty() {
+                physical.insert("region".into(), serde_json::Value::Object(region));
+            }
+            json!({
+                "ruleId": f.finding.rule,
+                "ruleIndex": rules.iter().position(|(id, _)| *id == f.finding.rule).unwrap_or(0),
+                "level": match f.finding.severity { Severity::Error => "error", Severity::Warning => "warning", Severity::Note => "note" },
+                "message": { "text": f.finding.message },
+                "locations": [{ "physicalLocation": physical }],
+                "properties": { "kernel": f.kernel, "launch": f.launch, "value": f.value, "budget": f.budget },
+            })
+        })
+        .collect();
+    let doc = json!({
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": { "driver": {
+                "name": "sector-estimate",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": rules.iter().map(|(id, text)| json!({ "id": id, "shortDescription": { "text": text } })).collect::<Vec<_>>(),
+            }},
+            "results": results,
+        }],
+    });
+    let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    s.push('\n');
+    s
+}

@@ -1,0 +1,86 @@
+//! Flags shared by `explain` and `sweep`: the launch, given as for `analyze`.
+
+use super::{defines, split_pair, SourceArgs};
+use sector_analyzer::analyze::DEFAULT_MAX_WORK;
+use sector_analyzer::{AnalyzeOptions, Fill};
+
+#[derive(clap::Args)]
+pub struct LaunchArgs {
+    /// The kernel; may be left out when the file has exactly one.
+    #[arg(long)]
+    pub kernel: Option<String>,
+    /// A kernel parameter's value (or a template parameter's): NAME=VALUE.
+    #[arg(long = "arg", value_name = "NAME=VALUE")]
+    pub args: Vec<String>,
+    /// Contents of an index array: NAME=zero|identity|constant:V|permutation:LEN:SEED|uniform:LO:HI:SEED.
+    #[arg(long = "fill", value_name = "NAME=SPEC")]
+    pub fills: Vec<String>,
+    /// A pointer parameter's byte offset past a 256-byte boundary: NAME=BYTES.
+    #[arg(long = "offset", value_name = "NAME=BYTES")]
+    pub offsets: Vec<String>,
+    /// GPU profile for the boundary model.
+    #[arg(long, default_value = "h200")]
+    pub gpu: String,
+    /// Dynamic shared memory per block (`extern __shared__` arrays), in bytes.
+    #[arg(long, default_value_t = 0)]
+    pub shared_bytes: u64,
+    /// Work budget of the reference engine, in warp-level steps.
+    #[arg(long, default_value_t = DEFAULT_MAX_WORK)]
+    pub max_work: u64,
+}
+
+impl LaunchArgs {
+    /// The options `analyze` would build from the same flags; `Err` is a usage message. `args`
+    /// are left as written (`sweep` expands ranges itself).
+    pub fn options(&self, src: &SourceArgs, grid: &str, block: &str, with_args: bool) -> Result<AnalyzeOptions, String> {
+        let mut opts = AnalyzeOptions {
+            kernel: self.kernel.clone(),
+            grid: grid.to_string(),
+            block: block.to_string(),
+            defines: defines(src),
+            include_dirs: src.include.clone(),
+            gpu: self.gpu.clone(),
+            max_work: self.max_work,
+            shared_bytes: self.shared_bytes,
+            ..Default::default()
+        };
+        if with_args {
+            for a in &self.args {
+                opts.args.push(split_pair("--arg", a)?);
+            }
+        }
+        for f in &self.fills {
+            let (k, v) = split_pair("--fill", f)?;
+            opts.fills.push((k, Fill::parse(&v).map_err(|d| d.message)?));
+        }
+        for o in &self.offsets {
+            let (k, v) = split_pair("--offset", o)?;
+            match v.parse::<i64>() {
+                Ok(b) if (0..1 << 20).contains(&b) => opts.offsets.push((k, b)),
+                _ => return Err(format!("--offset {o}: expected a byte count from 0 to 1048575")),
+            }
+        }
+        if !matches!(opts.gpu.as_str(), "h200" | "h100" | "a100") {
+            return Err(format!("--gpu {}: known profiles are h200, h100, a100", opts.gpu));
+        }
+        Ok(opts)
+    }
+}
+
+/// `X,Y,Z` (one to three non-negative integers; missing ones are 0).
+pub fn parse_index(flag: &str, s: &str) -> Result<[u32; 3], String> {
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    if parts.is_empty() || parts.len() > 3 {
+        return Err(format!("{flag} {s}: expected one to three comma-separated indices"));
+    }
+    let mut out = [0u32; 3];
+    for (i, p) in parts.iter().enumerate() {
+        out[i] = p.parse().map_err(|_| format!("{flag} {s}: `{p}` is not a non-negative integer"))?;
+    }
+    Ok(out)
+}
+
+/// Whether to colour output written to stderr or stdout.
+pub fn color_for(stream_is_terminal: bool) -> bool {
+    stream_is_terminal && std::env::var_os("NO_COLOR").is_none()
+}

@@ -1,0 +1,72 @@
+//! `sector-estimate explain`: one warp-level execution of the access(es) on a line, lane by lane.
+
+use super::common::{color_for, parse_index, LaunchArgs};
+use super::{out, report, usage, SourceArgs};
+use sector_analyzer::explain::{self, ExplainOptions};
+use sector_analyzer::source::DiskLoader;
+use sector_analyzer::Input;
+use std::io::IsTerminal;
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum ExplainFormat {
+    Text,
+    Json,
+}
+
+#[derive(clap::Args)]
+pub struct ExplainArgs {
+    #[command(flatten)]
+    src: SourceArgs,
+    #[command(flatten)]
+    launch: LaunchArgs,
+    /// Grid shape X[,Y[,Z]], as for `analyze` (integer expressions over --arg values).
+    #[arg(long, allow_hyphen_values = true)]
+    grid: String,
+    /// Block shape X[,Y[,Z]], as for `analyze`.
+    #[arg(long, allow_hyphen_values = true)]
+    block: String,
+    /// The source line of the access (1-based, in FILE).
+    #[arg(long)]
+    line: u32,
+    /// The access's column, when the line has several and you want one.
+    #[arg(long)]
+    column: Option<u32>,
+    /// blockIdx of the warp to show, X[,Y[,Z]]; default: the first block that executes the access.
+    #[arg(long, value_name = "X,Y,Z")]
+    block_index: Option<String>,
+    /// Warp of that block (threads 32W..32W+31); default: the first warp that executes the access.
+    #[arg(long, value_name = "W")]
+    warp: Option<u32>,
+    /// Which execution of the access by that warp, counted from 0 (loop iterations).
+    #[arg(long, value_name = "I", default_value_t = 0)]
+    iteration: u64,
+    #[arg(long, value_enum, default_value = "text")]
+    format: ExplainFormat,
+}
+
+pub fn run(a: ExplainArgs) -> i32 {
+    let analyze = match a.launch.options(&a.src, &a.grid, &a.block, true) {
+        Ok(o) => o,
+        Err(m) => return usage(&m),
+    };
+    let block = match a.block_index.as_deref().map(|s| parse_index("--block-index", s)).transpose() {
+        Ok(b) => b,
+        Err(m) => return usage(&m),
+    };
+    let opts = ExplainOptions {
+        analyze,
+        line: a.line,
+        column: a.column,
+        block,
+        warp: a.warp,
+        execution: a.iteration,
+        launch_totals: true,
+    };
+    match explain::explain(Input::File(&a.src.file), &opts, &DiskLoader) {
+        Ok((x, files)) => out(&match a.format {
+            ExplainFormat::Text => explain::render_text(&x, &files, color_for(std::io::stdout().is_terminal())),
+            ExplainFormat::Json => explain::render_json(&x),
+        }),
+        Err(f) => report(&f),
+    }
+}

@@ -1,0 +1,135 @@
+//! `sector-estimate sweep`: a kernel over ranges of parameters and block shapes.
+
+use super::common::LaunchArgs;
+use super::{out, report, split_pair, usage, SourceArgs};
+use sector_analyzer::analyze::Failure;
+use sector_analyzer::source::DiskLoader;
+use sector_analyzer::sweep::{self, Axis, Metric, SweepOptions};
+use sector_analyzer::{Input, SourceFiles};
+use std::io::{IsTerminal, Write};
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum SweepFormat {
+    Text,
+    Csv,
+    Json,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum MetricArg {
+    SectorsPerRequest,
+    BytesPerUsefulByte,
+    Efficiency,
+    DramBytes,
+}
+
+#[derive(clap::Args)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    src: SourceArgs,
+    #[command(flatten)]
+    launch: LaunchArgs,
+    /// The grid: X[,Y[,Z]] integer expressions over the --arg values and the block shape
+    /// (`block` or `block_x`, `block_y`, `block_z`), e.g. 'ceil(n/block)'.
+    #[arg(long, allow_hyphen_values = true)]
+    grid: String,
+    /// Block shapes to sweep: comma-separated items, each X, XxY or XxYxZ, or a range of X
+    /// (`32..1024:x2`).
+    #[arg(long)]
+    block: String,
+    #[arg(long, value_enum, default_value = "text")]
+    format: SweepFormat,
+    /// Also write an SVG heatmap of --metric to this file.
+    #[arg(long, value_name = "FILE")]
+    svg: Option<std::path::PathBuf>,
+    /// What the heatmap shows.
+    #[arg(long, value_enum, default_value = "sectors-per-request")]
+    metric: MetricArg,
+    /// Threads to use (default: all cores).
+    #[arg(long)]
+    jobs: Option<usize>,
+}
+
+pub fn run(a: SweepArgs) -> i32 {
+    let mut base = match a.launch.options(&a.src, &a.grid, "1", false) {
+        Ok(o) => o,
+        Err(m) => return usage(&m),
+    };
+    // An --arg with a list or range is an axis; a single value is fixed.
+    let mut axes: Vec<Axis> = Vec::new();
+    for arg in &a.launch.args {
+        let (k, v) = match split_pair("--arg", arg) {
+            Ok(p) => p,
+            Err(m) => return usage(&m),
+        };
+        if v.contains("..") || v.contains(',') {
+            match sweep::parse_values(&format!("--arg {k}="), &v, false) {
+                Ok(values) => {
+                    axes.retain(|x| x.name != k);
+                    axes.push(Axis { name: k, values });
+                }
+                Err(d) => return usage(&d.message),
+            }
+        } else {
+            base.args.push((k, v));
+        }
+    }
+    let blocks = match sweep::parse_values("--block", &a.block, true) {
+        Ok(b) => b,
+        Err(d) => return usage(&d.message),
+    };
+    let opts = SweepOptions { base, args: axes, blocks };
+    let total = match opts.configurations() {
+        Ok(c) => c.len(),
+        Err(d) => return usage(&d.message),
+    };
+    let bar = if std::io::stderr().is_terminal() {
+        let b = indicatif::ProgressBar::new(total as u64);
+        if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} configurations {elapsed}") {
+            b.set_style(style);
+        }
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let progress = || bar.inc(1);
+    let run = || sweep::sweep(Input::File(&a.src.file), &opts, &DiskLoader, &progress);
+    let result = match a.jobs {
+        Some(n) => match rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build() {
+            Ok(pool) => pool.install(run),
+            Err(e) => return usage(&format!("--jobs {n}: {e}")),
+        },
+        None => run(),
+    };
+    bar.finish_and_clear();
+    let result = match result {
+        Ok(r) => r,
+        Err(d) => return report(&Failure { diagnostic: d, files: SourceFiles::default() }),
+    };
+    if let Some(path) = &a.svg {
+        let metric = match a.metric {
+            MetricArg::SectorsPerRequest => Metric::SectorsPerRequest,
+            MetricArg::BytesPerUsefulByte => Metric::BytesPerUsefulByte,
+            MetricArg::Efficiency => Metric::Efficiency,
+            MetricArg::DramBytes => Metric::DramBytes,
+        };
+        let svg = match sweep::render_svg(&result, metric) {
+            Ok(s) => s,
+            Err(d) => return report(&Failure { diagnostic: d, files: SourceFiles::default() }),
+        };
+        if let Err(e) = std::fs::write(path, svg) {
+            let _ = writeln!(std::io::stderr(), "error: writing {}: {e}", path.display());
+            return 1;
+        }
+    }
+    let code = out(&match a.format {
+        SweepFormat::Text => sweep::render_text(&result),
+        SweepFormat::Csv => sweep::render_csv(&result),
+        SweepFormat::Json => sweep::render_json(&result),
+    });
+    // Every configuration failed: nothing was analysed.
+    if code == 0 && result.cells.iter().all(|c| c.error.is_some()) {
+        return 1;
+    }
+    code
+}
