@@ -5,14 +5,15 @@
 // the sector demand. float4 accesses keep the reference engine fast: one warp moves 512 bytes
 // (16 sectors) per access.
 //
-// Hand derivation (block 256, n4 float4 elements, grid n4 / 256; the cache model's rules; a
-// launch also reads 88 DRAM sectors of its own on the H200):
+// Hand derivation (block 256, n4 float4 elements, grid n4 / 256; the cache model's rules: an
+// LRU L2 of 40 MiB, 327,680 lines of 128 bytes, two thirds of the H200's 60 MiB as measured by
+// shifted_sum; a launch also reads 88 DRAM sectors of its own):
 //   scale_two_buffer / scale_in_place: loads = stores = n4 / 2 sectors (16 per warp), no sector
 //   read twice: L1 hits 0, L2 reads n4 / 2, DRAM reads n4 / 2 + 88.
-//   DRAM writes: 0 while every line fits in L2 (491,520 lines of 128 bytes). Above it, LRU keeps
-//   the last 491,520 lines touched: two-buffer, half of them output lines (dirty), so
-//   n4 / 2 - 245,760 x 4 output sectors are written back during the kernel; in place, every
-//   line is dirty, so n4 / 2 - 491,520 x 4 are.
+//   DRAM writes: 0 while every line fits in L2. Above it, LRU keeps the last 327,680 lines
+//   touched: in place, all dirty, so n4 / 2 - 327,680 x 4 sectors are written back during the
+//   kernel; two-buffer, the dirty share follows the waves of 1,056 blocks the model runs in
+//   step, each touching its input lines, then its output lines (worked in the manifest).
 //   shifted_sum: y[i] = x[i] + x[i +- n4/2]. The second half of the launch re-reads what the
 //   first half read; in between it touches all of x and half of y (1.5 x 16 x n4 bytes): when
 //   that fits in L2 the re-reads hit and DRAM reads are x's n4 / 2 sectors, else they all miss

@@ -64,8 +64,11 @@ impl Budgets {
                 return bad(format!("min_efficiency = {e}: a fraction between 0 and 1"));
             }
         }
-        for (k, v) in [("max_sectors_per_request", self.max_sectors_per_request), ("max_wavefronts_per_request", self.max_wavefronts_per_request)] {
-            if v.is_some_and(|v| !(v >= 0.0)) {
+        for (k, v) in [
+            ("max_sectors_per_request", self.max_sectors_per_request),
+            ("max_wavefronts_per_request", self.max_wavefronts_per_request),
+        ] {
+            if v.is_some_and(|v| v.is_nan() || v < 0.0) {
                 return bad(format!("{k} must be a non-negative number"));
             }
         }
@@ -315,7 +318,10 @@ fn jobs(config: &Config, dir: &Path) -> Result<Vec<Job>> {
             if n == 0 {
                 return Err(Diagnostic::new(
                     ErrorKind::Usage,
-                    format!("{m}: no case{}", k.kernel.as_ref().map(|n| format!(" of kernel `{n}`")).unwrap_or_default()),
+                    format!(
+                        "{m}: no case{}",
+                        k.kernel.as_ref().map(|n| format!(" of kernel `{n}`")).unwrap_or_default()
+                    ),
                 ));
             }
         }
@@ -363,9 +369,22 @@ pub fn check_config(config: &Config, config_path: &Path, loader: &(dyn FileLoade
 
 fn run_job(j: &Job, loader: &dyn FileLoader) -> (Checked, Vec<CheckFinding>, SourceFiles) {
     let kernel_name = j.kernel.clone().unwrap_or_default();
-    let mut checked = Checked { file: j.display.clone(), kernel: kernel_name.clone(), launch: j.launch.clone(), accesses: 0, ok: false };
+    let mut checked = Checked {
+        file: j.display.clone(),
+        kernel: kernel_name.clone(),
+        launch: j.launch.clone(),
+        accesses: 0,
+        ok: false,
+    };
     let base = CheckFinding {
-        finding: Finding { severity: Severity::Error, rule: String::new(), message: String::new(), span: None, label: String::new(), notes: Vec::new() },
+        finding: Finding {
+            severity: Severity::Error,
+            rule: String::new(),
+            message: String::new(),
+            span: None,
+            label: String::new(),
+            notes: Vec::new(),
+        },
         file: j.display.clone(),
         line: None,
         column: None,
@@ -401,8 +420,10 @@ fn run_job(j: &Job, loader: &dyn FileLoader) -> (Checked, Vec<CheckFinding>, Sou
     };
     // The kernel's spans (the sheet gives lines and columns only), then the sheet.
     let mut files = SourceFiles::default();
-    let module = crate::analyze::lower(&Input::File(&j.path), &j.opts, loader, &mut files)
-        .and_then(|m| crate::analyze::pick_kernel(&m, j.opts.kernel.as_deref(), &files).map(|k| (k.name.clone(), k.span, k.mem_ops.iter().map(|o| (o.span, o.text.clone())).collect::<Vec<_>>())));
+    let module = crate::analyze::lower(&Input::File(&j.path), &j.opts, loader, &mut files).and_then(|m| {
+        crate::analyze::pick_kernel(&m, j.opts.kernel.as_deref(), &files)
+            .map(|k| (k.name.clone(), k.span, k.mem_ops.iter().map(|o| (o.span, o.text.clone())).collect::<Vec<_>>()))
+    });
     let (name, kspan, ops) = match module {
         Ok(x) => x,
         Err(d) => return (checked, vec![failed(d, files.clone(), &kernel_name)], files),
@@ -419,7 +440,10 @@ fn run_job(j: &Job, loader: &dyn FileLoader) -> (Checked, Vec<CheckFinding>, Sou
         .instructions
         .iter()
         .map(|r| {
-            let i = ops.iter().enumerate().position(|(i, (s, t))| !used[i] && s.line == r.line && s.column == r.column && *t == r.text)?;
+            let i = ops
+                .iter()
+                .enumerate()
+                .position(|(i, (s, t))| !used[i] && s.line == r.line && s.column == r.column && *t == r.text)?;
             used[i] = true;
             Some(ops[i].0)
         })
@@ -556,7 +580,11 @@ fn run_job(j: &Job, loader: &dyn FileLoader) -> (Checked, Vec<CheckFinding>, Sou
         if total > max {
             let mut worst: Vec<&Row> = sheet.instructions.iter().filter(|r| r.space == "global").collect();
             worst.sort_by_key(|r| std::cmp::Reverse(r.sectors));
-            let top: Vec<String> = worst.iter().take(3).map(|r| format!("line {} `{}`: {}", r.line, r.text, thousands(r.sectors))).collect();
+            let top: Vec<String> = worst
+                .iter()
+                .take(3)
+                .map(|r| format!("line {} `{}`: {}", r.line, r.text, thousands(r.sectors)))
+                .collect();
             let mut f = base.clone();
             f.kernel = name.clone();
             f.finding.rule = "max-sectors".into();
@@ -603,7 +631,11 @@ pub fn render_text(r: &CheckReport, color: bool) -> String {
         plural(r.launches, "launch", "launches"),
         plural(r.kernels, "kernel", "kernels"),
         thousands(r.accesses as u64),
-        if errors == 0 { "every budget holds".to_string() } else { format!("{} failed", plural(errors, "check", "checks")) }
+        if errors == 0 {
+            "every budget holds".to_string()
+        } else {
+            format!("{} failed", plural(errors, "check", "checks"))
+        }
     );
     s
 }
@@ -656,9 +688,15 @@ pub fn render_sarif(r: &CheckReport) -> String {
     use serde_json::json;
     let rules = [
         ("max-sectors-per-request", "A global access touches more 32-byte sectors per request than its budget allows"),
-        ("min-efficiency", "A global access moves more sectors than the fewest that could carry its bytes, beyond its budget"),
+        (
+            "min-efficiency",
+            "A global access moves more sectors than the fewest that could carry its bytes, beyond its budget",
+        ),
         ("max-sectors", "A launch (or an access) touches more global sectors than its budget allows"),
-        ("max-wavefronts-per-request", "A shared-memory access needs more wavefronts per request than its budget allows (bank conflicts)"),
+        (
+            "max-wavefronts-per-request",
+            "A shared-memory access needs more wavefronts per request than its budget allows (bank conflicts)",
+        ),
         ("analysis-failed", "A launch in the config could not be analysed"),
         ("config", "The config names something that is not there"),
     ];

@@ -133,7 +133,11 @@ pub struct AccessExplanation {
 }
 
 /// Explains every access on the line (or the one at `column`).
-pub fn explain(input: Input, opts: &ExplainOptions, loader: &dyn FileLoader) -> std::result::Result<(Explanation, SourceFiles), Failure> {
+pub fn explain(
+    input: Input,
+    opts: &ExplainOptions,
+    loader: &dyn FileLoader,
+) -> std::result::Result<(Explanation, SourceFiles), Failure> {
     let mut files = SourceFiles::default();
     match explain_inner(&input, opts, loader, &mut files) {
         Ok(e) => Ok((e, files)),
@@ -148,7 +152,12 @@ fn same_input<'a>(i: &Input<'a>) -> Input<'a> {
     }
 }
 
-fn explain_inner(input: &Input, opts: &ExplainOptions, loader: &dyn FileLoader, files: &mut SourceFiles) -> Result<Explanation> {
+fn explain_inner(
+    input: &Input,
+    opts: &ExplainOptions,
+    loader: &dyn FileLoader,
+    files: &mut SourceFiles,
+) -> Result<Explanation> {
     let module = crate::analyze::lower(input, &opts.analyze, loader, files)?;
     let kernel = crate::analyze::pick_kernel(&module, opts.analyze.kernel.as_deref(), files)?;
     let setup = Setup::new(kernel, &opts.analyze)?;
@@ -228,14 +237,14 @@ fn not_found_reason(opts: &ExplainOptions, most: u64) -> String {
     match (opts.block, opts.warp) {
         (Some(_), Some(_)) if most == 0 => format!("is not executed by {warp}"),
         (Some(_), Some(_)) => {
-            format!("is executed {} by {warp}, so there is no execution {} (counted from 0)", times(most), opts.execution)
+            format!(
+                "is executed {} by {warp}, so there is no execution {} (counted from 0)",
+                times(most),
+                opts.execution
+            )
         }
         _ if opts.execution == 0 => format!("is executed by {warp}"),
-        _ => format!(
-            "is executed more than {} by {warp} (at most {})",
-            times(opts.execution),
-            times(most)
-        ),
+        _ => format!("is executed more than {} by {warp} (at most {})", times(opts.execution), times(most)),
     }
 }
 
@@ -251,15 +260,16 @@ fn no_access_here(kernel: &Kernel, opts: &ExplainOptions, file: &str) -> Diagnos
         None => format!("{file}:{}", opts.line),
     };
     let d = Diagnostic::new(ErrorKind::Usage, format!("{place}: kernel `{}` has no memory access there", kernel.name));
-    let listed: Vec<String> = lines
-        .iter()
-        .take(40)
-        .map(|(l, c)| if *c == 0 { l.to_string() } else { format!("{l}:{c}") })
-        .collect();
+    let listed: Vec<String> =
+        lines.iter().take(40).map(|(l, c)| if *c == 0 { l.to_string() } else { format!("{l}:{c}") }).collect();
     if listed.is_empty() {
         d.note(format!("kernel `{}` has no memory access in this file", kernel.name))
     } else {
-        d.note(format!("its accesses are on {}: {}", if opts.column.is_some() { "line:column" } else { "lines" }, listed.join(", ")))
+        d.note(format!(
+            "its accesses are on {}: {}",
+            if opts.column.is_some() { "line:column" } else { "lines" },
+            listed.join(", ")
+        ))
     }
 }
 
@@ -422,7 +432,14 @@ fn explain_one(kernel: &Kernel, setup: &Setup, id: MemOpId, c: &Capture, row: Op
 
 /// The reasons, in the order the seed lesson checks them: which lanes take part, how their
 /// addresses step from lane to lane, alignment, then the count.
-fn why(kernel: &Kernel, setup: &Setup, c: &Capture, e: &AccessExplanation, known: &[(u32, LaneAddr)], n_unknown: u64) -> Vec<String> {
+fn why(
+    kernel: &Kernel,
+    setup: &Setup,
+    c: &Capture,
+    e: &AccessExplanation,
+    known: &[(u32, LaneAddr)],
+    n_unknown: u64,
+) -> Vec<String> {
     let mut out = Vec::new();
     let w = e.width as i64;
     let threads = setup.threads_per_block();
@@ -512,9 +529,16 @@ fn why(kernel: &Kernel, setup: &Setup, c: &Capture, e: &AccessExplanation, known
                     "misaligned: the span starts {into} bytes past a sector boundary, so its {} bytes cover {span} sectors where an aligned start would need {aligned}",
                     hi - lo
                 ));
-            } else if into == 0 {
+            } else if into == 0 && (hi - lo) % SECTOR as i64 == 0 {
                 out.push(format!(
                     "aligned: the span starts on a sector boundary (byte {}), so its {} bytes fill {span} whole sector{}",
+                    thousands(lo as u64),
+                    hi - lo,
+                    if span == 1 { "" } else { "s" }
+                ));
+            } else if into == 0 {
+                out.push(format!(
+                    "aligned: the span starts on a sector boundary (byte {}); its {} bytes need {span} sector{}, the last one partly used",
                     thousands(lo as u64),
                     hi - lo,
                     if span == 1 { "" } else { "s" }
@@ -546,9 +570,10 @@ fn why(kernel: &Kernel, setup: &Setup, c: &Capture, e: &AccessExplanation, known
             let moved = e.sectors * SECTOR;
             let pct = if moved > 0 { 100.0 * e.useful_bytes as f64 / moved as f64 } else { 0.0 };
             let mut s = format!(
-                "{} ({} bytes moved) carry {} useful bytes: {:.1}% of the bytes moved are used",
+                "{} ({} bytes moved) {} {} useful bytes: {:.1}% of the bytes moved are used",
                 plural(e.sectors, "sector", "sectors"),
                 thousands(moved),
+                if e.sectors == 1 { "carries" } else { "carry" },
                 thousands(e.useful_bytes + n_unknown * e.width as u64),
                 pct.min(100.0)
             );
@@ -618,7 +643,8 @@ fn stride_reason(c: &Capture, known: &[(u32, LaneAddr)], w: i64) -> String {
         rows.entry((t[2], t[1])).or_default().push((l, a));
     }
     if rows.len() > 1 {
-        let strides: BTreeSet<Option<i64>> = rows.values().map(|r| if r.len() < 2 { None } else { constant_stride(r) }).collect();
+        let strides: BTreeSet<Option<i64>> =
+            rows.values().map(|r| if r.len() < 2 { None } else { constant_stride(r) }).collect();
         let firsts: Vec<i64> = rows.values().map(|r| r[0].1.absolute).collect();
         if strides.len() == 1 && strides.iter().next().is_some_and(|s| s.is_some()) {
             let d = strides.into_iter().next().flatten().unwrap_or(0);
@@ -660,7 +686,7 @@ fn constant_stride(known: &[(u32, LaneAddr)]) -> Option<i64> {
 fn stride_words(d: i64, w: i64, who: &str) -> String {
     let elems = if d % w == 0 { format!(" ({} elements)", d / w) } else { String::new() };
     if d == w {
-        format!("{who} use consecutive elements ({w} bytes apart): together they read one contiguous span")
+        format!("{who} use consecutive elements ({w} bytes apart): together they cover one contiguous span")
     } else if d == -w {
         format!("{who} use consecutive elements in reverse order ({w} bytes apart): still one contiguous span")
     } else if d.abs() >= SECTOR as i64 {
@@ -784,7 +810,9 @@ fn render_access(s: &mut String, a: &AccessExplanation, files: &SourceFiles, col
         .map(|l| {
             let t = format!("({}, {}, {})", l.thread[0], l.thread[1], l.thread[2]);
             match l.state {
-                "inactive" => vec![l.lane.to_string(), t, String::new(), String::new(), String::new(), "inactive".into()],
+                "inactive" => {
+                    vec![l.lane.to_string(), t, String::new(), String::new(), String::new(), "inactive".into()]
+                }
                 state => vec![
                     l.lane.to_string(),
                     t,

@@ -48,7 +48,8 @@ pub fn line_col_offset(text: &str, line: u32, column: u32) -> Option<usize> {
 /// notes alone.
 pub fn render(files: &SourceFiles, f: &Finding, color: bool) -> String {
     let mut simple = SimpleFiles::new();
-    let ids: Vec<usize> = files.files.iter().map(|sf| simple.add(sf.path.display().to_string(), sf.text.clone())).collect();
+    let ids: Vec<usize> =
+        files.files.iter().map(|sf| simple.add(sf.path.display().to_string(), sf.text.clone())).collect();
     let severity = match f.severity {
         Severity::Error => CsSeverity::Error,
         Severity::Warning => CsSeverity::Warning,

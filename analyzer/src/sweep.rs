@@ -127,9 +127,10 @@ fn human_bytes(v: f64) -> String {
 
 /// Parses a list of values: comma-separated items, each a number or a range `A..B:xF`
 /// (geometric, factor F > 1) or `A..B:+S` (arithmetic, step S > 0), both including B when they
-/// reach it. For block shapes (`shapes`), an item may be `XxY[xZ]` (`32x8`).
+/// reach it. For block shapes (`shapes`), an item may be `XxY[xZ]` (`32x8`). `flag` starts the
+/// messages: `--arg n=`, `--block `.
 pub fn parse_values(flag: &str, text: &str, shapes: bool) -> Result<Vec<String>> {
-    let bad = |m: String| Diagnostic::new(ErrorKind::Usage, format!("{flag} {text}: {m}"));
+    let bad = |m: String| Diagnostic::new(ErrorKind::Usage, format!("{flag}{text}: {m}"));
     let mut out = Vec::new();
     for item in text.split(',').map(str::trim) {
         if item.is_empty() {
@@ -153,7 +154,9 @@ pub fn parse_values(flag: &str, text: &str, shapes: bool) -> Result<Vec<String>>
             if let Some(f) = step.strip_prefix('x') {
                 let f = int(f)?;
                 if f < 2 || from < 1 {
-                    return Err(bad(format!("`{item}`: a geometric range needs a start of at least 1 and a factor of at least 2")));
+                    return Err(bad(format!(
+                        "`{item}`: a geometric range needs a start of at least 1 and a factor of at least 2"
+                    )));
                 }
                 while v <= to {
                     out.push(v.to_string());
@@ -219,7 +222,10 @@ impl SweepOptions {
         }
         let mut out = vec![Vec::new()];
         for a in &axes {
-            out = out.into_iter().flat_map(|prefix| a.values.iter().map(move |v| [prefix.clone(), vec![v.clone()]].concat())).collect();
+            out = out
+                .into_iter()
+                .flat_map(|prefix| a.values.iter().map(move |v| [prefix.clone(), vec![v.clone()]].concat()))
+                .collect();
         }
         Ok(out)
     }
@@ -227,7 +233,12 @@ impl SweepOptions {
 
 /// Analyses every configuration on the rayon pool; `progress` is called once per finished
 /// configuration, from any thread.
-pub fn sweep(input: Input, opts: &SweepOptions, loader: &(dyn FileLoader + Sync), progress: &(dyn Fn() + Sync)) -> Result<SweepResult> {
+pub fn sweep(
+    input: Input,
+    opts: &SweepOptions,
+    loader: &(dyn FileLoader + Sync),
+    progress: &(dyn Fn() + Sync),
+) -> Result<SweepResult> {
     let configs = opts.configurations()?;
     let axes = opts.axes();
     let (name, text): (String, Option<String>) = match &input {
@@ -238,7 +249,7 @@ pub fn sweep(input: Input, opts: &SweepOptions, loader: &(dyn FileLoader + Sync)
         Input::File(p) => Some(p.to_path_buf()),
         Input::Source { .. } => None,
     };
-    let cells: Vec<Cell> = configs
+    let cells: Vec<(Cell, Option<String>)> = configs
         .par_iter()
         .map(|values| {
             let mut o = opts.base.clone();
@@ -256,6 +267,7 @@ pub fn sweep(input: Input, opts: &SweepOptions, loader: &(dyn FileLoader + Sync)
             };
             let cell = match analyze(input, &o, loader) {
                 Ok(a) => {
+                    let kernel = a.sheet.kernel.clone();
                     let s = &a.sheet;
                     let (ld, st) = (&s.totals.global_load, &s.totals.global_store);
                     let requests = ld.requests + st.requests;
@@ -264,7 +276,7 @@ pub fn sweep(input: Input, opts: &SweepOptions, loader: &(dyn FileLoader + Sync)
                     let logical = ld.logical_bytes + st.logical_bytes;
                     let b = &s.boundaries;
                     let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
-                    Cell {
+                    let cell = Cell {
                         values: values.clone(),
                         metrics: Some(Metrics {
                             grid: s.launch.grid,
@@ -279,15 +291,18 @@ pub fn sweep(input: Input, opts: &SweepOptions, loader: &(dyn FileLoader + Sync)
                             dram_bytes: (b.dram_read_sectors + b.dram_write_sectors) * 32,
                         }),
                         error: None,
-                    }
+                    };
+                    (cell, Some(kernel))
                 }
-                Err(f) => Cell { values: values.clone(), metrics: None, error: Some(f.one_line()) },
+                Err(f) => (Cell { values: values.clone(), metrics: None, error: Some(f.one_line()) }, None),
             };
             progress();
             cell
         })
         .collect();
-    let kernel = opts.base.kernel.clone().unwrap_or_default();
+    // The kernel's name, also when the file's only kernel was taken without --kernel.
+    let kernel = opts.base.kernel.clone().or_else(|| cells.iter().find_map(|(_, k)| k.clone())).unwrap_or_default();
+    let cells = cells.into_iter().map(|(c, _)| c).collect();
     Ok(SweepResult { kernel, file: name, grid: opts.base.grid.clone(), axes, cells })
 }
 
@@ -315,7 +330,10 @@ pub fn render_text(r: &SweepResult) -> String {
         r.cells.len() - failed
     );
     let mut head: Vec<String> = r.axes.iter().map(|a| a.name.clone()).collect();
-    head.extend(["grid", "requests", "sectors", "ideal", "sect/req", "bytes/useful", "efficiency", "DRAM bytes"].map(String::from));
+    head.extend(
+        ["grid", "requests", "sectors", "ideal", "sect/req", "bytes/useful", "efficiency", "DRAM bytes"]
+            .map(String::from),
+    );
     let rows: Vec<Vec<String>> = r
         .cells
         .iter()
@@ -562,9 +580,9 @@ pub fn render_svg(r: &SweepResult, metric: Metric) -> Result<String> {
         }
         if !values.is_empty() {
             let (best, worst) = if metric.higher_is_better() { (hi, lo) } else { (lo, hi) };
-            draw(text(&metric.format(best), LEFT - 8, ly + 6, 11, right, BLACK))?;
+            draw(text(&format!("best {}", metric.format(best)), LEFT - 8, ly + 6, 11, right, BLACK))?;
             draw(text(
-                &format!("{}{}", metric.format(worst), if log { "  (log scale)" } else { "" }),
+                &format!("{} worst{}", metric.format(worst), if log { "  (log scale)" } else { "" }),
                 LEFT + 16 * steps + 8,
                 ly + 6,
                 11,

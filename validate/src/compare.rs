@@ -387,6 +387,10 @@ pub struct CaseResult {
     pub host_code_stripped: bool,
     pub data_dependent: bool,
     pub assumptions: Vec<String>,
+    /// The manifest's `boundary_note`: what the cache model does not capture in this case.
+    pub boundary_note: Option<String>,
+    /// The cache model's assumptions on the sheet.
+    pub boundary_assumptions: Vec<String>,
     pub counters: Vec<CounterResult>,
     pub lines: Vec<LineResult>,
 }
@@ -696,6 +700,8 @@ pub fn build_report(cases: &[CaseSpec], m: &Measurements, tol: Tolerance) -> Rep
                     host_code_stripped: rec.is_some_and(|r| r.host_code_stripped),
                     data_dependent: false,
                     assumptions: Vec::new(),
+                    boundary_note: spec.case.boundary_note.clone(),
+                    boundary_assumptions: Vec::new(),
                     counters: Vec::new(),
                     lines: Vec::new(),
                 });
@@ -730,6 +736,8 @@ pub fn build_report(cases: &[CaseSpec], m: &Measurements, tol: Tolerance) -> Rep
             host_code_stripped: rec.is_some_and(|r| r.host_code_stripped),
             data_dependent: sheet.instructions.iter().any(|r| !r.exact),
             assumptions,
+            boundary_note: spec.case.boundary_note.clone(),
+            boundary_assumptions: sheet.boundaries.assumptions.clone(),
             counters,
             lines,
         });

@@ -51,6 +51,43 @@ fn verdict_cell(v: Verdict) -> String {
     }
 }
 
+/// Relative difference (measured - predicted) / predicted of counter `key`, where both exist.
+fn relative(c: &crate::compare::CaseResult, key: &str) -> Option<(f64, u64, f64)> {
+    let x = c.counters.iter().find(|x| x.key == key)?;
+    let (p, m) = (x.predicted?, x.measured?);
+    let rel = if p == 0 { if m == 0.0 { 0.0 } else { f64::INFINITY } } else { (m - p as f64) / p as f64 };
+    Some((rel, p, m))
+}
+
+/// The cache model's target: L2 read and DRAM read sectors within 10% of the counters, with
+/// every case beyond it named beside its note.
+fn criterion(s: &mut String, r: &Report) {
+    let _ = writeln!(s, "Cache model against its target (within 10% of the counter, no absolute slack):\n");
+    for (key, label) in [("l2_read_sectors", "L2 read sectors"), ("dram_read_sectors", "DRAM read sectors")] {
+        let rows: Vec<_> = r.cases.iter().filter_map(|c| relative(c, key).map(|v| (c, v))).collect();
+        let beyond: Vec<_> = rows.iter().filter(|(_, (rel, _, _))| rel.abs() > 0.10).collect();
+        let _ = writeln!(
+            s,
+            "- {label}: {}/{} cases within 10% ({:.0}%)",
+            rows.len() - beyond.len(),
+            rows.len(),
+            if rows.is_empty() { 0.0 } else { 100.0 * (rows.len() - beyond.len()) as f64 / rows.len() as f64 }
+        );
+        for (c, (rel, p, m)) in beyond {
+            let _ = writeln!(
+                s,
+                "  - `{}`: predicted {}, measured {} ({:+.1}%). {}",
+                c.name,
+                thousands(*p),
+                thousands(*m as u64),
+                rel * 100.0,
+                c.boundary_note.as_deref().unwrap_or("(no note in the manifest)")
+            );
+        }
+    }
+    let _ = writeln!(s);
+}
+
 /// The markdown report.
 pub fn markdown(r: &Report) -> String {
     let mut s = String::new();
@@ -98,6 +135,7 @@ pub fn markdown(r: &Report) -> String {
         }
         let _ = writeln!(s);
     }
+    criterion(&mut s, r);
     if !r.not_compared.is_empty() {
         let _ = writeln!(s, "Not compared:\n");
         for (name, why) in &r.not_compared {
@@ -157,6 +195,9 @@ pub fn markdown(r: &Report) -> String {
             );
         }
         let _ = writeln!(s, "\n(Counters predicted and measured as 0 are not shown.)\n");
+        if let Some(n) = &c.boundary_note {
+            let _ = writeln!(s, "Cache model note: {}\n", n.replace('\n', " "));
+        }
         if !c.lines.is_empty() {
             let _ = writeln!(s, "Per source line:\n");
             let _ = writeln!(
@@ -194,6 +235,13 @@ pub fn markdown(r: &Report) -> String {
                 let _ = writeln!(s, "- {}", a.replace('\n', " "));
             }
             let _ = writeln!(s);
+        }
+        if !c.boundary_assumptions.is_empty() {
+            let _ = writeln!(s, "<details><summary>Cache-model assumptions on the sheet</summary>\n");
+            for a in &c.boundary_assumptions {
+                let _ = writeln!(s, "- {}", a.replace('\n', " "));
+            }
+            let _ = writeln!(s, "\n</details>\n");
         }
     }
     let _ = writeln!(s, "## Notes\n\n{}", r.per_line_note);

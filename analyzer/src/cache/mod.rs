@@ -5,7 +5,9 @@
 //! What it assumes (each one is written on the sheet):
 //! - caches are cold at launch, as Nsight Compute's default cache control leaves them;
 //! - block `b` (x fastest, then y, z) runs on SM `b mod SMs`; the engine runs blocks one after
-//!   another, so the blocks that share an SM meet its L1 in launch order;
+//!   another, each warp to completion; the model buffers a wave (as many blocks per SM as
+//!   are resident together) and replays it with every warp's k-th access side by side, as
+//!   warps that progress together present them to the L1s and the L2;
 //! - one L1 per SM: sectored 128-byte lines, fully associative, LRU, with the capacity the
 //!   shared-memory carveout leaves; loads allocate, except the L1-bypassing `__ldcg`/`__ldcv`
 //!   (and, where the profile says so, every load but `__ldg`); stores write through to L2 and
@@ -205,6 +207,10 @@ pub struct OpTraffic {
 pub struct CacheModel {
     pub profile: &'static Profile,
     pub occupancy: Occupancy,
+    /// Blocks resident on an SM at once: the occupancy, or fewer when the grid is small.
+    pub together: u32,
+    /// The wave (`together` blocks on every SM) whose accesses are buffered.
+    wave: u64,
     /// Per SM, sector-valid bits per line.
     l1: Vec<Lru<u8>>,
     l2: Lru<L2Line>,
@@ -231,14 +237,43 @@ pub struct CacheModel {
     /// Blocks begun while the model still simulated.
     pub simulated_blocks: u64,
     masks: Vec<(i64, u32)>,
+    /// The current wave's accesses, replayed with all its warps interleaved when it ends.
+    pending: Vec<Pending>,
+    pending_sectors: Vec<i64>,
+    pending_addrs: Vec<i64>,
+    /// The current block's place in its wave, its warp (counted from 0) and that warp's
+    /// accesses so far.
+    slot: u32,
+    warp: u32,
+    warp_seq: u32,
 }
+
+/// One buffered access: the `seq`-th of warp `warp`; its sectors and addresses are ranges of
+/// the model's flat buffers.
+#[derive(Clone, Copy)]
+struct Pending {
+    seq: u32,
+    slot: u32,
+    warp: u32,
+    sm: u32,
+    op: u32,
+    kind: AccessKind,
+    cache: CacheOp,
+    width: u32,
+    sectors: (u32, u32),
+    addrs: (u32, u32),
+}
+
+/// Buffered sectors after which a block's accesses are replayed early (bounds the memory of a
+/// block that does a whole launch's work).
+const PENDING_LIMIT: usize = 1 << 23;
 
 const SECTORS_PER_LINE: i64 = 4;
 
 impl Default for CacheModel {
     /// The H200 profile, 256 threads per block, no shared memory and no instructions known.
     fn default() -> Self {
-        CacheModel::with_profile(&profile::PROFILES[0], 256, 0, 0)
+        CacheModel::with_profile(&profile::PROFILES[0], 256, 0, 1, 0)
     }
 }
 
@@ -248,15 +283,26 @@ impl CacheModel {
     pub fn new(kernel: &Kernel, setup: &Setup) -> Self {
         let p = profile::lookup(&setup.gpu).unwrap_or(&profile::PROFILES[0]);
         let shared: u64 = kernel.shared.iter().filter(|a| !a.is_extern).map(|a| a.bytes()).sum::<u64>() + setup.shared_bytes;
-        CacheModel::with_profile(p, setup.threads_per_block(), shared, kernel.mem_ops.len())
+        CacheModel::with_profile(p, setup.threads_per_block(), shared, setup.blocks(), kernel.mem_ops.len())
     }
 
-    pub fn with_profile(p: &'static Profile, threads_per_block: u64, shared_per_block: u64, n_ops: usize) -> Self {
+    /// The model for `blocks` blocks of `threads_per_block` threads using `shared_per_block`
+    /// bytes of shared memory, with `n_ops` memory instructions.
+    pub fn with_profile(
+        p: &'static Profile,
+        threads_per_block: u64,
+        shared_per_block: u64,
+        blocks: u64,
+        n_ops: usize,
+    ) -> Self {
         let occupancy = p.occupancy(threads_per_block, shared_per_block);
+        let together = resident_together(p, &occupancy, blocks);
         let l1_lines = (occupancy.l1_bytes / p.line_bytes as u64) as usize;
         CacheModel {
             profile: p,
             occupancy,
+            together: together as u32,
+            wave: u64::MAX,
             l1: (0..p.sms).map(|_| Lru::new(l1_lines)).collect(),
             l2: Lru::new((p.l2_model_bytes / p.line_bytes as u64) as usize),
             sm: 0,
@@ -274,6 +320,12 @@ impl CacheModel {
             blocks: 0,
             simulated_blocks: 0,
             masks: Vec::new(),
+            pending: Vec::new(),
+            pending_sectors: Vec::new(),
+            pending_addrs: Vec::new(),
+            slot: 0,
+            warp: 0,
+            warp_seq: 0,
         }
     }
 
@@ -290,12 +342,56 @@ impl CacheModel {
     }
 
     pub fn begin_block(&mut self, block: u64) {
+        // A wave: `together` blocks on every SM, the blocks that run at the same time.
+        let per_wave = self.profile.sms.max(1) as u64 * self.together.max(1) as u64;
+        if block / per_wave != self.wave {
+            self.flush();
+            self.wave = block / per_wave;
+        }
+        self.slot = (block % per_wave) as u32;
         self.fed = true;
+        self.warp = 0;
+        self.warp_seq = 0;
         self.blocks += 1;
         if !self.sampled() {
             self.simulated_blocks += 1;
         }
         self.sm = (block % self.profile.sms.max(1) as u64) as usize;
+    }
+
+    /// The engine starts the next warp of the current block (each warp runs to completion).
+    pub fn begin_warp(&mut self) {
+        if self.warp_seq > 0 || !self.pending.is_empty() {
+            self.warp += 1;
+        }
+        self.warp_seq = 0;
+    }
+
+    /// Replays the buffered accesses of the current wave with all its warps interleaved: every
+    /// warp's first access, then every warp's second, and so on, as warps that progress
+    /// together would present them to the L1s and L2. Call once the stream has ended.
+    pub fn flush(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let mut pending = std::mem::take(&mut self.pending);
+        let sectors = std::mem::take(&mut self.pending_sectors);
+        let addrs = std::mem::take(&mut self.pending_addrs);
+        pending.sort_by_key(|p| (p.seq, p.slot, p.warp));
+        for p in &pending {
+            self.sm = p.sm as usize;
+            let ss = &sectors[p.sectors.0 as usize..p.sectors.1 as usize];
+            match p.kind {
+                AccessKind::Load => self.load(p.op as usize, p.cache, ss),
+                AccessKind::Store => self.store(p.op as usize, &addrs[p.addrs.0 as usize..p.addrs.1 as usize], p.width),
+            }
+        }
+        pending.clear();
+        self.pending = pending;
+        self.pending_sectors = sectors;
+        self.pending_sectors.clear();
+        self.pending_addrs = addrs;
+        self.pending_addrs.clear();
     }
 
     fn allocates(&self, cache: CacheOp) -> bool {
@@ -327,9 +423,28 @@ impl CacheModel {
             return;
         }
         self.simulated_sectors += sectors.len() as u64;
-        match kind {
-            AccessKind::Load => self.load(op, cache, sectors),
-            AccessKind::Store => self.store(op, addrs, width),
+        self.op(op);
+        let s0 = self.pending_sectors.len() as u32;
+        self.pending_sectors.extend_from_slice(sectors);
+        let a0 = self.pending_addrs.len() as u32;
+        if kind == AccessKind::Store {
+            self.pending_addrs.extend_from_slice(addrs);
+        }
+        self.pending.push(Pending {
+            seq: self.warp_seq,
+            slot: self.slot,
+            warp: self.warp,
+            sm: self.sm as u32,
+            op: op as u32,
+            kind,
+            cache,
+            width,
+            sectors: (s0, self.pending_sectors.len() as u32),
+            addrs: (a0, self.pending_addrs.len() as u32),
+        });
+        self.warp_seq += 1;
+        if self.pending_sectors.len() + self.pending_addrs.len() >= PENDING_LIMIT {
+            self.flush();
         }
     }
 
@@ -491,6 +606,11 @@ impl CacheModel {
     pub fn l2_state(&self, line: i64) -> Option<L2Line> {
         self.l2.iter_mru().find(|(k, _)| *k == line).map(|(_, v)| *v)
     }
+}
+
+/// Blocks resident on one SM at once: the occupancy limit, or the grid spread over the SMs.
+pub fn resident_together(p: &Profile, o: &Occupancy, blocks: u64) -> u64 {
+    (o.resident_blocks as u64).min(blocks.div_ceil(p.sms.max(1) as u64)).max(1)
 }
 
 /// Sector bits of the granules (of `per` sectors) that hold a sector of `mask`.

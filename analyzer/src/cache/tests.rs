@@ -25,11 +25,17 @@ static TINY: Profile = Profile {
 };
 
 fn tiny() -> CacheModel {
-    CacheModel::with_profile(&TINY, 32, 0, 2)
+    CacheModel::with_profile(&TINY, 32, 0, 4, 2)
+}
+
+/// One access, replayed at once (the model buffers a block's accesses until `flush`).
+fn acc(m: &mut CacheModel, op: usize, kind: AccessKind, cache: CacheOp, sectors: &[i64], addrs: &[i64]) {
+    m.access(op, kind, cache, sectors, addrs, 4);
+    m.flush();
 }
 
 fn load(m: &mut CacheModel, sectors: &[i64]) {
-    m.access(0, AccessKind::Load, CacheOp::Default, sectors, &[], 4);
+    acc(m, 0, AccessKind::Load, CacheOp::Default, sectors, &[]);
 }
 
 #[test]
@@ -87,8 +93,8 @@ fn capacity_misses_in_l1_and_l2() {
 fn cg_bypasses_l1() {
     let mut m = tiny();
     m.begin_block(0);
-    m.access(0, AccessKind::Load, CacheOp::Cg, &[0], &[], 4);
-    m.access(0, AccessKind::Load, CacheOp::Cg, &[0], &[], 4); // misses L1 again, hits L2
+    acc(&mut m, 0, AccessKind::Load, CacheOp::Cg, &[0], &[]);
+    acc(&mut m, 0, AccessKind::Load, CacheOp::Cg, &[0], &[]); // misses L1 again, hits L2
     let t = m.ops[0];
     assert_eq!((t.l1_hits, t.l2_reads, t.dram_reads), (0, 2, 2));
     load(&mut m, &[0]); // a default load allocates: miss, then hit
@@ -102,13 +108,13 @@ fn stores_write_back_and_partial_sectors() {
     m.begin_block(0);
     // 8 lanes x 4 bytes from byte 0: sector 0 written whole; no DRAM read, no L1 allocation.
     let full: Vec<i64> = (0..8).map(|l| l * 4).collect();
-    m.access(1, AccessKind::Store, CacheOp::Default, &[0], &full, 4);
+    acc(&mut m, 1, AccessKind::Store, CacheOp::Default, &[0], &full);
     load(&mut m, &[0]); // L1 miss, L2 hit on the written sector: no DRAM read
     assert_eq!((m.ops[0].l1_hits, m.ops[0].l2_reads, m.ops[0].dram_reads), (0, 1, 0));
     assert_eq!(m.ops[1].l2_writes, 1);
     assert_eq!(m.partial_store_sectors, 0);
     // A 4-byte store to sector 4 (line 1): partial, dirty.
-    m.access(1, AccessKind::Store, CacheOp::Default, &[4], &[128], 4);
+    acc(&mut m, 1, AccessKind::Store, CacheOp::Default, &[4], &[128]);
     assert_eq!(m.partial_store_sectors, 1);
     let l = m.l2_state(1).unwrap();
     assert_eq!((l.valid, l.dirty, l.partial[0]), (0, 1, 0xf));
@@ -125,7 +131,7 @@ fn stores_write_back_and_partial_sectors() {
 fn partial_sector_then_load_reads_dram() {
     let mut m = tiny();
     m.begin_block(0);
-    m.access(1, AccessKind::Store, CacheOp::Default, &[0], &[0], 4);
+    acc(&mut m, 1, AccessKind::Store, CacheOp::Default, &[0], &[0]);
     load(&mut m, &[0]); // the sector is not all there: its granule {0,1} comes from DRAM
     assert_eq!(m.ops[0].dram_reads, 2);
     let l = m.l2_state(0).unwrap();
@@ -153,4 +159,57 @@ fn every_profile_has_sane_sizes() {
         let o = p.occupancy(256, 0);
         assert!(o.l1_bytes > 0 && o.resident_blocks > 0, "{}", p.name);
     }
+}
+
+#[test]
+fn resident_blocks_form_waves() {
+    let h = &PROFILES[0];
+    // 256 threads: 8 resident per SM when the grid fills them; 64 blocks: one per SM.
+    assert_eq!(CacheModel::with_profile(h, 256, 0, 4096, 1).together, 8);
+    assert_eq!(CacheModel::with_profile(h, 256, 0, 64, 1).together, 1);
+    assert_eq!(CacheModel::with_profile(h, 256, 0, 300, 1).together, 3);
+    // TINY: 2 SMs, one block each: blocks 0 and 1 form a wave and are interleaved; block 2
+    // starts the next wave. Blocks 0 and 2 share SM 0.
+    let mut m = tiny();
+    m.begin_block(0);
+    m.begin_warp();
+    m.access(0, AccessKind::Load, CacheOp::Default, &[0], &[], 4);
+    m.access(0, AccessKind::Load, CacheOp::Default, &[4], &[], 4);
+    m.begin_block(1);
+    m.begin_warp();
+    m.access(0, AccessKind::Load, CacheOp::Default, &[0], &[], 4);
+    assert_eq!(m.ops[0].l2_reads, 0); // the wave is still buffered
+    m.begin_block(2); // replays blocks 0 and 1: SM 0 reads 0 and 4, SM 1 reads 0 (an L2 hit)
+    assert_eq!((m.ops[0].l2_reads, m.ops[0].dram_reads), (3, 4));
+    m.begin_warp();
+    m.access(0, AccessKind::Load, CacheOp::Default, &[0], &[], 4);
+    m.flush(); // SM 0 still holds line 0 from block 0
+    assert_eq!(m.ops[0].l1_hits, 1);
+}
+
+#[test]
+fn warps_of_a_block_are_interleaved() {
+    // Two warps each read lines 0, 1, 2 (one sector each) through a 2-line L1. Run one after
+    // the other, LRU keeps nothing the second warp needs; interleaved, the second warp reads
+    // each line right after the first: 3 hits.
+    let mut m = tiny();
+    m.begin_block(0);
+    for _ in 0..2 {
+        m.begin_warp();
+        for s in [0, 4, 8] {
+            m.access(0, AccessKind::Load, CacheOp::Default, &[s], &[], 4);
+        }
+    }
+    assert_eq!(m.ops[0].l1_hits, 0); // still buffered
+    m.flush();
+    assert_eq!((m.ops[0].l1_hits, m.ops[0].l2_reads), (3, 3));
+    // The same sequence with a flush after every access (warp after warp): no hits.
+    let mut m = tiny();
+    m.begin_block(0);
+    for _ in 0..2 {
+        for s in [0, 4, 8] {
+            load(&mut m, &[s]);
+        }
+    }
+    assert_eq!((m.ops[0].l1_hits, m.ops[0].l2_reads), (0, 6));
 }

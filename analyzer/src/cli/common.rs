@@ -32,7 +32,13 @@ pub struct LaunchArgs {
 impl LaunchArgs {
     /// The options `analyze` would build from the same flags; `Err` is a usage message. `args`
     /// are left as written (`sweep` expands ranges itself).
-    pub fn options(&self, src: &SourceArgs, grid: &str, block: &str, with_args: bool) -> Result<AnalyzeOptions, String> {
+    pub fn options(
+        &self,
+        src: &SourceArgs,
+        grid: &str,
+        block: &str,
+        with_args: bool,
+    ) -> Result<AnalyzeOptions, String> {
         let mut opts = AnalyzeOptions {
             kernel: self.kernel.clone(),
             grid: grid.to_string(),

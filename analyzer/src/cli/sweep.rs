@@ -74,7 +74,7 @@ pub fn run(a: SweepArgs) -> i32 {
             base.args.push((k, v));
         }
     }
-    let blocks = match sweep::parse_values("--block", &a.block, true) {
+    let blocks = match sweep::parse_values("--block ", &a.block, true) {
         Ok(b) => b,
         Err(d) => return usage(&d.message),
     };

@@ -591,6 +591,7 @@ pub fn run(kernel: &Kernel, setup: &Setup) -> Result<Trace> {
                 e.block_linear = linear;
                 e.boundary.begin_block(linear);
                 for shape in &shapes {
+                    e.boundary.begin_warp();
                     st.start(shape, &mut e.pool);
                     e.exec_block(&kernel.body, shape.mask, &mut st)?;
                 }

@@ -56,7 +56,9 @@ pub struct Capture {
 pub enum ProbeOutcome {
     Found(Box<Capture>),
     /// No warp looked at executed the instruction that often; the most executions one made.
-    NotFound { most_executions: u64 },
+    NotFound {
+        most_executions: u64,
+    },
 }
 
 pub(super) struct ProbeState {
@@ -133,7 +135,11 @@ pub fn probe(kernel: &Kernel, setup: &Setup, probe: Probe) -> Result<ProbeOutcom
         if w as usize >= shapes.len() {
             return Err(Diagnostic::new(
                 ErrorKind::Usage,
-                format!("warp {w} does not exist: a block of {} threads has {} warps", setup.threads_per_block(), shapes.len()),
+                format!(
+                    "warp {w} does not exist: a block of {} threads has {} warps",
+                    setup.threads_per_block(),
+                    shapes.len()
+                ),
             ));
         }
     }

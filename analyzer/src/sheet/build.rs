@@ -70,6 +70,9 @@ fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup)
 }
 
 pub fn build(kernel: &Kernel, setup: &Setup, trace: Trace, files: &SourceFiles) -> Sheet {
+    let mut trace = trace;
+    // The last block's accesses are still buffered in the cache model.
+    trace.boundary.flush();
     let mut rows: Vec<Row> = trace.ops.iter().enumerate().map(|(i, st)| row_of(kernel, i, st, &trace, setup)).collect();
     // Source order.
     let mut order: Vec<usize> = (0..rows.len()).collect();
@@ -195,8 +198,9 @@ fn footprints(kernel: &Kernel, trace: &Trace) -> Vec<Footprint> {
 }
 
 
-/// The assumptions every boundary estimate rests on, for profile `p` at occupancy `o`.
-fn profile_assumptions(p: &Profile, o: &Occupancy) -> Vec<String> {
+/// The assumptions every boundary estimate rests on, for profile `p` at occupancy `o`, with
+/// `together` blocks resident on an SM at once.
+fn profile_assumptions(p: &Profile, o: &Occupancy, together: u64) -> Vec<String> {
     let l1 = if p.fixed_l1_bytes.is_some() {
         format!("{} bytes, apart from shared memory", super::text::thousands(o.l1_bytes))
     } else {
@@ -212,7 +216,7 @@ fn profile_assumptions(p: &Profile, o: &Occupancy) -> Vec<String> {
         format!("GPU profile {}: {} ({})", p.name, p.description, p.source),
         "cold L1 and L2 at launch (Nsight Compute's default cache control)".to_string(),
         format!(
-            "blocks placed round-robin: block b (x fastest, then y, z) on SM b mod {}; up to {} resident per SM (threads, blocks and shared memory; registers assumed not to limit), run one after another in launch order",
+            "blocks placed round-robin: block b (x fastest, then y, z) on SM b mod {}; {together} resident per SM at once (at most {} by threads, blocks and shared memory; registers assumed not to limit); the blocks of a wave ({together} per SM) progress together, every warp's k-th global access before any warp's (k+1)-th",
             p.sms, o.resident_blocks
         ),
         format!("L1 per SM: {l1}; 128-byte lines of 32-byte sectors, fully associative, least recently used out; loads allocate{}, stores write through to L2 without allocating", if p.l1_caches_global_loads { " except __ldcg/__ldcv" } else { " only for __ldg/__ldca (this GPU keeps other global loads out of L1)" }),
@@ -293,7 +297,7 @@ fn boundaries(m: &BoundaryCounter, totals: &Totals, rows: &mut [Row], order: &[u
     let dram_writes = scale(m.dram_writes).min(totals.global_store.sectors);
     let dram_reads = tot.dram_read_sectors + scale(m.dram_merge_reads) + launch;
     let o = &m.occupancy;
-    let mut assumptions = profile_assumptions(p, o);
+    let mut assumptions = profile_assumptions(p, o, m.together as u64);
     if launch > 0 {
         assumptions.push(format!(
             "DRAM reads include {launch} sectors every launch costs besides its loads (code and parameters; the H200 read 80 to 100 even for kernels that load no global memory)"
@@ -363,7 +367,8 @@ pub fn boundaries_unsimulated(kernel: &Kernel, setup: &Setup, totals: &Totals, f
     let dram_reads = if complete { read_range.min(g * loads) } else { g * loads } + launch;
     let fits = (read_range + written_range) * p.sector_bytes as u64 <= p.l2_model_bytes;
     let dram_writes = if fits { 0 } else { written_range.min(stores) };
-    let mut assumptions = profile_assumptions(p, &o);
+    let together = crate::cache::resident_together(p, &o, setup.blocks());
+    let mut assumptions = profile_assumptions(p, &o, together);
     assumptions.retain(|a| !a.starts_with("not modelled"));
     assumptions.push(
         "unsimulated: no sector stream reached the cache model; L1 hits not estimated (L1->L2 reads shown are the load sectors, an upper estimate), DRAM reads estimated from the loaded parameters' byte ranges, DRAM writes from whether all ranges fit in L2".into(),

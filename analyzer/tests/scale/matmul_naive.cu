@@ -1,0 +1,12 @@
+// C = A B for n x n row-major matrices, one thread per element of C, 16 x 16 blocks.
+__global__ void matmul_naive(const float *A, const float *B, float *C, int n) {
+    int row = blockIdx.y * 16 + threadIdx.y;
+    int col = blockIdx.x * 16 + threadIdx.x;
+    if (row < n && col < n) {
+        float sum = 0.0f;
+        for (int k = 0; k < n; k++) {
+            sum += A[row * n + k] * B[k * n + col];
+        }
+        C[row * n + col] = sum;
+    }
+}
