@@ -156,6 +156,27 @@ pub fn analyze(input: Input, opts: &AnalyzeOptions, loader: &dyn FileLoader) -> 
     }
 }
 
+/// The lowered kernel and its launch, for benchmarks and tools that drive an engine directly.
+pub fn prepare(
+    input: Input,
+    opts: &AnalyzeOptions,
+    loader: &dyn FileLoader,
+) -> std::result::Result<(crate::ir::Kernel, crate::launch::Setup), Failure> {
+    fn inner(
+        input: &Input,
+        opts: &AnalyzeOptions,
+        loader: &dyn FileLoader,
+        files: &mut SourceFiles,
+    ) -> Result<(crate::ir::Kernel, crate::launch::Setup)> {
+        let module = lower(input, opts, loader, files)?;
+        let kernel = pick_kernel(&module, opts.kernel.as_deref(), files)?.clone();
+        let setup = crate::launch::Setup::new(&kernel, opts)?;
+        Ok((kernel, setup))
+    }
+    let mut files = SourceFiles::default();
+    inner(&input, opts, loader, &mut files).map_err(|diagnostic| Failure { diagnostic, files })
+}
+
 /// Convenience for tests and the attribute: CUDA (or Rust, by `name`'s extension) from memory,
 /// includes not allowed.
 pub fn analyze_source(name: &str, text: &str, opts: &AnalyzeOptions) -> std::result::Result<Analysis, Failure> {
@@ -190,10 +211,10 @@ fn count(
         return Ok((crate::engine::run(kernel, setup)?, "enumerate", Vec::new()));
     }
     match symbolic::run(kernel, setup) {
-        Ok((mut trace, steps)) => {
+        Ok((mut trace, stats)) => {
             let mut notes = vec![format!(
-                "symbolic engine: {} warp-level steps counted in closed form in {} abstract steps",
-                trace.work, steps
+                "symbolic engine: {} warp-level steps counted in {} abstract steps: the launch in {} piece(s) ({} of them a single warp, enumerated); {} loop iteration(s) run one at a time, {} covered by {} summaries",
+                trace.work, stats.steps, stats.pieces, stats.single_warps, stats.single_iterations, stats.summarised_iterations, stats.summaries
             )];
             if trace.work <= STREAM_WORK.min(setup.max_work) {
                 // The cache model needs the sectors in execution order: the reference engine

@@ -164,17 +164,10 @@ fn check(seed: u64, summarised: &AtomicUsize) -> Result<(), TestCaseError> {
         (Ok(r), Ok(s)) => {
             if s.sheet.engine == "symbolic" {
                 summarised.fetch_add(1, Ordering::Relaxed);
-            } else if std::env::var_os("SHOW_GIVE_UPS").is_some() {
-                eprintln!("seed {seed}: {:?}", s.sheet.assumptions.last());
             }
             prop_assert_eq!(counted(&r.sheet), counted(&s.sheet), "seed {}:\n{}\n{:?}", seed, src, opts);
         }
-        (Err(r), Err(s)) => {
-            if std::env::var_os("SHOW_GIVE_UPS").is_some() {
-                eprintln!("seed {seed}: error {}", r.one_line());
-            }
-            prop_assert_eq!(r.one_line(), s.one_line())
-        }
+        (Err(r), Err(s)) => prop_assert_eq!(r.one_line(), s.one_line()),
         (r, s) => prop_assert!(
             false,
             "seed {}: one engine failed: {:?} / {:?}\n{}",

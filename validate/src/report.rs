@@ -55,7 +55,15 @@ fn verdict_cell(v: Verdict) -> String {
 fn relative(c: &crate::compare::CaseResult, key: &str) -> Option<(f64, u64, f64)> {
     let x = c.counters.iter().find(|x| x.key == key)?;
     let (p, m) = (x.predicted?, x.measured?);
-    let rel = if p == 0 { if m == 0.0 { 0.0 } else { f64::INFINITY } } else { (m - p as f64) / p as f64 };
+    let rel = if p == 0 {
+        if m == 0.0 {
+            0.0
+        } else {
+            f64::INFINITY
+        }
+    } else {
+        (m - p as f64) / p as f64
+    };
     Some((rel, p, m))
 }
 

@@ -282,7 +282,8 @@ impl CacheModel {
     /// [`Setup::new`] reject unknown names first), block size and shared memory.
     pub fn new(kernel: &Kernel, setup: &Setup) -> Self {
         let p = profile::lookup(&setup.gpu).unwrap_or(&profile::PROFILES[0]);
-        let shared: u64 = kernel.shared.iter().filter(|a| !a.is_extern).map(|a| a.bytes()).sum::<u64>() + setup.shared_bytes;
+        let shared: u64 =
+            kernel.shared.iter().filter(|a| !a.is_extern).map(|a| a.bytes()).sum::<u64>() + setup.shared_bytes;
         CacheModel::with_profile(p, setup.threads_per_block(), shared, setup.blocks(), kernel.mem_ops.len())
     }
 
@@ -404,15 +405,7 @@ impl CacheModel {
 
     /// One warp-level global access: its distinct sectors (ascending) and, for the byte masks
     /// of stores, the active lanes' addresses and the access width.
-    pub fn access(
-        &mut self,
-        op: usize,
-        kind: AccessKind,
-        cache: CacheOp,
-        sectors: &[i64],
-        addrs: &[i64],
-        width: u32,
-    ) {
+    pub fn access(&mut self, op: usize, kind: AccessKind, cache: CacheOp, sectors: &[i64], addrs: &[i64], width: u32) {
         self.fed = true;
         if self.sampled() {
             let t = self.op(op);

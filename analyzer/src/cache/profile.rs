@@ -1,7 +1,8 @@
 //! GPU profiles for the cache model: the sizes that decide what reaches L2 and DRAM.
 //!
 //! Sources: the H200 numbers were read on the device (`shared/docs/HARDWARE.md`); the
-//! RTX 3060 Ti, RTX 2080 Ti and Tesla P4 numbers are the seeds' (`shared/seeds/000_`, `003_`);
+//! RTX 3060 Ti, RTX 2080 Ti and Tesla P4 numbers are the seeds' (`shared/seeds/000_`, `004_`;
+//! the P4's 20 SMs are the GP104 part's, which the seed does not give);
 //! H100 and A100 are NVIDIA's published sizes for the SXM parts.
 
 /// One GPU as the cache model sees it.
@@ -157,15 +158,16 @@ pub const PROFILES: &[Profile] = &[
         max_threads_per_sm: 2048,
         l1_caches_global_loads: false,
         launch_dram_read_sectors: 0,
-        source: "the seed's Tesla P4 (48 KB L1 per SM, 2 MB L2, 20 SMs); Pascal keeps shared memory apart and caches only __ldg loads in L1; GDDR5 read granule assumed 32 bytes",
+        source: "the seed's Tesla P4 (48 KB L1 per SM, 2 MB L2; 20 SMs of the GP104 part); Pascal keeps shared memory apart and caches only __ldg loads in L1; GDDR5 read granule assumed 32 bytes",
     },
 ];
 
 /// The profile named `name`, or a message listing the known ones.
 pub fn lookup(name: &str) -> Result<&'static Profile, String> {
-    PROFILES.iter().find(|p| p.name.eq_ignore_ascii_case(name)).ok_or_else(|| {
-        format!("--gpu {name}: unknown GPU profile; known profiles are {}", names().join(", "))
-    })
+    PROFILES
+        .iter()
+        .find(|p| p.name.eq_ignore_ascii_case(name))
+        .ok_or_else(|| format!("--gpu {name}: unknown GPU profile; known profiles are {}", names().join(", ")))
 }
 
 pub fn names() -> Vec<&'static str> {
@@ -189,17 +191,13 @@ impl Profile {
         let mut blocks = (self.max_blocks_per_sm as u64).min((self.max_threads_per_sm as u64 / (warps * 32)).max(1));
         let max_shared = *self.shared_carveouts_kib.last().unwrap_or(&0) as u64 * KIB;
         let per_block = if shared_per_block > 0 { shared_per_block + self.reserved_shared_per_block } else { 0 };
-        if per_block > 0 {
-            blocks = blocks.min((max_shared / per_block).max(1));
+        if let Some(fit) = max_shared.checked_div(per_block) {
+            blocks = blocks.min(fit.max(1));
         }
         let need = blocks * per_block;
         // The driver picks the smallest carveout that keeps the occupancy.
-        let carveout = self
-            .shared_carveouts_kib
-            .iter()
-            .map(|&k| k as u64 * KIB)
-            .find(|&c| c >= need)
-            .unwrap_or(max_shared);
+        let carveout =
+            self.shared_carveouts_kib.iter().map(|&k| k as u64 * KIB).find(|&c| c >= need).unwrap_or(max_shared);
         let l1_bytes = match self.fixed_l1_bytes {
             Some(b) => b,
             None => self.l1_shared_bytes.saturating_sub(carveout),

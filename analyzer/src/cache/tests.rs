@@ -122,7 +122,7 @@ fn stores_write_back_and_partial_sectors() {
     // and 1 write).
     load(&mut m, &[8]);
     load(&mut m, &[12]);
-    assert_eq!((m.dram_writes, m.dram_merge_reads), (2, 0 + 1));
+    assert_eq!((m.dram_writes, m.dram_merge_reads), (2, 1));
     // Compulsory: sector 0 was written before it was read, so it is not compulsory.
     assert_eq!(m.compulsory_sectors, 2);
 }

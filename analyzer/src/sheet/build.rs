@@ -197,7 +197,6 @@ fn footprints(kernel: &Kernel, trace: &Trace) -> Vec<Footprint> {
     out
 }
 
-
 /// The assumptions every boundary estimate rests on, for profile `p` at occupancy `o`, with
 /// `together` blocks resident on an SM at once.
 fn profile_assumptions(p: &Profile, o: &Occupancy, together: u64) -> Vec<String> {
@@ -300,7 +299,7 @@ fn boundaries(m: &BoundaryCounter, totals: &Totals, rows: &mut [Row], order: &[u
     let mut assumptions = profile_assumptions(p, o, m.together as u64);
     if launch > 0 {
         assumptions.push(format!(
-            "DRAM reads include {launch} sectors every launch costs besides its loads (code and parameters; the H200 read 80 to 100 even for kernels that load no global memory)"
+            "DRAM reads include {launch} sectors every launch costs besides its loads (code and parameters: the H200 read 88 for kernels that load no global memory)"
         ));
     }
     if sampled {
@@ -329,7 +328,10 @@ fn boundaries(m: &BoundaryCounter, totals: &Totals, rows: &mut [Row], order: &[u
                 max: g * totals.global_load.sectors + m.partial_store_sectors + rest_stores + unknown_stores + launch,
             },
             dram_write_sectors: Bound { min: 0, max: totals.global_store.sectors },
-            l2_read_sectors: Bound { min: m.distinct_loaded.min(totals.global_load.sectors), max: totals.global_load.sectors },
+            l2_read_sectors: Bound {
+                min: m.distinct_loaded.min(totals.global_load.sectors),
+                max: totals.global_load.sectors,
+            },
         },
         assumptions,
         gpu: p.name.to_string(),
@@ -351,7 +353,8 @@ fn boundaries(m: &BoundaryCounter, totals: &Totals, rows: &mut [Row], order: &[u
 /// - DRAM writes: none when every footprint fits in L2, else the stored ranges.
 pub fn boundaries_unsimulated(kernel: &Kernel, setup: &Setup, totals: &Totals, footprints: &[Footprint]) -> Boundaries {
     let p = profile::lookup(&setup.gpu).unwrap_or(&profile::PROFILES[0]);
-    let shared: u64 = kernel.shared.iter().filter(|a| !a.is_extern).map(|a| a.bytes()).sum::<u64>() + setup.shared_bytes;
+    let shared: u64 =
+        kernel.shared.iter().filter(|a| !a.is_extern).map(|a| a.bytes()).sum::<u64>() + setup.shared_bytes;
     let o = p.occupancy(setup.threads_per_block(), shared);
     let g = (p.dram_granule_bytes / p.sector_bytes).max(1) as u64;
     let range = |f: &Footprint| -> u64 {

@@ -180,7 +180,11 @@ pub fn render(sheet: &Sheet) -> String {
     );
     let per_row: Vec<_> = sheet.instructions.iter().filter_map(|r| r.boundary.map(|rb| (r, rb))).collect();
     if per_row.len() > 1 {
-        let _ = writeln!(o, "  {:<9} {:<22} {:>6} {:>12} {:>12} {:>12} {:>12}", "line:col", "access", "op", "L1 hits", "L2 reads", "L2 writes", "DRAM reads");
+        let _ = writeln!(
+            o,
+            "  {:<9} {:<22} {:>6} {:>12} {:>12} {:>12} {:>12}",
+            "line:col", "access", "op", "L1 hits", "L2 reads", "L2 writes", "DRAM reads"
+        );
         for (r, rb) in per_row {
             let _ = writeln!(
                 o,

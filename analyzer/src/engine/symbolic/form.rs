@@ -112,9 +112,8 @@ impl Scope {
         let mut dist = vec![0u128; p as usize];
         dist[0] = 1;
         let mut next = vec![0u128; p as usize];
-        for v in 0..self.used {
-            let n = self.n[v];
-            let step = (a[v] as i128).rem_euclid(p128);
+        for (&n, &av) in self.n[..self.used].iter().zip(a) {
+            let step = (av as i128).rem_euclid(p128);
             if step == 0 {
                 dist.iter_mut().for_each(|d| *d = d.saturating_mul(n as u128));
                 continue;

@@ -51,9 +51,26 @@ const HORIZON: i128 = 1 << 40;
 /// Enumerating a variable point by point is refused past this many points.
 const MAX_POINTS: i128 = 4096;
 
+/// What the symbolic engine did, for the sheet: how much was summarised and how much run point
+/// by point.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stats {
+    /// Abstract steps (statements and loop tests of abstract warps).
+    pub steps: u64,
+    /// Boxes the launch was counted in (each a set of blocks and warps run once).
+    pub pieces: u64,
+    /// Pieces that are a single block and warp: enumerated.
+    pub single_warps: u64,
+    /// Loop iterations of abstract warps run one at a time.
+    pub single_iterations: u64,
+    /// Loop iterations covered by summaries, and the summaries.
+    pub summarised_iterations: u128,
+    pub summaries: u64,
+}
+
 /// Summarises the whole launch, or says why not. The trace's `work` is the reference engine's
-/// (warp-level steps it would take); the second value is the abstract steps this engine took.
-pub fn run(kernel: &Kernel, setup: &Setup) -> Result<(Trace, u64), Fallback> {
+/// (warp-level steps it would take).
+pub fn run(kernel: &Kernel, setup: &Setup) -> Result<(Trace, Stats), Fallback> {
     if setup.fills.iter().any(Option::is_some) {
         return Err(Fallback::GiveUp("array contents are given (--fill): values differ per element".into()));
     }
@@ -278,6 +295,7 @@ struct Sym<'a> {
     data_branches: HashSet<Span>,
     steps: u64,
     boxes: u64,
+    stats: Stats,
     /// The reference engine's warp-level steps for what has been counted.
     work: u128,
 }
@@ -315,11 +333,12 @@ impl<'a> Sym<'a> {
             data_branches: HashSet::new(),
             steps: 0,
             boxes: 0,
+            stats: Stats::default(),
             work: 0,
         }
     }
 
-    fn finish(self) -> Result<(Trace, u64), Fallback> {
+    fn finish(self) -> Result<(Trace, Stats), Fallback> {
         let narrow = |x: u128| u64::try_from(x).map_err(|_| Fallback::GiveUp("a count exceeds 2^64".into()));
         let mut ops = Vec::with_capacity(self.ops.len());
         for (i, a) in self.ops.iter().enumerate() {
@@ -352,7 +371,7 @@ impl<'a> Sym<'a> {
             boundary: Default::default(),
             work: narrow(self.work)?,
         };
-        Ok((trace, self.steps))
+        Ok((trace, Stats { steps: self.steps, ..self.stats }))
     }
 
     fn checkpoint(&self) -> (Vec<Acc>, u128) {
@@ -391,7 +410,10 @@ impl<'a> Sym<'a> {
                 }
                 let save = self.checkpoint();
                 match self.run_box(&b, &class) {
-                    Ok(()) => {}
+                    Ok(()) => {
+                        self.stats.pieces += 1;
+                        self.stats.single_warps += b.n.iter().all(|&n| n == 1) as u64;
+                    }
                     Err(Stop::Split(v, cut)) if v < 4 => {
                         self.restore(save);
                         let (lo, st, n) = (b.lo[v], b.stride[v], b.n[v]);
@@ -565,6 +587,8 @@ impl<'a> Sym<'a> {
                     match self.summarise(cond, body, step, span, &mut lm, st, id, &delta)? {
                         Some(n) => {
                             total += n;
+                            self.stats.summaries += 1;
+                            self.stats.summarised_iterations += n as u128;
                             // The state now is the one `n` iterations on; the previous one is
                             // one iteration back, by the same change.
                             let mut back = st.clone();
@@ -582,6 +606,7 @@ impl<'a> Sym<'a> {
             wait = wait.saturating_sub(1);
             prev = if wait <= 1 { Some((st.clone(), lm)) } else { None };
             total += 1;
+            self.stats.single_iterations += 1;
             self.tick();
             if !self.iteration(cond, body, step, test_first, first, span, &mut lm, st, id)? {
                 return Ok(());
