@@ -275,7 +275,14 @@ fn report(f: &Failure) -> i32 {
         None => cs = cs.with_message(d.message.clone()),
     }
     cs = cs.with_notes(d.notes.clone());
-    let writer = StandardStream::stderr(ColorChoice::Auto);
+    // Colour only for a person at a terminal (termcolor's Auto looks at TERM, not at the stream).
+    use std::io::IsTerminal;
+    let color = if std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none() {
+        ColorChoice::Auto
+    } else {
+        ColorChoice::Never
+    };
+    let writer = StandardStream::stderr(color);
     let config = term::Config::default();
     if term::emit(&mut writer.lock(), &config, &files, &cs).is_err() {
         let _ = writeln!(std::io::stderr(), "error: {}", f.one_line());

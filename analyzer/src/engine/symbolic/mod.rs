@@ -44,6 +44,8 @@ pub enum Fallback {
 
 /// Steps of abstract execution before the engine gives up.
 const STEP_BUDGET: u64 = 20_000_000;
+/// Abstract steps after which the engine gives up unless each covers four reference steps.
+const EARLY_STEPS: u64 = 131_072;
 /// Pieces of the launch before the engine gives up.
 const BOX_BUDGET: u64 = 200_000;
 /// Loop iterations one summary may cover at most (a loop that runs longer is split).
@@ -390,6 +392,14 @@ impl<'a> Sym<'a> {
         self.steps += 1;
         if self.steps > STEP_BUDGET {
             return give_up(format!("more than {STEP_BUDGET} abstract steps"));
+        }
+        // An abstract step costs several of the reference's: when the summaries so far cover
+        // few steps each, enumeration is the faster way.
+        if self.steps % 65_536 == 0 && self.steps >= EARLY_STEPS && (self.steps as u128) * 4 > self.work {
+            return give_up(format!(
+                "{} abstract steps covered only {} warp-level steps: enumerating is faster",
+                self.steps, self.work
+            ));
         }
         Ok(())
     }
