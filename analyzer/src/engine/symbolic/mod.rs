@@ -385,7 +385,7 @@ impl<'a> Sym<'a> {
 
     /// One reference-engine step at every point of the box.
     fn tick(&mut self) {
-        self.work += self.scope.volume();
+        self.work = self.work.saturating_add(self.scope.volume());
     }
 
     fn step(&mut self) -> R<()> {
@@ -716,7 +716,7 @@ impl<'a> Sym<'a> {
                         advance(st, delta, n);
                     }
                     // The loop test the reference runs at the top of each of the n iterations.
-                    self.work += self.scope.volume() * n as u128;
+                    self.work = self.work.saturating_add(self.scope.volume().saturating_mul(n as u128));
                     return Ok(Some(n));
                 }
                 Ok(_) => {
@@ -844,17 +844,12 @@ impl<'a> Sym<'a> {
         if d < 0 {
             return self.trunc_div(x, -d)?.scale(-1).ok_or_else(overflow);
         }
-        if !self.negative_somewhere(x)? {
+        if !self.negative(x)? {
             self.floor_div(x, d)
         } else {
             let neg = x.scale(-1).ok_or_else(overflow)?;
             self.floor_div(&neg, d)?.scale(-1).ok_or_else(overflow)
         }
-    }
-
-    /// Whether `x` is negative over the whole box (true) or nowhere (false).
-    fn negative_somewhere(&self, x: &Form) -> R<bool> {
-        self.negative(x)
     }
 
     /// `x & m`, `x | m`, `x ^ m` for a constant `m`, when affine.
@@ -1272,7 +1267,8 @@ impl<'a> Sym<'a> {
             }
         }
         let vol = self.scope.volume();
-        self.ops[id.0 as usize].elided_lanes += vol * elided as u128;
+        let e = &mut self.ops[id.0 as usize].elided_lanes;
+        *e = e.saturating_add(vol.saturating_mul(elided as u128));
         // The footprint: lowest offset and one past the highest byte, over the box.
         for (_, _, o) in &known {
             let (lo, hi) = self.scope.range(o);
@@ -1367,13 +1363,13 @@ impl<'a> Sym<'a> {
         let consts: Vec<i64> =
             known.iter().map(|(_, b, o)| absolute(self.s, *b, 0).wrapping_add(o.c as i64)).collect();
         let s = &mut self.ops[id.0 as usize];
-        s.executions += vol;
-        s.lanes += vol * lanes_active as u128;
+        s.executions = s.executions.saturating_add(vol);
+        s.lanes = s.lanes.saturating_add(vol.saturating_mul(lanes_active as u128));
         if base.is_some() {
             s.base = base;
         }
         if data {
-            s.data_executions += vol;
+            s.data_executions = s.data_executions.saturating_add(vol);
         }
         let mut addrs = vec![0i64; consts.len()];
         let mut scratch = Vec::with_capacity(64);
@@ -1384,9 +1380,9 @@ impl<'a> Sym<'a> {
                 distinct.sort_unstable();
                 distinct.dedup();
                 let ideal = ((distinct.len() as u64 + n_unknown) * width as u64).div_ceil(SECTOR);
-                s.ideal_sectors += vol * ideal as u128;
+                s.ideal_sectors = s.ideal_sectors.saturating_add(vol.saturating_mul(ideal as u128));
                 if n_unknown > 0 {
-                    s.unknown_executions += vol;
+                    s.unknown_executions = s.unknown_executions.saturating_add(vol);
                 }
                 for (r, &count) in dist.iter().enumerate().filter(|(_, c)| **c > 0) {
                     for (x, c) in addrs.iter_mut().zip(&consts) {
@@ -1398,9 +1394,9 @@ impl<'a> Sym<'a> {
                     } else {
                         (k + n_unknown * per_lane, k.max(per_lane), k + n_unknown * per_lane)
                     };
-                    s.sectors += count * sec as u128;
-                    s.sectors_min += count * lo as u128;
-                    s.sectors_max += count * hi as u128;
+                    s.sectors = s.sectors.saturating_add(count.saturating_mul(sec as u128));
+                    s.sectors_min = s.sectors_min.saturating_add(count.saturating_mul(lo as u128));
+                    s.sectors_max = s.sectors_max.saturating_add(count.saturating_mul(hi as u128));
                 }
             }
             Space::Shared => {
@@ -1412,8 +1408,8 @@ impl<'a> Sym<'a> {
                         *x = c.wrapping_add(r as i64);
                     }
                     let w = wavefronts(&addrs, width);
-                    s.wavefronts += count * w.wavefronts as u128;
-                    s.ideal_wavefronts += count * w.ideal as u128;
+                    s.wavefronts = s.wavefronts.saturating_add(count.saturating_mul(w.wavefronts as u128));
+                    s.ideal_wavefronts = s.ideal_wavefronts.saturating_add(count.saturating_mul(w.ideal as u128));
                 }
             }
         }
