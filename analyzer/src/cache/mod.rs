@@ -264,8 +264,8 @@ struct Pending {
     addrs: (u32, u32),
 }
 
-/// Buffered sectors after which a block's accesses are replayed early (bounds the memory of a
-/// block that does a whole launch's work).
+/// Buffered sectors (and addresses) after which a wave's accesses are replayed early, in parts:
+/// bounds the model's memory (about 64 MiB of sectors, 80 MiB of entries at a quarter as many).
 const PENDING_LIMIT: usize = 1 << 23;
 
 const SECTORS_PER_LINE: i64 = 4;
@@ -436,7 +436,9 @@ impl CacheModel {
             addrs: (a0, self.pending_addrs.len() as u32),
         });
         self.warp_seq += 1;
-        if self.pending_sectors.len() + self.pending_addrs.len() >= PENDING_LIMIT {
+        if self.pending_sectors.len() + self.pending_addrs.len() >= PENDING_LIMIT
+            || self.pending.len() >= PENDING_LIMIT / 4
+        {
             self.flush();
         }
     }

@@ -390,8 +390,10 @@ impl<'a> Sym<'a> {
 
     fn step(&mut self) -> R<()> {
         self.steps += 1;
-        if self.steps > STEP_BUDGET {
-            return give_up(format!("more than {STEP_BUDGET} abstract steps"));
+        // The launch's work budget bounds this engine's effort too.
+        let budget = STEP_BUDGET.min(self.s.max_work);
+        if self.steps > budget {
+            return give_up(format!("more than {budget} abstract steps"));
         }
         // An abstract step costs several of the reference's: when the summaries so far cover
         // few steps each, enumeration is the faster way.
