@@ -4,9 +4,9 @@
 //! enumeration counts; what it cannot, it hands to enumeration.
 
 use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
 use sector_analyzer::analyze::EngineKind;
 use sector_analyzer::{analyze_source, AnalyzeOptions, Sheet};
-use proptest::test_runner::TestCaseError;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// splitmix64: the kernel is drawn from one seed, so a failing case is its seed.
@@ -135,12 +135,8 @@ fn kernel(seed: u64) -> (String, AnalyzeOptions) {
         1 => format!("{},{}", r.range(1, 9), r.range(1, 9)),
         _ => format!("{},{},{}", r.range(1, 4), r.range(1, 4), r.range(1, 4)),
     };
-    let opts = AnalyzeOptions {
-        grid,
-        block,
-        args: vec![("n".into(), r.range(0, 600).to_string())],
-        ..Default::default()
-    };
+    let opts =
+        AnalyzeOptions { grid, block, args: vec![("n".into(), r.range(0, 600).to_string())], ..Default::default() };
     (src, opts)
 }
 

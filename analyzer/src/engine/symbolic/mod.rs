@@ -195,7 +195,9 @@ fn warp_classes(block: [u32; 3]) -> Vec<WarpClass> {
             if c.mask == mask {
                 let step = [0, 1, 2].map(|d| tid[0][d] - c.tid[0][d]);
                 let fits = |j: i128| {
-                    lanes(mask).all(|l| (0..3).all(|d| tid[l][d] - c.tid[l][d] == if j == 1 { step[d] } else { j * c.step[d] }))
+                    lanes(mask).all(|l| {
+                        (0..3).all(|d| tid[l][d] - c.tid[l][d] == if j == 1 { step[d] } else { j * c.step[d] })
+                    })
                 };
                 if (c.count == 1 && fits(1)) || (c.count > 1 && fits(c.count)) {
                     if c.count == 1 {
@@ -397,7 +399,7 @@ impl<'a> Sym<'a> {
         }
         // An abstract step costs several of the reference's: when the summaries so far cover
         // few steps each, enumeration is the faster way.
-        if self.steps % 65_536 == 0 && self.steps >= EARLY_STEPS && (self.steps as u128) * 4 > self.work {
+        if self.steps.is_multiple_of(65_536) && self.steps >= EARLY_STEPS && (self.steps as u128) * 4 > self.work {
             return give_up(format!(
                 "{} abstract steps covered only {} warp-level steps: enumerating is faster",
                 self.steps, self.work
@@ -900,7 +902,11 @@ impl<'a> Sym<'a> {
                     return Err(Stop::Diag(Diagnostic::at(ErrorKind::Arithmetic, span, "division by zero")));
                 }
                 let q = self.trunc_div(&x, y.c)?;
-                let r = if op == BinOp::Div { q } else { x.sub(&q.scale(y.c).ok_or_else(overflow)?).ok_or_else(overflow)? };
+                let r = if op == BinOp::Div {
+                    q
+                } else {
+                    x.sub(&q.scale(y.c).ok_or_else(overflow)?).ok_or_else(overflow)?
+                };
                 self.wrap(ty, r)
             }
             BinOp::Shl | BinOp::Shr if y.is_const() => {
@@ -989,9 +995,14 @@ impl<'a> Sym<'a> {
                     out[l] = int(self.builtin(*b, l));
                 }
             }
-            Expr::SharedBase(id) => {
-                fill(&mut out, m, SV { k: SK::Ptr(Base::Shared(*id), Form::constant(self.shared_base[id.0 as usize] as i128)), data: false })
-            }
+            Expr::SharedBase(id) => fill(
+                &mut out,
+                m,
+                SV {
+                    k: SK::Ptr(Base::Shared(*id), Form::constant(self.shared_base[id.0 as usize] as i128)),
+                    data: false,
+                },
+            ),
             Expr::Binary { op, ty, lhs, rhs, span } => {
                 let a = self.eval(lhs, m, st)?;
                 let b = self.eval(rhs, m, st)?;
@@ -1078,8 +1089,12 @@ impl<'a> Sym<'a> {
                     let (p, b) = (p[l], b[l]);
                     let data = p.data || b.data;
                     out[l] = match (p.k, b.k) {
-                        (SK::Ptr(base, o), SK::Int(d)) => SV { k: SK::Ptr(base, self.wrap64(o.add(&d).ok_or_else(overflow)?)?), data },
-                        (SK::Ptr(base, _), SK::Unknown) | (SK::PtrUnknown(base), _) => SV { k: SK::PtrUnknown(base), data },
+                        (SK::Ptr(base, o), SK::Int(d)) => {
+                            SV { k: SK::Ptr(base, self.wrap64(o.add(&d).ok_or_else(overflow)?)?), data }
+                        }
+                        (SK::Ptr(base, _), SK::Unknown) | (SK::PtrUnknown(base), _) => {
+                            SV { k: SK::PtrUnknown(base), data }
+                        }
                         (SK::Missing(q), _) | (_, SK::Missing(q)) => SV { k: SK::Missing(q), data },
                         (SK::Undef, _) | (_, SK::Undef) => UNDEF,
                         _ => UNKNOWN,
@@ -1168,7 +1183,9 @@ impl<'a> Sym<'a> {
             (UnOp::Neg, SK::Int(x)) => SK::Int(self.wrap(ty, x.scale(-1).ok_or_else(overflow)?)?),
             (UnOp::Neg, SK::Float(f)) => SK::Float(-f),
             (UnOp::Neg, SK::FloatSym(v)) => SK::FloatSym(v),
-            (UnOp::Not, SK::Int(x)) => SK::Int(self.wrap(ty, x.scale(-1).and_then(|x| x.plus(-1)).ok_or_else(overflow)?)?),
+            (UnOp::Not, SK::Int(x)) => {
+                SK::Int(self.wrap(ty, x.scale(-1).and_then(|x| x.plus(-1)).ok_or_else(overflow)?)?)
+            }
             (UnOp::LogicalNot, SK::Int(x)) => SK::Int(Form::constant(self.zero(&x)? as i128)),
             (UnOp::LogicalNot, SK::Float(f)) => SK::Int(Form::constant((f == 0.0) as i128)),
             (UnOp::LogicalNot, SK::FloatSym(v)) => return Err(points(v)),
@@ -1362,8 +1379,7 @@ impl<'a> Sym<'a> {
         let vol = self.scope.volume();
         let period = if op.space == Space::Shared { 128 } else { SECTOR as i64 };
         let dist = self.scope.residues(&slope, period);
-        let consts: Vec<i64> =
-            known.iter().map(|(_, b, o)| absolute(self.s, *b, 0).wrapping_add(o.c as i64)).collect();
+        let consts: Vec<i64> = known.iter().map(|(_, b, o)| absolute(self.s, *b, 0).wrapping_add(o.c as i64)).collect();
         let s = &mut self.ops[id.0 as usize];
         s.executions = s.executions.saturating_add(vol);
         s.lanes = s.lanes.saturating_add(vol.saturating_mul(lanes_active as u128));
@@ -1465,7 +1481,13 @@ fn float_binary(op: BinOp, a: SV, b: SV) -> R<SV> {
         (x, y) => {
             let vars = x.err().unwrap_or(0) | y.err().unwrap_or(0);
             let arith = matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Min | BinOp::Max);
-            return if arith { Ok(SV { k: SK::FloatSym(vars), data }) } else if is_cmp(op) { Err(points(vars)) } else { Ok(UNKNOWN) };
+            return if arith {
+                Ok(SV { k: SK::FloatSym(vars), data })
+            } else if is_cmp(op) {
+                Err(points(vars))
+            } else {
+                Ok(UNKNOWN)
+            };
         }
     };
     let c = |c: bool| Ok(SV { k: SK::Int(Form::constant(c as i128)), data });
@@ -1603,9 +1625,11 @@ fn follows(after: &Ws, start: &Ws, d: &Delta, v: usize) -> bool {
             (a.key, a.base, a.lanes) == (w.key, w.base, w.lanes) && lanes(w.lanes).all(|l| a.off[l] == w.off[l])
         });
     let promoted_ok = after.promoted.len() == want.promoted.len()
-        && after.promoted.iter().zip(&want.promoted).all(|(a, w)| {
-            (a.depth, a.op, a.lane, a.base, a.off) == (w.depth, w.op, w.lane, w.base, w.off)
-        });
+        && after
+            .promoted
+            .iter()
+            .zip(&want.promoted)
+            .all(|(a, w)| (a.depth, a.op, a.lane, a.base, a.off) == (w.depth, w.op, w.lane, w.base, w.off));
     vars_ok && held_ok && promoted_ok
 }
 
