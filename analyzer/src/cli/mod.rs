@@ -9,6 +9,7 @@ use codespan_reporting::term::{
     termcolor::{ColorChoice, StandardStream},
 };
 use sector_analyzer::analyze::{EngineKind, Failure, DEFAULT_MAX_WORK};
+use sector_analyzer::finding::line_col_offset;
 use sector_analyzer::ir::cfg::Cfg;
 use sector_analyzer::source::DiskLoader;
 use sector_analyzer::{AnalyzeOptions, ErrorKind, Fill, Input, SourceFiles};
@@ -291,17 +292,4 @@ fn report(f: &Failure) -> i32 {
         ErrorKind::Usage => 2,
         _ => 1,
     }
-}
-
-/// Byte offset of a 1-based line and column (columns count characters).
-fn line_col_offset(text: &str, line: u32, column: u32) -> Option<usize> {
-    let mut off = 0usize;
-    for (i, l) in text.split_inclusive('\n').enumerate() {
-        if i + 1 == line as usize {
-            let col = l.char_indices().nth(column.saturating_sub(1) as usize).map(|(b, _)| b).unwrap_or(l.len());
-            return Some(off + col);
-        }
-        off += l.len();
-    }
-    None
 }

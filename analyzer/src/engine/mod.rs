@@ -1453,8 +1453,9 @@ pub(crate) fn undef(span: Span, what: &str) -> Diagnostic {
     Diagnostic::at(ErrorKind::Unsupported, span, format!("{what} reads a variable that has no value yet"))
 }
 
+/// The lanes of mask `m`, lowest first.
 #[inline]
-fn lanes(m: u32) -> impl Iterator<Item = usize> {
+pub(crate) fn lanes(m: u32) -> impl Iterator<Item = usize> {
     let mut m = m;
     std::iter::from_fn(move || {
         if m == 0 {

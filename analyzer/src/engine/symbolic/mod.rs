@@ -25,7 +25,7 @@ mod form;
 
 pub use form::{Form, Scope, NV};
 
-use super::{absolute, collect_loops, int_op, sectors_of, shared_layout, undef, wavefronts, OpStats, Trace};
+use super::{absolute, collect_loops, int_op, lanes, sectors_of, shared_layout, undef, wavefronts, OpStats, Trace};
 use super::{HELD_MAX, SECTOR, WARP};
 use crate::diag::{Diagnostic, ErrorKind};
 use crate::ir::*;
@@ -151,19 +151,6 @@ fn same(a: &SV, b: &SV) -> bool {
 }
 
 type L = [SV; WARP];
-
-fn lanes(m: u32) -> impl Iterator<Item = usize> {
-    let mut m = m;
-    std::iter::from_fn(move || {
-        if m == 0 {
-            None
-        } else {
-            let l = m.trailing_zeros() as usize;
-            m &= m - 1;
-            Some(l)
-        }
-    })
-}
 
 /// A run of warps `w0, w0 + 1, ..` of a block whose lane `l` has thread index
 /// `tid[l] + j·step` in the `j`-th warp of the run, all with the same lanes.
