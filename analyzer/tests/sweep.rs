@@ -193,3 +193,23 @@ fn cli_sweep_writes_table_and_svg() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("backwards"));
 }
+
+/// Every example: its first launch case as a one-configuration sweep gives the sheet's totals.
+#[test]
+fn sweep_every_example() {
+    use sector_analyzer::manifest::{examples_in, Manifest};
+    for (src, manifest) in examples_in(&root().join("examples")) {
+        let m = Manifest::load(&manifest).unwrap();
+        let case = &m.cases[0];
+        let base = case.options().unwrap();
+        let sheet = sector_analyzer::analyze(Input::File(&src), &base, &DiskLoader).unwrap().sheet;
+        let opts = SweepOptions { blocks: vec![base.block.clone()], base, args: Vec::new() };
+        let r = sweep(Input::File(&src), &opts, &DiskLoader, &|| {}).unwrap();
+        assert_eq!(r.cells.len(), 1, "{}", case.name);
+        let got = r.cells[0].metrics.as_ref().unwrap_or_else(|| panic!("{}: {:?}", case.name, r.cells[0]));
+        let t = &sheet.totals;
+        assert_eq!(got.requests, t.global_load.requests + t.global_store.requests, "{}", case.name);
+        assert_eq!(got.sectors, sheet.global_sectors(), "{}", case.name);
+        assert_eq!(svg_cells(&render_svg(&r, Metric::SectorsPerRequest).unwrap()), 1);
+    }
+}
