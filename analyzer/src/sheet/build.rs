@@ -145,7 +145,7 @@ pub fn build(kernel: &Kernel, setup: &Setup, trace: Trace, files: &SourceFiles) 
     Sheet {
         kernel: kernel.name.clone(),
         file,
-        engine: "reference",
+        engine: "enumerate",
         launch: LaunchInfo { grid: setup.grid, block: setup.block, args: setup.args.clone() },
         instructions: rows,
         totals,
