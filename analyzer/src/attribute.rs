@@ -318,14 +318,7 @@ fn check_budgets(sheet: &Sheet, args: &Args, target: &Target, errors: &mut Vec<s
     if let Some((max, span)) = args.max_sectors {
         let total = sheet.global_sectors();
         if total > max {
-            let mut worst: Vec<&crate::sheet::Row> =
-                sheet.instructions.iter().filter(|r| r.space == "global").collect();
-            worst.sort_by_key(|r| std::cmp::Reverse(r.sectors));
-            let top: Vec<String> = worst
-                .iter()
-                .take(3)
-                .map(|r| format!("line {} `{}`: {}", r.line, r.text, thousands(r.sectors)))
-                .collect();
+            let top = sheet.heaviest_global(3);
             errors.push(syn::Error::new(
                 span,
                 format!(

@@ -21,15 +21,14 @@
 
 use crate::analyze::{analyze, AnalyzeOptions, Input};
 use crate::diag::{Diagnostic, ErrorKind, Result};
-use crate::fill::Fill;
 use crate::finding::{self, Finding, Severity};
-use crate::manifest::{Manifest, Scalar};
+use crate::manifest::{Launch, Manifest};
 use crate::sheet::text::thousands;
 use crate::sheet::Row;
 use crate::source::{FileId, FileLoader, SourceFiles, Span};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
@@ -97,25 +96,6 @@ impl LineBudget {
             max_wavefronts_per_request: self.max_wavefronts_per_request,
         }
     }
-}
-
-/// One launch of a kernel, as in an example manifest.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Launch {
-    pub name: Option<String>,
-    pub grid: Scalar,
-    pub block: Scalar,
-    #[serde(default)]
-    pub args: BTreeMap<String, Scalar>,
-    #[serde(default)]
-    pub fills: BTreeMap<String, String>,
-    #[serde(default)]
-    pub offsets: BTreeMap<String, i64>,
-    #[serde(default)]
-    pub defines: BTreeMap<String, Scalar>,
-    #[serde(default)]
-    pub shared_bytes: u64,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -243,25 +223,6 @@ struct Job {
     lines: Vec<LineBudget>,
 }
 
-fn scalar_opts(l: &Launch, kernel: Option<String>, include: &[PathBuf]) -> Result<AnalyzeOptions> {
-    let mut fills = Vec::new();
-    for (p, f) in &l.fills {
-        fills.push((p.clone(), Fill::parse(f)?));
-    }
-    Ok(AnalyzeOptions {
-        kernel,
-        grid: l.grid.as_text(),
-        block: l.block.as_text(),
-        args: l.args.iter().map(|(k, v)| (k.clone(), v.as_text())).collect(),
-        defines: l.defines.iter().map(|(k, v)| (k.clone(), v.as_text())).collect(),
-        include_dirs: include.to_vec(),
-        fills,
-        offsets: l.offsets.iter().map(|(k, v)| (k.clone(), *v)).collect(),
-        shared_bytes: l.shared_bytes,
-        ..AnalyzeOptions::default()
-    })
-}
-
 /// `base/rel` written the way a person reads it: `.` and `dir/..` taken out, so that paths in
 /// findings are those a reader (or GitHub) expects, relative to the working directory.
 fn joined(base: &Path, rel: &str) -> PathBuf {
@@ -293,7 +254,7 @@ fn jobs(config: &Config, dir: &Path) -> Result<Vec<Job>> {
                 display: display.clone(),
                 kernel: k.kernel.clone(),
                 launch: l.name.clone().unwrap_or_else(|| format!("launch {}", i + 1)),
-                opts: scalar_opts(l, k.kernel.clone(), &include)?,
+                opts: AnalyzeOptions { include_dirs: include.clone(), ..l.options(k.kernel.clone())? },
                 budgets,
                 lines: k.line.clone(),
             });
@@ -578,13 +539,7 @@ fn run_job(j: &Job, loader: &dyn FileLoader) -> (Checked, Vec<CheckFinding>, Sou
     if let Some(max) = j.budgets.max_sectors {
         let total = sheet.global_sectors();
         if total > max {
-            let mut worst: Vec<&Row> = sheet.instructions.iter().filter(|r| r.space == "global").collect();
-            worst.sort_by_key(|r| std::cmp::Reverse(r.sectors));
-            let top: Vec<String> = worst
-                .iter()
-                .take(3)
-                .map(|r| format!("line {} `{}`: {}", r.line, r.text, thousands(r.sectors)))
-                .collect();
+            let top = sheet.heaviest_global(3);
             let mut f = base.clone();
             f.kernel = name.clone();
             f.finding.rule = "max-sectors".into();

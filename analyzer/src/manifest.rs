@@ -80,12 +80,47 @@ impl Manifest {
 
 impl Case {
     pub fn options(&self) -> Result<AnalyzeOptions> {
+        let launch = Launch {
+            name: Some(self.name.clone()),
+            grid: self.grid.clone(),
+            block: self.block.clone(),
+            args: self.args.clone(),
+            fills: self.fills.clone(),
+            offsets: self.offsets.clone(),
+            defines: self.defines.clone(),
+            shared_bytes: self.shared_bytes,
+        };
+        launch.options(Some(self.kernel.clone()))
+    }
+}
+
+/// One launch of a kernel: a manifest case's launch, or a `launch` entry of `check`'s config.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Launch {
+    pub name: Option<String>,
+    pub grid: Scalar,
+    pub block: Scalar,
+    #[serde(default)]
+    pub args: BTreeMap<String, Scalar>,
+    #[serde(default)]
+    pub fills: BTreeMap<String, String>,
+    #[serde(default)]
+    pub offsets: BTreeMap<String, i64>,
+    #[serde(default)]
+    pub defines: BTreeMap<String, Scalar>,
+    #[serde(default)]
+    pub shared_bytes: u64,
+}
+
+impl Launch {
+    pub fn options(&self, kernel: Option<String>) -> Result<AnalyzeOptions> {
         let mut fills = Vec::new();
         for (p, f) in &self.fills {
             fills.push((p.clone(), Fill::parse(f)?));
         }
         Ok(AnalyzeOptions {
-            kernel: Some(self.kernel.clone()),
+            kernel,
             grid: self.grid.as_text(),
             block: self.block.as_text(),
             args: self.args.iter().map(|(k, v)| (k.clone(), v.as_text())).collect(),

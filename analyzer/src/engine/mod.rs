@@ -562,6 +562,44 @@ pub struct Engine<'a> {
     probe: Option<Box<probe::ProbeState>>,
 }
 
+/// Per memory operation, its address expression interned: equal keys mean the compiler sees
+/// the same address expression (the GVN model's reuse needs equal keys).
+pub(crate) fn address_keys(k: &Kernel) -> Vec<u32> {
+    let mut interned: HashMap<&str, u32> = HashMap::new();
+    k.mem_ops
+        .iter()
+        .map(|m| {
+            let n = interned.len() as u32;
+            *interned.entry(m.addr_key.as_str()).or_insert(n)
+        })
+        .collect()
+}
+
+/// The kernel's loops: per memory operation the loops around it, each loop's span, and the
+/// loop of a span.
+pub(crate) fn loop_table(k: &Kernel) -> (Vec<Vec<usize>>, Vec<Span>, HashMap<Span, usize>) {
+    let mut op_loops = vec![Vec::new(); k.mem_ops.len()];
+    let mut spans = Vec::new();
+    collect_loops(&k.body, &mut Vec::new(), &mut op_loops, &mut spans);
+    let ids = spans.iter().enumerate().map(|(i, s)| (*s, i)).collect();
+    (op_loops, spans, ids)
+}
+
+/// Whether a store through `b` may change memory read earlier through `a`; `restrict` says, by
+/// parameter, which pointers are `__restrict__`.
+pub(crate) fn may_alias(a: Base, b: Base, restrict: &[bool]) -> bool {
+    let restricted = |x: Base| match x {
+        Base::Param(p) => restrict[p.0 as usize],
+        Base::Shared(_) => true,
+    };
+    match (a, b) {
+        (Base::Shared(x), Base::Shared(y)) => x == y,
+        (Base::Shared(_), _) | (_, Base::Shared(_)) => false,
+        (x, y) if x == y => true,
+        (x, y) => !(restricted(x) || restricted(y)),
+    }
+}
+
 /// Byte offset of each shared array in the block's shared window: declaration order, 16-byte
 /// aligned, dynamic (`extern`) arrays after the static ones, as the compiler places them.
 pub(crate) fn shared_layout(k: &Kernel) -> Vec<i64> {
@@ -604,20 +642,8 @@ pub fn run(kernel: &Kernel, setup: &Setup) -> Result<Trace> {
 
 impl<'a> Engine<'a> {
     fn new(k: &'a Kernel, s: &'a Setup) -> Self {
-        // Intern address keys: equal keys mean the compiler sees the same address expression.
-        let mut interned: HashMap<&str, u32> = HashMap::new();
-        let keys = k
-            .mem_ops
-            .iter()
-            .map(|m| {
-                let n = interned.len() as u32;
-                *interned.entry(m.addr_key.as_str()).or_insert(n)
-            })
-            .collect();
-        let mut op_loops = vec![Vec::new(); k.mem_ops.len()];
-        let mut loop_spans = Vec::new();
-        collect_loops(&k.body, &mut Vec::new(), &mut op_loops, &mut loop_spans);
-        let loop_ids = loop_spans.iter().enumerate().map(|(i, s)| (*s, i)).collect();
+        let keys = address_keys(k);
+        let (op_loops, loop_spans, loop_ids) = loop_table(k);
         // Shared arrays laid out in declaration order, each aligned to 16 bytes (an assumption
         // the sheet states; bank conflicts depend only on offsets within an array).
         // Dynamic (`extern`) arrays start where the static ones end, as the compiler places them.
@@ -1251,21 +1277,7 @@ impl<'a> Engine<'a> {
 
     /// Whether a store through `b` may change memory read earlier through `a`.
     fn may_alias(&self, a: Base, b: Base) -> bool {
-        match (a, b) {
-            (Base::Shared(x), Base::Shared(y)) => x == y,
-            (Base::Shared(_), _) | (_, Base::Shared(_)) => false,
-            (x, y) if x == y => true,
-            (x, y) => !(self.is_restrict(x) || self.is_restrict(y)),
-        }
-    }
-
-    /// [`Kernel::is_restrict`], looked up in a table: asked for every held value of every lane
-    /// at every store.
-    fn is_restrict(&self, b: Base) -> bool {
-        match b {
-            Base::Param(p) => self.restrict_params[p.0 as usize],
-            Base::Shared(_) => true,
-        }
+        may_alias(a, b, &self.restrict_params)
     }
 
     fn absolute(&self, b: Base, off: i64) -> i64 {
@@ -1390,12 +1402,7 @@ fn hold(held: &mut Held, key: u32, a: &Vals, m: u32) {
     }
 }
 
-pub(crate) fn collect_loops(
-    stmts: &[Stmt],
-    stack: &mut Vec<usize>,
-    op_loops: &mut [Vec<usize>],
-    spans: &mut Vec<Span>,
-) {
+fn collect_loops(stmts: &[Stmt], stack: &mut Vec<usize>, op_loops: &mut [Vec<usize>], spans: &mut Vec<Span>) {
     fn ops_in_expr(e: &Expr, out: &mut Vec<MemOpId>) {
         crate::ir::licm::walk(e, &mut |x| {
             if let Expr::Load { op, .. } = x {
@@ -1449,7 +1456,7 @@ fn expr_span(e: &Expr) -> Option<Span> {
     }
 }
 
-pub(crate) fn undef(span: Span, what: &str) -> Diagnostic {
+fn undef(span: Span, what: &str) -> Diagnostic {
     Diagnostic::at(ErrorKind::Unsupported, span, format!("{what} reads a variable that has no value yet"))
 }
 

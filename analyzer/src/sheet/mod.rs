@@ -187,4 +187,11 @@ impl Sheet {
     pub fn global_sectors(&self) -> u64 {
         self.totals.global_load.sectors + self.totals.global_store.sectors
     }
+    /// The `n` global accesses with the most sectors, heaviest first, as `line L `text`: N`:
+    /// where a launch's sector budget went.
+    pub fn heaviest_global(&self, n: usize) -> Vec<String> {
+        let mut rows: Vec<&Row> = self.instructions.iter().filter(|r| r.space == "global").collect();
+        rows.sort_by_key(|r| std::cmp::Reverse(r.sectors));
+        rows.iter().take(n).map(|r| format!("line {} `{}`: {}", r.line, r.text, text::thousands(r.sectors))).collect()
+    }
 }

@@ -25,9 +25,11 @@ mod form;
 
 pub use form::{Form, Scope, NV};
 
-use super::{absolute, collect_loops, int_op, lanes, sectors_of, shared_layout, undef, wavefronts, OpStats, Trace};
+use super::{
+    absolute, address_keys, int_op, lanes, loop_table, may_alias, sectors_of, shared_layout, wavefronts, OpStats, Trace,
+};
 use super::{HELD_MAX, SECTOR, WARP};
-use crate::diag::{Diagnostic, ErrorKind};
+use crate::diag::Diagnostic;
 use crate::ir::*;
 use crate::launch::{ParamValue, Setup};
 use crate::source::Span;
@@ -80,7 +82,7 @@ pub fn run(kernel: &Kernel, setup: &Setup) -> Result<(Trace, Stats), Fallback> {
     match e.launch() {
         Ok(()) => e.finish(),
         Err(Stop::GiveUp(why)) => Err(Fallback::GiveUp(why)),
-        Err(Stop::Diag(_)) => Err(Fallback::Error),
+        Err(Stop::Error) => Err(Fallback::Error),
         Err(Stop::Split(..)) => Err(Fallback::GiveUp("internal: a cut reached no owner".into())),
     }
 }
@@ -98,14 +100,14 @@ enum Cut {
 
 enum Stop {
     Split(usize, Cut),
-    /// An error: the reference engine reports it (with its own words).
-    Diag(#[allow(dead_code)] Diagnostic),
+    /// An error in the launch: the reference engine reports it, in its own words.
+    Error,
     GiveUp(String),
 }
 
 impl From<Diagnostic> for Stop {
-    fn from(d: Diagnostic) -> Self {
-        Stop::Diag(d)
+    fn from(_: Diagnostic) -> Self {
+        Stop::Error
     }
 }
 
@@ -293,19 +295,8 @@ struct Sym<'a> {
 
 impl<'a> Sym<'a> {
     fn new(k: &'a Kernel, s: &'a Setup) -> Self {
-        let mut interned: HashMap<&str, u32> = HashMap::new();
-        let keys = k
-            .mem_ops
-            .iter()
-            .map(|m| {
-                let n = interned.len() as u32;
-                *interned.entry(m.addr_key.as_str()).or_insert(n)
-            })
-            .collect();
-        let mut op_loops = vec![Vec::new(); k.mem_ops.len()];
-        let mut loop_spans = Vec::new();
-        collect_loops(&k.body, &mut Vec::new(), &mut op_loops, &mut loop_spans);
-        let loop_ids = loop_spans.iter().enumerate().map(|(i, s)| (*s, i)).collect();
+        let keys = address_keys(k);
+        let (op_loops, loop_spans, loop_ids) = loop_table(k);
         Sym {
             k,
             s,
@@ -750,13 +741,13 @@ impl<'a> Sym<'a> {
                 self.data_branches.insert(span);
                 true
             }
-            SK::Missing(_) | SK::Undef => return Err(Stop::Diag(undef(span, "the branch condition"))),
+            SK::Missing(_) | SK::Undef => return Err(Stop::Error),
         })
     }
 
     fn truth_loop(&mut self, c: &L, m: u32, span: Span) -> R<u32> {
         if lanes(m).any(|l| matches!(c[l].k, SK::Unknown)) {
-            return Err(Stop::Diag(Diagnostic::at(ErrorKind::Unsupported, span, "loop condition depends on data")));
+            return Err(Stop::Error);
         }
         self.truth(c, m, span)
     }
@@ -886,7 +877,7 @@ impl<'a> Sym<'a> {
             BinOp::Div | BinOp::Rem if y.is_const() => {
                 if y.c == 0 {
                     // The reference engine reports it.
-                    return Err(Stop::Diag(Diagnostic::at(ErrorKind::Arithmetic, span, "division by zero")));
+                    return Err(Stop::Error);
                 }
                 let q = self.trunc_div(&x, y.c)?;
                 let r = if op == BinOp::Div {
@@ -898,7 +889,7 @@ impl<'a> Sym<'a> {
             }
             BinOp::Shl | BinOp::Shr if y.is_const() => {
                 if y.c < 0 || y.c >= ty.bits.max(32) as i128 {
-                    return Err(Stop::Diag(Diagnostic::at(ErrorKind::Arithmetic, span, "shift out of range")));
+                    return Err(Stop::Error);
                 }
                 if op == BinOp::Shl {
                     self.wrap(ty, x.scale(1i128 << y.c).ok_or_else(overflow)?)
@@ -1201,22 +1192,6 @@ impl<'a> Sym<'a> {
 
     // ---- memory ----
 
-    fn may_alias(&self, a: Base, b: Base) -> bool {
-        match (a, b) {
-            (Base::Shared(x), Base::Shared(y)) => x == y,
-            (Base::Shared(_), _) | (_, Base::Shared(_)) => false,
-            (x, y) if x == y => true,
-            (x, y) => !(self.is_restrict(x) || self.is_restrict(y)),
-        }
-    }
-
-    fn is_restrict(&self, b: Base) -> bool {
-        match b {
-            Base::Param(p) => self.restrict[p.0 as usize],
-            Base::Shared(_) => true,
-        }
-    }
-
     /// Whether lane `l` holds the value at `off` (load elimination), decided over the box.
     fn holds(&self, st: &Ws, key: u32, b: Base, l: usize, off: &Form) -> R<bool> {
         let Some(r) = st.held.iter().find(|r| r.key == key && r.base == b) else { return Ok(false) };
@@ -1253,7 +1228,7 @@ impl<'a> Sym<'a> {
             let (base, off) = match al.k {
                 SK::Ptr(b, o) => (Some(b), Some(o)),
                 SK::PtrUnknown(b) => (Some(b), None),
-                SK::Missing(_) | SK::Undef => return Err(Stop::Diag(undef(op.span, "the address"))),
+                SK::Missing(_) | SK::Undef => return Err(Stop::Error),
                 _ => (None, None),
             };
             data |= al.data;
@@ -1297,7 +1272,7 @@ impl<'a> Sym<'a> {
                     let hit = a[l].k;
                     for r in &mut st.held {
                         let drop = match hit {
-                            SK::Ptr(b, _) | SK::PtrUnknown(b) => self.may_alias(r.base, b),
+                            SK::Ptr(b, _) | SK::PtrUnknown(b) => may_alias(r.base, b, &self.restrict),
                             _ => true,
                         };
                         if r.lanes >> l & 1 == 1 && drop {
@@ -1406,7 +1381,7 @@ impl<'a> Sym<'a> {
             }
             Space::Shared => {
                 if n_unknown > 0 {
-                    return Err(Stop::Diag(undef(op.span, "the shared address")));
+                    return Err(Stop::Error);
                 }
                 for (r, &count) in dist.iter().enumerate().filter(|(_, c)| **c > 0) {
                     for (x, c) in addrs.iter_mut().zip(&consts) {
