@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""Census: run sector-estimate over public CUDA code and count sheets and refusals.
+
+Point it at source trees you fetched yourself (never commit them), for instance Rodinia's
+`cuda/` folder and the `Samples/0_Introduction`, `2_Concepts_and_Techniques`,
+`3_CUDA_Features` and `6_Performance` folders of NVIDIA's cuda-samples (with their `Common/`):
+
+    python3 scripts/census.py --tool target/release/sector-estimate \
+        --include cuda-samples/Common rodinia/cuda cuda-samples/Samples
+
+Each kernel of each `.cu` file is analysed once. The launch is the one the file's own host code
+makes (`--launch-site`) where the tool can read it; otherwise a default one (256 threads, 1-D
+or 16x16 when the kernel reads threadIdx.y, 64 blocks), with any integer value the tool asks
+for (`pass --arg NAME=VALUE`) set to 256. Refusals are grouped by their message with names and
+numbers taken out, so the table shows what stops kernels first. Refusals of constructs that are
+deliberately not modelled (textures, surfaces, grid-wide synchronisation, dynamic parallelism,
+recursion) are counted apart.
+
+Output: a Markdown table on stdout; `--jsonl FILE` writes one line per kernel.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections import Counter
+
+DELIBERATE = re.compile(
+    r"texture|surface|grid-wide|grid sync|this_grid|recursi|dynamic parallelism|device-side launch",
+    re.I,
+)
+ASK_ARG = re.compile(r"pass --arg ([A-Za-z_][A-Za-z0-9_]*)=")
+UNKNOWN_TYPE = re.compile(r"template parameter `([A-Za-z_][A-Za-z0-9_]*)`: unknown type `256`")
+ERROR_LINE = re.compile(r"^(?:error: )?(?:\S+:\d+:\d+: )?(?:error: )?(.*)$")
+
+
+def run(cmd, timeout):
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        return p.returncode, p.stdout, p.stderr, time.monotonic() - t0
+    except subprocess.TimeoutExpired:
+        return None, "", "", timeout
+
+
+def first_error(stderr):
+    for line in stderr.splitlines():
+        if "error" in line:
+            m = ERROR_LINE.match(line.strip())
+            return m.group(1) if m else line.strip()
+    lines = [l for l in stderr.splitlines() if l.strip()]
+    return lines[0].strip() if lines else "(no message)"
+
+
+def bucket(msg):
+    """A refusal message with its particulars (names, numbers, quoted source) taken out."""
+    b = re.sub(r"`[^`]*`", "`_`", msg)
+    b = re.sub(r'"[^"]*"', '"_"', b)
+    b = re.sub(r"\b\d+\b", "N", b)
+    return b[:110]
+
+
+def kernels_of(tool, path, incs, timeout):
+    rc, out, err, _ = run([tool, "kernels", path, *incs, "--format", "json"], timeout)
+    if rc == 2:  # an older tool without --format json
+        rc, out, err, _ = run([tool, "kernels", path, *incs], timeout)
+        if rc == 0:
+            return [l.split("(")[0].split()[-1] for l in out.splitlines() if l.strip()], None
+    if rc == 0:
+        try:
+            data = json.loads(out)
+            ks = data.get("kernels", data) if isinstance(data, dict) else data
+            return [k["name"] if isinstance(k, dict) else k for k in ks], None
+        except (ValueError, KeyError, TypeError):
+            return [l.split("(")[0].split()[-1] for l in out.splitlines() if l.strip()], None
+    return None, first_error(err) if rc is not None else "timed out listing kernels"
+
+
+def has_flag(tool, flag):
+    rc, out, _, _ = run([tool, "analyze", "--help"], 10)
+    return flag in out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("roots", nargs="+")
+    ap.add_argument("--tool", default="target/release/sector-estimate")
+    ap.add_argument("--include", "-I", action="append", default=[])
+    ap.add_argument("--timeout", type=float, default=20.0)
+    ap.add_argument("--jsonl")
+    a = ap.parse_args()
+    incs = [x for d in a.include for x in ("-I", d)]
+    launch_site = has_flag(a.tool, "--launch-site")
+    files = []
+    for root in a.roots:
+        for dp, _, fs in os.walk(root):
+            files += [os.path.join(dp, f) for f in sorted(fs) if f.endswith(".cu")]
+    rows = []
+    for path in sorted(files):
+        with open(path, errors="replace") as fh:
+            src = fh.read()
+        if "__global__" not in src:
+            continue
+        names, err = kernels_of(a.tool, path, incs, a.timeout)
+        if names is None:
+            n = len(re.findall(r"__global__", src))
+            rows += [dict(file=path, kernel="?", result="refused", message=err)] * n
+            continue
+        for k in names:
+            rows.append(analyse(a, incs, path, k, src, launch_site))
+    report(rows, a)
+
+
+def analyse(a, incs, path, k, src, launch_site):
+    two_d = re.search(r"threadIdx\.y", src) is not None
+    base = [a.tool, "analyze", path, "--kernel", k, *incs, "--format", "json"]
+    tries = []
+    if launch_site:
+        tries.append(base + ["--launch-site"])
+    tries.append(base + ["--grid", "8,8" if two_d else "64", "--block", "16,16" if two_d else "256"])
+    row = None
+    for cmd in tries:
+        args = {}
+        for _ in range(12):
+            full = cmd + [x for n, v in args.items() for x in ("--arg", f"{n}={v}")]
+            rc, out, err, dt = run(full, a.timeout)
+            if rc is None:
+                row = dict(file=path, kernel=k, result="timeout", message=f"over {a.timeout:.0f} s", seconds=dt)
+                break
+            if rc == 0:
+                return dict(file=path, kernel=k, result="sheet", seconds=round(dt, 3), launch_site=cmd is tries[0] and launch_site)
+            m = ASK_ARG.search(err)
+            if m and m.group(1) not in args:
+                args[m.group(1)] = "256"
+                continue
+            t = UNKNOWN_TYPE.search(err)
+            if t and args.get(t.group(1)) == "256":
+                args[t.group(1)] = "float"  # a type parameter: the common instantiation
+                continue
+            msg = first_error(err)
+            row = dict(file=path, kernel=k, result="deliberate" if DELIBERATE.search(msg) else "refused", message=msg, seconds=round(dt, 3))
+            break
+    return row
+
+
+def report(rows, a):
+    if a.jsonl:
+        with open(a.jsonl, "w") as fh:
+            for r in rows:
+                fh.write(json.dumps(r) + "\n")
+    total = len(rows)
+    by = Counter(r["result"] for r in rows)
+    print(f"| kernels | sheets | deliberate refusals | other refusals | timeouts |")
+    print(f"| ---: | ---: | ---: | ---: | ---: |")
+    pct = lambda n: f"{n} ({100.0 * n / total:.0f}%)" if total else "0"
+    print(f"| {total} | {pct(by['sheet'])} | {pct(by['deliberate'])} | {pct(by['refused'])} | {pct(by['timeout'])} |")
+    print()
+    print("| kernels | first refusal |")
+    print("| ---: | --- |")
+    for msg, n in Counter(bucket(r["message"]) for r in rows if r["result"] != "sheet").most_common():
+        print(f"| {n} | {msg.replace('|', '/')} |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
