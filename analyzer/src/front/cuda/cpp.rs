@@ -488,6 +488,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     /// The value of a symbol read by name.
     pub(super) fn sym_value(&mut self, sym: Sym, n: Node) -> Result<(Expr, Ty)> {
         match sym {
+            Sym::Local(id, ty) => Ok((Expr::Local(id), ty)),
+            Sym::Param(p) => Ok((Expr::Param(p), self.k.param(p).ty.clone())),
+            Sym::Const(v, t) => Ok((Expr::Int(v, t), Ty::Int(t))),
             Sym::SharedScalar(id) => {
                 let p = self.sym_place(Sym::SharedScalar(id), n)?;
                 Ok(self.read_place(&p, CacheOp::Default))

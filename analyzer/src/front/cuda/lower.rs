@@ -1694,6 +1694,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             // The builtins are unsigned int.
             return Ok((Expr::Builtin(b), Ty::Int(IntTy::U32)));
         }
+        if n.child_by_field_name("operator").map(|o| self.text(o)) == Some(".") {
+            if let Some(sym) = self.member_sym(n) {
+                return self.sym_value(sym, n);
+            }
+        }
         if let Some(p) = self.member_place(n)? {
             if let Place::Mem { addr, ty, text, .. } = &p {
                 if text == cpp::DECAY {
