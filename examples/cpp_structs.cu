@@ -10,8 +10,8 @@
 //   out[i]: 512 / 2,048.   logical: 16,384 x (4 + 8 + 4) = 262,144 bytes.
 // copy_packed: Vec4 is alignas(16) with 16 bytes: `Vec4 t = in[i]; out[i] = t;` is one 16-byte
 //   load and one 16-byte store: 512 requests / 8,192 sectors each; logical 524,288 bytes.
-// sum_fields: t.v[0] + t.v[3] through operator[] after one 16-byte load of the object,
-//   one store of a float: loads 512 / 8,192; stores 512 / 2,048; logical 16,384 x 20 = 327,680.
+// sum_fields: t[0] + t[1] + t[2] + t[3] through operator[]: every member is used, so the copy
+//   stays one 16-byte load (a copy using only some members is narrowed by nvcc); one store of a float: loads 512 / 8,192; stores 512 / 2,048; logical 16,384 x 20 = 327,680.
 
 struct Particle {
     float x, y, z;
@@ -46,6 +46,6 @@ __global__ void sum_fields(const Vec4 *in, float *out, int n)
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
         Vec4 t = in[i];
-        out[i] = t[0] + t[3];
+        out[i] = t[0] + t[1] + t[2] + t[3];
     }
 }

@@ -264,7 +264,26 @@ pub(super) fn other_type(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateAr
     if let Some(ty) = named_type(last) {
         return Ok(ty);
     }
-    Err(Diagnostic::at(ErrorKind::Unsupported, unit.span(t), format!("type `{text}` is not supported")))
+    Err(unknown_type(unit.span(t), text))
+}
+
+/// The error for a type the front end does not know, naming what is deliberately not modelled.
+pub(super) fn unknown_type(span: Span, text: &str) -> Diagnostic {
+    let lower = text.to_ascii_lowercase();
+    if lower.contains("texture") || lower.contains("surface") || lower.contains("cutexobject") {
+        return Diagnostic::at(
+            ErrorKind::Unsupported,
+            span,
+            format!("type `{text}`: textures and surfaces are not modelled (their reads go through the texture pipeline)"),
+        )
+        .note("read the array through a plain pointer (`const T *__restrict__`) to analyse the kernel");
+    }
+    if lower.contains("curand") {
+        return Diagnostic::at(ErrorKind::Unsupported, span, format!("type `{text}`: cuRAND generator state is not modelled"))
+            .note("analyse a copy of the kernel that takes its random numbers from an array");
+    }
+    Diagnostic::at(ErrorKind::Unsupported, span, format!("type `{text}` is not supported"))
+        .note("the front end knows scalar and vector types, typedefs, enums, structures and classes declared in the file, and template parameters given with --arg")
 }
 
 /// Values of file- and namespace-scope declarations, in source order: integer constants and
@@ -946,7 +965,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 for p in list.named_children(&mut cc) {
                     let (name, is_type, default) = match p.kind() {
                         "parameter_declaration" | "optional_parameter_declaration" => (
-                            p.child_by_field_name("declarator").map(|d| self.text(d).to_string()),
+                            p.child_by_field_name("declarator").and_then(|d| self.declared_name(d)),
                             false,
                             p.child_by_field_name("default_value"),
                         ),
@@ -1042,6 +1061,19 @@ impl<'u, 'a> Lowerer<'u, 'a> {
 
     /// A template argument as written: a type, a constant, or a function's name.
     fn template_arg(&mut self, g: Node, is_type: bool) -> Result<TemplateArg> {
+        if !is_type {
+            // `f<twice>`, `f<N>`: a name the grammar may read as a type.
+            let word = self.text(g).trim();
+            match self.lookup(word).cloned() {
+                Some(Sym::Const(v, _)) => return Ok(TemplateArg::Int(v)),
+                None if !word.is_empty() && word.chars().all(|c| c.is_alphanumeric() || c == '_' || c == ':') => {
+                    if let Some((f, _)) = self.resolve_function(word) {
+                        return Ok(TemplateArg::Func(f));
+                    }
+                }
+                _ => {}
+            }
+        }
         if is_type || g.kind() == "type_descriptor" {
             if g.kind() == "type_descriptor" {
                 return Ok(TemplateArg::Type(self.type_descriptor(g)?));

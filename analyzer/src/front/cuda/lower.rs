@@ -227,9 +227,7 @@ fn type_of_specifier(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) 
             if let Some(l) = unit.structs.get(text) {
                 return Ok(l.ty());
             }
-            named_type(text).ok_or_else(|| {
-                Diagnostic::at(ErrorKind::Unsupported, unit.span(t), format!("type `{text}` is not supported"))
-            })
+            named_type(text).ok_or_else(|| cpp::unknown_type(unit.span(t), text))
         }
         "sized_type_specifier" => {
             let words: Vec<&str> = text.split_whitespace().collect();
@@ -917,8 +915,13 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 self.declarator(target, base.clone(), &quals)?
             };
             if shared {
-                if !self.inline.is_empty() {
-                    return Err(self.unsupported(d, "`__shared__` inside a __device__ function"));
+                // In an inlined __device__ function the variable is static: every call uses the
+                // one allocation its declaration makes.
+                let here = self.span(d);
+                if let Some(i) = self.k.shared.iter().position(|a| a.span == here && a.name == name && a.elem == ty) {
+                    let sym = if dims.is_none() && !is_extern { Sym::SharedScalar(SharedId(i as u32)) } else { Sym::Shared(SharedId(i as u32)) };
+                    self.scopes.last_mut().unwrap().insert(name, sym);
+                    continue;
                 }
                 if dims.is_none() && !is_extern {
                     // A scalar `__shared__` variable: one element at the variable's address.

@@ -41,8 +41,16 @@ fn toolkit_header(name: &str) -> bool {
         || base.starts_with("sm_")
         || base.starts_with("device_")
         || base.starts_with("helper_")
+        || (!name.contains('/') && C_HEADERS.contains(&name))
         || matches!(base, "mma.h" | "vector_types.h" | "vector_functions.h" | "math_constants.h" | "crt/host_defines.h")
 }
+
+/// The C and C++ standard headers, which CUDA files sometimes include with quotes.
+const C_HEADERS: &[&str] = &[
+    "math.h", "stdio.h", "stdlib.h", "string.h", "stdint.h", "assert.h", "float.h", "limits.h", "time.h",
+    "stddef.h", "stdbool.h", "cmath", "cstdio", "cstdlib", "cstring", "cstdint", "cassert", "cfloat", "climits",
+    "algorithm", "vector", "iostream", "sys/time.h", "unistd.h",
+];
 
 /// Nested `#include`s before we assume an include cycle.
 const MAX_INCLUDE_DEPTH: usize = 200;
