@@ -298,6 +298,7 @@ pub(super) fn global_values<'a>(unit: &Unit<'a>, decls: &[Node<'a>]) -> HashMap<
         inline: Vec::new(),
         tmpl: HashMap::new(),
         depth: 0,
+        lambdas: Vec::new(),
         unset_ptrs: Default::default(),
     };
     for &n in decls {
@@ -705,7 +706,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         .note("use one pointer variable per memory space"))
     }
 
-    fn set_local_ty(&mut self, id: LocalId, ty: Ty) {
+    pub(super) fn set_local_ty(&mut self, id: LocalId, ty: Ty) {
         self.k.locals[id.0 as usize].ty = ty.clone();
         for s in self.scopes.iter_mut() {
             for v in s.values_mut() {
@@ -944,13 +945,27 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 format!("__device__ calls nested deeper than {MAX_INLINE} (recursion?)"),
             ));
         }
-        let decl = function_declarator(def).ok_or_else(|| self.unsupported(def, "this function"))?;
-        let params = decl.child_by_field_name("parameters").ok_or_else(|| self.unsupported(def, "this function"))?;
-        let mut c = params.walk();
-        let pnodes: Vec<Node> = params
+        let lambda = def.kind() == "lambda_expression";
+        let decl = if lambda {
+            def.child_by_field_name("declarator")
+        } else {
+            Some(function_declarator(def).ok_or_else(|| self.unsupported(def, "this function"))?)
+        };
+        let params = match decl {
+            Some(d) => d.child_by_field_name("parameters"),
+            None => None,
+        };
+        let pnodes: Vec<Node> = match params {
+            None => Vec::new(),
+            Some(params) => {
+                let mut c = params.walk();
+                let v: Vec<Node> = params
             .named_children(&mut c)
             .filter(|p| matches!(p.kind(), "parameter_declaration" | "optional_parameter_declaration"))
             .collect();
+                v
+            }
+        };
         let is_void_list = pnodes.len() == 1 && self.text(pnodes[0]).trim() == "void";
         let pnodes = if is_void_list { Vec::new() } else { pnodes };
         if arg_nodes.len() > pnodes.len() {
@@ -1055,6 +1070,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         r
     }
 
+    /// A lambda call: inlined like a function, seeing its enclosing scopes.
+    pub(super) fn inline_lambda(&mut self, n: Node, l: Node<'a>, arg_nodes: &[Node]) -> Result<(Expr, Ty)> {
+        self.inline_device(n, "lambda", l, arg_nodes, None, None)
+    }
+
     fn is_const_param(&self, p: Node) -> bool {
         self.quals(p).contains(&"const")
     }
@@ -1141,12 +1161,36 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 scope.insert(f.clone(), s.clone());
             }
         }
-        let ret_ty = match def.child_by_field_name("type") {
-            Some(t) if matches!(self.text(t), "auto" | "decltype(auto)") => {
-                return Err(self.unsupported(t, "a function with a deduced (`auto`) return type"))
+        let lambda = def.kind() == "lambda_expression";
+        let trailing = if lambda {
+            def.child_by_field_name("declarator").and_then(|d| {
+                let mut c = d.walk();
+                let t = d.named_children(&mut c).find(|x| x.kind() == "trailing_return_type");
+                t
+            })
+        } else {
+            None
+        };
+        let mut auto_ret = false;
+        let ret_ty = match (def.child_by_field_name("type"), trailing) {
+            (_, Some(t)) => {
+                let mut c = t.walk();
+                let td = t.named_children(&mut c).next();
+                match td {
+                    Some(td) => self.type_descriptor(td)?,
+                    None => Ty::Void,
+                }
             }
-            Some(t) => type_of_specifier(self.unit, t, &self.tmpl)?,
-            None => Ty::Void,
+            (Some(t), None) if matches!(self.text(t), "auto" | "decltype(auto)") => {
+                auto_ret = true;
+                Ty::Void
+            }
+            (Some(t), None) => type_of_specifier(self.unit, t, &self.tmpl)?,
+            (None, None) if lambda => {
+                auto_ret = true;
+                Ty::Void
+            }
+            (None, None) => Ty::Void,
         };
         let mut ret_ty = ret_ty;
         let mut d = def.child_by_field_name("declarator");
@@ -1187,7 +1231,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
         }
         let ret_flag = self.temp(Ty::Int(IntTy::I32));
-        let ret_val = if is_void(&ret_ty) { None } else { Some((self.temp(ret_ty.clone()), ret_ty.clone())) };
+        let ret_val =
+            if is_void(&ret_ty) && !auto_ret { None } else { Some((self.temp(ret_ty.clone()), ret_ty.clone())) };
         self.pending.push(Stmt::Assign { local: ret_flag, value: Expr::Int(0, IntTy::I32), span: self.span(n) });
         let mut globals = self.scopes[0].clone();
         // Parameters of the kernel are not visible inside the function.
@@ -1195,27 +1240,40 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         for (k, v) in &self.unit.globals {
             globals.entry(k.clone()).or_insert_with(|| v.clone());
         }
-        let saved_scopes = std::mem::replace(&mut self.scopes, vec![globals, scope]);
+        // A lambda sees the scopes it was written in (its captures); a function only globals.
+        let saved_scopes = if lambda {
+            self.scopes.push(scope);
+            None
+        } else {
+            Some(std::mem::replace(&mut self.scopes, vec![globals, scope]))
+        };
         let saved_pending = std::mem::take(&mut self.pending);
-        self.inline.push(Inline { ret_flag, ret_val: ret_val.clone() });
+        self.inline.push(Inline { ret_flag, ret_val: ret_val.clone(), auto_ret });
         let r = match def.child_by_field_name("body") {
             Some(b) => self.block(b, &mut body),
             None => Err(self.unsupported(def, "a function without a body")),
         };
         self.inline.pop();
-        self.scopes = saved_scopes;
+        match saved_scopes {
+            Some(sc) => self.scopes = sc,
+            None => {
+                self.scopes.pop();
+            }
+        }
         self.pending = saved_pending;
         r?;
         body.push(Stmt::Break);
         let span = self.span(n);
         self.pending.push(Stmt::Loop { cond: None, body, step: Vec::new(), test_first: true, span, synthetic: true });
-        let note = format!("__device__ function `{fname}` inlined");
+        let note = if lambda { "lambda inlined".to_string() } else { format!("__device__ function `{fname}` inlined") };
         if !self.k.notes.contains(&note) {
             self.k.notes.push(note);
         }
         Ok(match ret_val {
-            Some((id, t)) => (Expr::Local(id), t),
-            None => (Expr::Int(0, IntTy::I32), Ty::Void),
+            Some((id, _)) if !is_void(&self.k.locals[id.0 as usize].ty) => {
+                (Expr::Local(id), self.k.locals[id.0 as usize].ty.clone())
+            }
+            _ => (Expr::Int(0, IntTy::I32), Ty::Void),
         })
     }
 

@@ -44,6 +44,8 @@ struct Unit<'a> {
     globals: HashMap<String, Sym>,
     /// Structures and classes by name: their C layout.
     structs: HashMap<String, cpp::Layout>,
+    /// The syntax tree's root (lambdas are found again by their byte range).
+    root: Option<Node<'a>>,
     args: HashMap<String, String>,
 }
 
@@ -79,6 +81,7 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
         fn_templates: HashMap::new(),
         globals: HashMap::new(),
         structs: HashMap::new(),
+        root: Some(tree.root_node()),
         args: args.iter().cloned().collect(),
     };
     let mut top_decls = Vec::new();
@@ -273,6 +276,8 @@ enum Sym {
     Opaque(Ty, &'static str),
     /// A structure in registers (a by-value parameter or local): its members by name.
     Struct(cpp::StructVal),
+    /// A lambda (index into `Lowerer::lambdas`), inlined where it is called.
+    Lambda(usize),
 }
 
 /// An lvalue.
@@ -285,6 +290,8 @@ enum Place {
 struct Inline {
     ret_flag: LocalId,
     ret_val: Option<(LocalId, Ty)>,
+    /// `auto` return type (lambdas, `auto f()`): the first `return` sets it.
+    auto_ret: bool,
 }
 
 struct Lowerer<'u, 'a> {
@@ -298,6 +305,8 @@ struct Lowerer<'u, 'a> {
     inline: Vec<Inline>,
     tmpl: HashMap<String, TemplateArg>,
     depth: u32,
+    /// Lambdas bound to local names (`Sym::Lambda` indexes this): their byte ranges.
+    lambdas: Vec<(usize, usize)>,
     /// Pointer locals declared without an address yet: the first one sets their space.
     unset_ptrs: std::collections::HashSet<LocalId>,
 }
@@ -321,6 +330,7 @@ fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> 
         inline: Vec::new(),
         tmpl: HashMap::new(),
         depth: 0,
+        lambdas: Vec::new(),
         unset_ptrs: Default::default(),
     };
     if let Some(t) = template {
@@ -601,6 +611,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             inline: Vec::new(),
             tmpl: self.tmpl.clone(),
             depth: self.depth,
+            lambdas: self.lambdas.clone(),
             unset_ptrs: Default::default(),
         };
         tmp.expr(n)
@@ -840,12 +851,16 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             out.push(Stmt::Return);
             return Ok(());
         }
-        let (flag, ret_val) = {
+        let (flag, ret_val, auto_ret) = {
             let inl = self.inline.last().expect("inline context");
-            (inl.ret_flag, inl.ret_val.clone())
+            (inl.ret_flag, inl.ret_val.clone(), inl.auto_ret)
         };
-        if let (Some(v), Some((id, ty))) = (value, ret_val) {
+        if let (Some(v), Some((id, _))) = (value, ret_val) {
             let (e, t) = self.expr(v)?;
+            if auto_ret && is_void(&self.k.locals[id.0 as usize].ty) {
+                self.set_local_ty(id, t.clone());
+            }
+            let ty = self.k.locals[id.0 as usize].ty.clone();
             let e = self.convert(e, &t, &ty, v)?;
             self.flush(out);
             out.push(Stmt::Assign { local: id, value: e, span: self.span(n) });
@@ -900,6 +915,15 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                         self.scopes.last_mut().unwrap().insert(name, sym);
                         continue;
                     }
+                }
+            }
+            if let (true, Some(i)) = (auto && target.kind() == "identifier", init) {
+                if i.kind() == "lambda_expression" {
+                    self.lambdas.push((i.start_byte(), i.end_byte()));
+                    let sym = Sym::Lambda(self.lambdas.len() - 1);
+                    let name = self.text(target).to_string();
+                    self.scopes.last_mut().unwrap().insert(name, sym);
+                    continue;
                 }
             }
             let (name, ty, dims) = if auto {
@@ -1858,6 +1882,21 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             if let Some(r) = self.method_call(n, f, &arg_nodes)? {
                 return Ok(r);
             }
+        }
+        // A lambda called where it is defined, or through the name it was bound to.
+        let range = match f.kind() {
+            "lambda_expression" => Some((f.start_byte(), f.end_byte())),
+            "identifier" => match self.lookup(self.text(f)) {
+                Some(Sym::Lambda(i)) => Some(self.lambdas[*i]),
+                _ => None,
+            },
+            _ => None,
+        };
+        let lambda = range
+            .and_then(|(a, b)| self.unit.root.and_then(|r| r.descendant_for_byte_range(a, b)))
+            .filter(|l| l.kind() == "lambda_expression");
+        if let Some(l) = lambda {
+            return self.inline_lambda(n, l, &arg_nodes);
         }
         let name = self.text(f);
         let typedef = self.unit.typedefs.get(name).cloned().or_else(|| match self.tmpl.get(name) {
