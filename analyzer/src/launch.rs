@@ -50,6 +50,14 @@ impl Setup {
         let mut args = BTreeMap::new();
         let mut named: BTreeMap<String, i128> = BTreeMap::new();
         for (name, text) in &opts.args {
+            // Template parameters were bound when the kernel was lowered; an integer one may
+            // still size the grid (`--grid 'n/BS'`).
+            if kernel.template_params.iter().any(|t| t == name) {
+                if let Some(ParamValue::Int(i)) = parse_number(text) {
+                    named.insert(name.clone(), i);
+                }
+                continue;
+            }
             let v = parse_number(text).ok_or_else(|| {
                 Diagnostic::new(
                     ErrorKind::Usage,

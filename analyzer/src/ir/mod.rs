@@ -387,6 +387,8 @@ pub struct Kernel {
     pub body: Vec<Stmt>,
     /// Notes from lowering that belong on the sheet (inlined helpers, assumptions).
     pub notes: Vec<String>,
+    /// Template parameters bound at lowering (`--arg T=float --arg BS=256` names them).
+    pub template_params: Vec<String>,
 }
 
 impl Kernel {
@@ -401,6 +403,7 @@ impl Kernel {
             mem_ops: Vec::new(),
             body: Vec::new(),
             notes: Vec::new(),
+            template_params: Vec::new(),
         }
     }
 

@@ -5,6 +5,9 @@
 //! IR's arithmetic is explicit. Anything not modelled is an error at its span: an access is
 //! never dropped silently.
 
+#[path = "cpp.rs"]
+mod cpp;
+
 use super::preprocess::Preprocessed;
 use super::types::{common_int, named_type, promote, vector_field};
 use crate::diag::{Diagnostic, ErrorKind, Result};
@@ -26,6 +29,8 @@ type Dims = Vec<Option<u64>>;
 enum TemplateArg {
     Int(i128),
     Type(Ty),
+    /// A `__device__` function passed as a template argument (`reduce<warpSum>(v)`).
+    Func(String),
 }
 
 struct Unit<'a> {
@@ -33,6 +38,14 @@ struct Unit<'a> {
     src: &'a [u8],
     typedefs: HashMap<String, Ty>,
     device_fns: HashMap<String, Node<'a>>,
+    /// The `template <...>` around a function template, by function name.
+    fn_templates: HashMap<String, Node<'a>>,
+    /// File- and namespace-scope names: constants, enumerators, `__constant__` arrays.
+    globals: HashMap<String, Sym>,
+    /// Structures and classes by name: their C layout.
+    structs: HashMap<String, cpp::Layout>,
+    /// The syntax tree's root (lambdas are found again by their byte range).
+    root: Option<Node<'a>>,
     args: HashMap<String, String>,
 }
 
@@ -65,8 +78,13 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
         src: pre.text.as_bytes(),
         typedefs: HashMap::new(),
         device_fns: HashMap::new(),
+        fn_templates: HashMap::new(),
+        globals: HashMap::new(),
+        structs: HashMap::new(),
+        root: Some(tree.root_node()),
         args: args.iter().cloned().collect(),
     };
+    let mut top_decls = Vec::new();
     let mut kernels = Vec::new();
     let mut stack = vec![(tree.root_node(), None::<Node>)];
     // Iterative walk over top-level containers (namespaces, templates, extern "C" blocks).
@@ -89,7 +107,12 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
                 }
             }
             "function_definition" => found.push((n, template)),
+            "declaration" | "enum_specifier" | "struct_specifier" | "class_specifier" | "union_specifier" => {
+                cpp::declare_types(&mut unit, n);
+                top_decls.push(n);
+            }
             "type_definition" => {
+                cpp::declare_types(&mut unit, n);
                 if let Some(t) = n.child_by_field_name("type") {
                     if let Ok(ty) = type_of_specifier(&unit, t, &HashMap::new()) {
                         let mut c = n.walk();
@@ -113,13 +136,31 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
             _ => {}
         }
     }
-    for &(f, _) in &found {
+    for &(f, template) in &found {
         if has_qualifier(&unit, f, "__device__") && !has_qualifier(&unit, f, "__global__") {
             if let Some(name) = function_name(&unit, f) {
+                if let Some(t) = template {
+                    unit.fn_templates.insert(name.clone(), t);
+                }
                 unit.device_fns.insert(name, f);
             }
         }
     }
+    // Functions without `__device__` (`constexpr` helpers, `__host__` only): callable too, as a
+    // fallback, so that `constexpr` helpers inline.
+    for &(f, template) in &found {
+        if !has_qualifier(&unit, f, "__global__") {
+            if let Some(name) = function_name(&unit, f) {
+                if !unit.device_fns.contains_key(&name) && name != "main" {
+                    if let Some(t) = template {
+                        unit.fn_templates.insert(name.clone(), t);
+                    }
+                    unit.device_fns.insert(name, f);
+                }
+            }
+        }
+    }
+    unit.globals = cpp::global_values(&unit, &top_decls);
     let mut failed = Vec::new();
     for &(f, template) in &found {
         if has_qualifier(&unit, f, "__global__") {
@@ -186,9 +227,10 @@ fn type_of_specifier(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) 
             if let Some(ty) = unit.typedefs.get(text) {
                 return Ok(ty.clone());
             }
-            named_type(text).ok_or_else(|| {
-                Diagnostic::at(ErrorKind::Unsupported, unit.span(t), format!("type `{text}` is not supported"))
-            })
+            if let Some(l) = unit.structs.get(text) {
+                return Ok(l.ty());
+            }
+            named_type(text).ok_or_else(|| cpp::unknown_type(unit.span(t), text))
         }
         "sized_type_specifier" => {
             let words: Vec<&str> = text.split_whitespace().collect();
@@ -210,8 +252,8 @@ fn type_of_specifier(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) 
             }
             Ok(Ty::Int(IntTy { bits, signed: !unsigned }))
         }
-        "qualified_identifier" | "template_type" => {
-            Err(Diagnostic::at(ErrorKind::Unsupported, unit.span(t), format!("type `{text}` is not supported")))
+        "qualified_identifier" | "template_type" | "struct_specifier" | "class_specifier" | "enum_specifier" => {
+            cpp::other_type(unit, t, tmpl)
         }
         _ => Err(Diagnostic::at(ErrorKind::Unsupported, unit.span(t), format!("type `{text}` is not supported"))),
     }
@@ -225,6 +267,17 @@ enum Sym {
     Const(i128, IntTy),
     /// A per-thread array (registers or local memory): not global or shared traffic.
     LocalArray(Ty),
+    /// A scalar `__shared__` variable.
+    SharedScalar(SharedId),
+    /// A reference bound to memory: the local holds its address.
+    Ref { ptr: LocalId, ty: Ty, space: Space, volatile: bool, text: String },
+    /// A value whose contents are not tracked (a `__constant__` array or scalar, a float
+    /// constant, a structure held in registers); reading it moves no global or shared memory.
+    Opaque(Ty, &'static str),
+    /// A structure in registers (a by-value parameter or local): its members by name.
+    Struct(cpp::StructVal),
+    /// A lambda (index into `Lowerer::lambdas`), inlined where it is called.
+    Lambda(usize),
 }
 
 /// An lvalue.
@@ -237,6 +290,8 @@ enum Place {
 struct Inline {
     ret_flag: LocalId,
     ret_val: Option<(LocalId, Ty)>,
+    /// `auto` return type (lambdas, `auto f()`): the first `return` sets it.
+    auto_ret: bool,
 }
 
 struct Lowerer<'u, 'a> {
@@ -250,6 +305,10 @@ struct Lowerer<'u, 'a> {
     inline: Vec<Inline>,
     tmpl: HashMap<String, TemplateArg>,
     depth: u32,
+    /// Lambdas bound to local names (`Sym::Lambda` indexes this): their byte ranges.
+    lambdas: Vec<(usize, usize)>,
+    /// Pointer locals declared without an address yet: the first one sets their space.
+    unset_ptrs: std::collections::HashSet<LocalId>,
 }
 
 fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> {
@@ -265,12 +324,14 @@ fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> 
     let mut l = Lowerer {
         unit,
         k: Kernel::new(name.clone(), span),
-        scopes: vec![HashMap::new()],
+        scopes: vec![unit.globals.clone()],
         pending: Vec::new(),
         no_hoist: 0,
         inline: Vec::new(),
         tmpl: HashMap::new(),
         depth: 0,
+        lambdas: Vec::new(),
+        unset_ptrs: Default::default(),
     };
     if let Some(t) = template {
         l.template_params(t)?;
@@ -282,6 +343,9 @@ fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> 
         for p in params.named_children(&mut c) {
             match p.kind() {
                 "parameter_declaration" => {
+                    if l.struct_param(p)? {
+                        continue;
+                    }
                     let (pname, ty) = l.declared(p)?;
                     let Some(pname) = pname else { continue };
                     let id = ParamId(l.k.params.len() as u32);
@@ -296,10 +360,15 @@ fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> 
     let body = f
         .child_by_field_name("body")
         .ok_or_else(|| Diagnostic::at(ErrorKind::Syntax, span, "kernel without a body"))?;
-    let mut out = Vec::new();
+    // Parameters the body assigns (`A += row * K`, `p++`) live in locals from the start.
+    let mut out = l.params_to_locals(body);
     l.block(body, &mut out)?;
     l.k.body = out;
     Ok(l.k)
+}
+
+fn cpp_struct(ty: &Ty) -> bool {
+    matches!(ty, Ty::Vector { name, .. } if name.starts_with("struct "))
 }
 
 fn is_void(ty: &Ty) -> bool {
@@ -356,6 +425,14 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             let Some(name) = name else { continue };
             let given = self.unit.args.get(&name).cloned();
             let arg = match (given, is_type) {
+                (Some(v), false) if self.unit.globals.contains_key(v.trim()) => match &self.unit.globals[v.trim()] {
+                    Sym::Const(i, _) => TemplateArg::Int(*i),
+                    _ => return Err(Diagnostic::at(
+                        ErrorKind::Usage,
+                        self.span(p),
+                        format!("template parameter `{name}` needs an integer or an enumerator, got `{v}`"),
+                    )),
+                },
                 (Some(v), false) => match parse_number(&v) {
                     Some(ParamValue::Int(i)) => TemplateArg::Int(i),
                     _ => {
@@ -366,6 +443,12 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                         ))
                     }
                 },
+                (Some(v), true) if self.unit.typedefs.contains_key(v.trim()) || self.unit.structs.contains_key(v.trim()) => {
+                    TemplateArg::Type(match self.unit.typedefs.get(v.trim()) {
+                        Some(t) => t.clone(),
+                        None => self.unit.structs[v.trim()].ty(),
+                    })
+                }
                 (Some(v), true) => TemplateArg::Type(named_type(v.trim()).ok_or_else(|| {
                     Diagnostic::at(
                         ErrorKind::Usage,
@@ -389,8 +472,14 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 },
             };
             if let TemplateArg::Int(v) = arg {
-                self.scopes[0].insert(name.clone(), Sym::Const(v, IntTy::I32));
+                // The parameter's own type (`unsigned`, `size_t`, `bool`, an enum).
+                let it = match p.child_by_field_name("type").map(|t| type_of_specifier(self.unit, t, &self.tmpl)) {
+                    Some(Ok(Ty::Int(it))) => it,
+                    _ => IntTy::I32,
+                };
+                self.scopes[0].insert(name.clone(), Sym::Const(it.wrap(v), it));
             }
+            self.k.template_params.push(name.clone());
             self.tmpl.insert(name, arg);
         }
         Ok(())
@@ -469,7 +558,13 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     d.child_by_field_name("declarator").ok_or_else(|| self.unsupported(d, "this declarator"))?;
                 self.declarator(inner, t, &[])
             }
-            "reference_declarator" => Err(self.unsupported(d, "a reference")),
+            // `const int &n` as a parameter: read as a value (references that are written
+            // through are bound to places by `bind_reference`).
+            "reference_declarator" => {
+                let mut c = d.walk();
+                let inner = d.named_children(&mut c).next().ok_or_else(|| self.unsupported(d, "this declarator"))?;
+                self.declarator(inner, base, quals)
+            }
             "array_declarator" => {
                 let inner =
                     d.child_by_field_name("declarator").ok_or_else(|| self.unsupported(d, "this declarator"))?;
@@ -516,6 +611,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             inline: Vec::new(),
             tmpl: self.tmpl.clone(),
             depth: self.depth,
+            lambdas: self.lambdas.clone(),
+            unset_ptrs: Default::default(),
         };
         tmp.expr(n)
     }
@@ -642,7 +739,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
             "return_statement" => self.ret(n, out),
             "labeled_statement" | "goto_statement" => Err(self.unsupported(n, "goto and labels")),
-            "switch_statement" => Err(self.unsupported(n, "switch")),
+            "switch_statement" => self.switch_stmt(n, out),
             "for_range_loop" => Err(self.unsupported(n, "a range-based for loop")),
             "gnu_asm_expression" | "asm_statement" => Err(self.unsupported(n, "inline assembly")),
             "comment" | "empty_statement" | ";" => Ok(()),
@@ -754,12 +851,16 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             out.push(Stmt::Return);
             return Ok(());
         }
-        let (flag, ret_val) = {
+        let (flag, ret_val, auto_ret) = {
             let inl = self.inline.last().expect("inline context");
-            (inl.ret_flag, inl.ret_val.clone())
+            (inl.ret_flag, inl.ret_val.clone(), inl.auto_ret)
         };
-        if let (Some(v), Some((id, ty))) = (value, ret_val) {
+        if let (Some(v), Some((id, _))) = (value, ret_val) {
             let (e, t) = self.expr(v)?;
+            if auto_ret && is_void(&self.k.locals[id.0 as usize].ty) {
+                self.set_local_ty(id, t.clone());
+            }
+            let ty = self.k.locals[id.0 as usize].ty.clone();
             let e = self.convert(e, &t, &ty, v)?;
             self.flush(out);
             out.push(Stmt::Assign { local: id, value: e, span: self.span(n) });
@@ -786,6 +887,45 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 ),
                 _ => (d, None),
             };
+            if target.kind() == "reference_declarator" {
+                let mut cc = target.walk();
+                let inner = target.named_children(&mut cc).next();
+                let init = init.ok_or_else(|| self.unsupported(d, "a reference without an initializer"))?;
+                let name = inner.map(|x| self.text(x).to_string()).unwrap_or_default();
+                let declared = if auto { None } else { Some(base.clone()) };
+                let sym = self.bind_reference(&name, declared, init)?;
+                self.flush(out);
+                self.scopes.last_mut().unwrap().insert(name, sym);
+                continue;
+            }
+            if !auto && !shared && target.kind() == "identifier" && cpp_struct(&base) {
+                let name = self.text(target).to_string();
+                let sym = self.struct_local(&name, &base, init, d)?;
+                self.flush(out);
+                self.scopes.last_mut().unwrap().insert(name, sym);
+                continue;
+            }
+            if auto && target.kind() == "identifier" {
+                if let Some(i) = init {
+                    let pt = self.peek_type(i);
+                    if cpp_struct(&pt) {
+                        let name = self.text(target).to_string();
+                        let sym = self.struct_local(&name, &pt, init, d)?;
+                        self.flush(out);
+                        self.scopes.last_mut().unwrap().insert(name, sym);
+                        continue;
+                    }
+                }
+            }
+            if let (true, Some(i)) = (auto && target.kind() == "identifier", init) {
+                if i.kind() == "lambda_expression" {
+                    self.lambdas.push((i.start_byte(), i.end_byte()));
+                    let sym = Sym::Lambda(self.lambdas.len() - 1);
+                    let name = self.text(target).to_string();
+                    self.scopes.last_mut().unwrap().insert(name, sym);
+                    continue;
+                }
+            }
             let (name, ty, dims) = if auto {
                 let init = init.ok_or_else(|| self.unsupported(d, "`auto` without an initializer"))?;
                 let (e, ty) = self.expr(init)?;
@@ -799,8 +939,26 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 self.declarator(target, base.clone(), &quals)?
             };
             if shared {
-                if !self.inline.is_empty() {
-                    return Err(self.unsupported(d, "`__shared__` inside a __device__ function"));
+                // In an inlined __device__ function the variable is static: every call uses the
+                // one allocation its declaration makes.
+                let here = self.span(d);
+                if let Some(i) = self.k.shared.iter().position(|a| a.span == here && a.name == name && a.elem == ty) {
+                    let sym = if dims.is_none() && !is_extern { Sym::SharedScalar(SharedId(i as u32)) } else { Sym::Shared(SharedId(i as u32)) };
+                    self.scopes.last_mut().unwrap().insert(name, sym);
+                    continue;
+                }
+                if dims.is_none() && !is_extern {
+                    // A scalar `__shared__` variable: one element at the variable's address.
+                    let id = SharedId(self.k.shared.len() as u32);
+                    self.k.shared.push(SharedArray {
+                        name: name.clone(),
+                        elem: ty,
+                        dims: vec![1],
+                        is_extern: false,
+                        span: self.span(d),
+                    });
+                    self.scopes.last_mut().unwrap().insert(name, Sym::SharedScalar(id));
+                    continue;
                 }
                 let dims = dims.unwrap_or_default();
                 let is_dyn = dims.first().is_some_and(|x| x.is_none());
@@ -841,7 +999,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     }
                 }
             }
+            let mut ty = ty;
             let id = self.new_local(&name, ty.clone());
+            if matches!(ty, Ty::Ptr(_)) {
+                self.unset_ptrs.insert(id);
+            }
             if let Some(i) = init {
                 let (e, et) = if i.kind() == "initializer_list" || i.kind() == "argument_list" {
                     let mut cc = i.walk();
@@ -855,6 +1017,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     self.expr(i)?
                 };
                 let e = self.convert(e, &et, &ty, i)?;
+                // A pointer's address space is its initializer's (`float *p = smem;`).
+                ty = self.pointer_origin(id, ty, &et, i)?;
                 self.flush(out);
                 out.push(Stmt::Assign { local: id, value: e, span: self.span(d) });
             }
@@ -968,9 +1132,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         Ok(match place {
             Place::Local(id, ty) => {
                 let v = self.convert(v, vt, &ty, at)?;
+                self.pointer_origin(id, ty, vt, at)?;
                 Stmt::Assign { local: id, value: v, span: self.span(at) }
             }
             Place::Mem { addr, ty, space, volatile, text, span } => {
+                self.check_struct_store(&ty, at)?;
                 let v = self.convert(v, vt, &ty, at)?;
                 let op = self.mem_op(AccessKind::Store, space, ty.size(), CacheOp::Default, volatile, &text, span);
                 Stmt::Store { op, addr, value: v }
@@ -1030,9 +1196,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     fn place_inner(&mut self, n: Node) -> Result<Place> {
         match n.kind() {
             "identifier" => match self.lookup(self.text(n)).cloned() {
-                Some(Sym::Local(id, ty)) => Ok(Place::Local(id, ty)),
-                Some(Sym::Param(_)) => Err(self.unsupported(n, "assigning to a kernel parameter")),
-                Some(_) => Err(self.unsupported(n, "assigning to this name")),
+                Some(sym) => self.sym_place(sym, n),
                 None => Err(self.undeclared(n)),
             },
             "parenthesized_expression" => {
@@ -1058,6 +1222,12 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 })
             }
             "field_expression" => {
+                if let Some(p) = self.member_place(n)? {
+                    if matches!(&p, Place::Mem { text, .. } if text == cpp::DECAY) {
+                        return Err(self.unsupported(n, "assigning to an array member as a whole"));
+                    }
+                    return Ok(p);
+                }
                 let arg = n.child_by_field_name("argument").ok_or_else(|| self.unsupported(n, "this expression"))?;
                 let field = n.child_by_field_name("field").map(|f| self.text(f)).unwrap_or("");
                 let op = n.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or(".");
@@ -1145,7 +1315,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     }
                     return Ok(Place::Mem { addr, ty: arr.elem, space: Space::Shared, volatile: false, text, span });
                 }
-                Some(Sym::LocalArray(ty)) => {
+                Some(Sym::LocalArray(ty)) | Some(Sym::Opaque(ty, _)) => {
+                    if let Some(Sym::Opaque(_, what)) = self.lookup(self.text(root)).cloned() {
+                        self.sym_place(Sym::Opaque(ty.clone(), what), root)?;
+                    }
                     for node in &idx_nodes {
                         let (e, _) = self.expr(*node)?;
                         self.pending_eval(e);
@@ -1242,8 +1415,43 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
             "field_expression" => self.field(n),
             "subscript_expression" => {
+                if let Some(r) = self.subscript_operator(n)? {
+                    return Ok(r);
+                }
                 let p = self.place(n)?;
                 Ok(self.read_place(&p, CacheOp::Default))
+            }
+            "qualified_identifier" => {
+                let full: String = self.text(n).chars().filter(|c| !c.is_whitespace()).collect();
+                let full = full.trim_start_matches("::").to_string();
+                if let Some(sym) = self.lookup(&full).cloned() {
+                    return match sym {
+                        Sym::Const(v, t) => Ok((Expr::Int(v, t), Ty::Int(t))),
+                        other => self.sym_value(other, n),
+                    };
+                }
+                // `ns::N`: the name inside its namespace.
+                let last = full.rsplit("::").next().unwrap_or(&full).to_string();
+                match self.lookup(&last).cloned() {
+                    Some(Sym::Const(v, t)) => Ok((Expr::Int(v, t), Ty::Int(t))),
+                    Some(s @ (Sym::Opaque(..) | Sym::Struct(_))) => self.sym_value(s, n),
+                    _ => Err(self.undeclared(n)),
+                }
+            }
+            "alignof_expression" => {
+                let td = n.child_by_field_name("type").ok_or_else(|| self.unsupported(n, "this alignof"))?;
+                let ty = self.type_descriptor(td)?;
+                let a = match &ty {
+                    Ty::Vector { name, bytes } if !name.starts_with("struct ") => {
+                        let k = name.chars().last().and_then(|c| c.to_digit(10)).unwrap_or(1);
+                        if k == 2 || k == 4 { (*bytes).min(16) } else { bytes / k.max(1) }
+                    }
+                    Ty::Vector { name, .. } => {
+                        self.unit.structs.get(&name["struct ".len()..]).map(|l| l.align).unwrap_or(1)
+                    }
+                    t => t.size(),
+                };
+                Ok((Expr::Int(a as i128, IntTy::U64), Ty::Int(IntTy::U64)))
             }
             "pointer_expression" => {
                 let op = n.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or("");
@@ -1322,6 +1530,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let b = self.expr(f);
                 self.no_hoist -= 1;
                 let ((a, at), (b, bt)) = (a?, b?);
+                if let (Ty::Ptr(x), Ty::Ptr(y)) = (&at, &bt) {
+                    if x.space != y.space {
+                        return Err(self.unsupported(n, "`?:` choosing between a shared and a global pointer"));
+                    }
+                }
                 let ty = self.common(&at, &bt);
                 let a = self.convert(a, &at, &ty, t)?;
                 let b = self.convert(b, &bt, &ty, f)?;
@@ -1332,7 +1545,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let v = n.child_by_field_name("value").ok_or_else(|| self.unsupported(n, "this cast"))?;
                 let ty = self.type_descriptor(td)?;
                 let (e, et) = self.expr(v)?;
-                Ok((self.convert(e, &et, &ty, n)?, ty))
+                let e = self.convert(e, &et, &ty, n)?;
+                Ok((e, self.with_origin(ty, &et)))
             }
             "sizeof_expression" => {
                 let size = if let Some(td) = n.child_by_field_name("type") {
@@ -1476,6 +1690,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 Ok((Expr::SharedBase(id), ty))
             }
             Some(Sym::LocalArray(_)) => Err(self.unsupported(n, "a thread's own array used as a pointer")),
+            Some(sym) => self.sym_value(sym, n),
             None => match name {
                 "warpSize" => Ok((Expr::Builtin(Builtin::WarpSize), Ty::Int(IntTy::I32))),
                 "NULL" => Ok((Expr::Int(0, IntTy::I64), Ty::Int(IntTy::I64))),
@@ -1505,6 +1720,19 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             };
             // The builtins are unsigned int.
             return Ok((Expr::Builtin(b), Ty::Int(IntTy::U32)));
+        }
+        if n.child_by_field_name("operator").map(|o| self.text(o)) == Some(".") {
+            if let Some(sym) = self.member_sym(n) {
+                return self.sym_value(sym, n);
+            }
+        }
+        if let Some(p) = self.member_place(n)? {
+            if let Place::Mem { addr, ty, text, .. } = &p {
+                if text == cpp::DECAY {
+                    return Ok((addr.clone(), ty.clone()));
+                }
+            }
+            return Ok(self.read_place(&p, CacheOp::Default));
         }
         let p = self.place(n)?;
         Ok(self.read_place(&p, CacheOp::Default))
@@ -1640,11 +1868,47 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let td = targs.named_children(&mut cc).next().ok_or_else(|| self.unsupported(f, "this cast"))?;
                 let ty = self.type_descriptor(td)?;
                 let (e, et) = self.expr(arg_nodes[0])?;
-                return Ok((self.convert(e, &et, &ty, n)?, ty));
+                let e = self.convert(e, &et, &ty, n)?;
+                return Ok((e, self.with_origin(ty, &et)));
             }
-            return Err(self.unsupported(n, "a call to a template function"));
+            // A function template called with explicit arguments: `load<float, 4>(p)`.
+            if let Some((fname, def)) = self.resolve_function(name) {
+                let explicit = f.child_by_field_name("arguments");
+                return self.inline_device(n, &fname, def, &arg_nodes, explicit, None);
+            }
+            return Err(self.unsupported(n, "a call to a template function not defined in this file"));
+        }
+        if f.kind() == "field_expression" {
+            if let Some(r) = self.method_call(n, f, &arg_nodes)? {
+                return Ok(r);
+            }
+        }
+        // A lambda called where it is defined, or through the name it was bound to.
+        let range = match f.kind() {
+            "lambda_expression" => Some((f.start_byte(), f.end_byte())),
+            "identifier" => match self.lookup(self.text(f)) {
+                Some(Sym::Lambda(i)) => Some(self.lambdas[*i]),
+                _ => None,
+            },
+            _ => None,
+        };
+        let lambda = range
+            .and_then(|(a, b)| self.unit.root.and_then(|r| r.descendant_for_byte_range(a, b)))
+            .filter(|l| l.kind() == "lambda_expression");
+        if let Some(l) = lambda {
+            return self.inline_lambda(n, l, &arg_nodes);
         }
         let name = self.text(f);
+        let typedef = self.unit.typedefs.get(name).cloned().or_else(|| match self.tmpl.get(name) {
+            Some(TemplateArg::Type(t)) => Some(t.clone()),
+            _ => None,
+        });
+        if let (Some(ty), 1) = (typedef, arg_nodes.len()) {
+            // Functional cast through a typedef or template type: `floatX(v)`, `T(0)`.
+            let (e, et) = self.expr(arg_nodes[0])?;
+            let e = self.convert(e, &et, &ty, n)?;
+            return Ok((e, self.with_origin(ty, &et)));
+        }
         if f.kind() == "primitive_type" || named_type(name).is_some() {
             // Functional cast `float(x)`, `int(x)`.
             if arg_nodes.len() == 1 {
@@ -1712,6 +1976,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         if self.is_barrier(n) {
             return Err(self.unsupported(n, "a barrier inside an expression"));
         }
+        if !matches!(name, "min" | "max") || self.unit.device_fns.contains_key(name) {
+            if let Some((fname, def)) = self.resolve_function(name) {
+                return self.inline_device(n, &fname, def, &arg_nodes, None, None);
+            }
+        }
         let mut args = Vec::new();
         let mut tys = Vec::new();
         for a in &arg_nodes {
@@ -1761,9 +2030,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
             _ => {}
         }
-        if let Some(&def) = self.unit.device_fns.get(name) {
-            return self.inline_call(n, def, args, tys);
-        }
+        let name = match name.rsplit_once("::") {
+            Some((_, last)) if known_function(name).is_none() => last.trim(),
+            _ => name,
+        };
         if let Some(ty) = known_function(name) {
             return Ok((Expr::Opaque { args, what: format!("{name}()") }, ty));
         }
@@ -1774,84 +2044,6 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         ))
     }
 
-    /// Inlines a `__device__` function: parameters become locals, `return` leaves a wrapper loop.
-    fn inline_call(&mut self, n: Node, def: Node<'a>, args: Vec<Expr>, tys: Vec<Ty>) -> Result<(Expr, Ty)> {
-        if self.no_hoist > 0 {
-            return Err(self.unsupported(n, "a call to a __device__ function inside a condition or `?:`"));
-        }
-        if self.inline.len() >= MAX_INLINE {
-            return Err(Diagnostic::at(
-                ErrorKind::Limit,
-                self.span(n),
-                format!("__device__ calls nested deeper than {MAX_INLINE} (recursion?)"),
-            ));
-        }
-        let ret_ty = match def.child_by_field_name("type") {
-            Some(t) => type_of_specifier(self.unit, t, &self.tmpl)?,
-            None => Ty::Void,
-        };
-        // Pointer return types appear as a pointer_declarator around the function_declarator.
-        let mut ret_ty = ret_ty;
-        let mut d = def.child_by_field_name("declarator");
-        while let Some(x) = d {
-            if x.kind() == "pointer_declarator" {
-                ret_ty = self.ptr(ret_ty, &[], &[]);
-            }
-            if x.kind() == "function_declarator" {
-                break;
-            }
-            d = x.child_by_field_name("declarator");
-        }
-        let decl = function_declarator(def).ok_or_else(|| self.unsupported(def, "this function"))?;
-        let params = decl.child_by_field_name("parameters").ok_or_else(|| self.unsupported(def, "this function"))?;
-        let mut c = params.walk();
-        let pnodes: Vec<Node> = params.named_children(&mut c).filter(|p| p.kind() == "parameter_declaration").collect();
-        if pnodes.len() != args.len() {
-            return Err(
-                self.unsupported(n, "a call with a different number of arguments than the function's parameters")
-            );
-        }
-        let mut body = Vec::new();
-        let mut scope = HashMap::new();
-        for ((p, a), at) in pnodes.iter().zip(args).zip(&tys) {
-            let (pname, pty) = self.declared(*p)?;
-            let local = self.new_local(pname.as_deref().unwrap_or("$arg"), pty.clone());
-            let a = self.convert(a, at, &pty, n)?;
-            body.push(Stmt::Assign { local, value: a, span: self.span(n) });
-            if let Some(pname) = pname {
-                scope.insert(pname, Sym::Local(local, pty));
-            }
-        }
-        let ret_flag = self.temp(Ty::Int(IntTy::I32));
-        let ret_val = if is_void(&ret_ty) { None } else { Some((self.temp(ret_ty.clone()), ret_ty.clone())) };
-        self.pending.push(Stmt::Assign { local: ret_flag, value: Expr::Int(0, IntTy::I32), span: self.span(n) });
-        let globals = self.scopes[0].clone();
-        let saved_scopes = std::mem::replace(&mut self.scopes, vec![globals, scope]);
-        // Parameters of the kernel are not visible inside the function.
-        self.scopes[0].retain(|_, s| matches!(s, Sym::Const(..)));
-        let saved_pending = std::mem::take(&mut self.pending);
-        self.inline.push(Inline { ret_flag, ret_val: ret_val.clone() });
-        let r = match def.child_by_field_name("body") {
-            Some(b) => self.block(b, &mut body),
-            None => Err(self.unsupported(def, "a function without a body")),
-        };
-        self.inline.pop();
-        self.scopes = saved_scopes;
-        self.pending = saved_pending;
-        r?;
-        body.push(Stmt::Break);
-        let span = self.span(n);
-        self.pending.push(Stmt::Loop { cond: None, body, step: Vec::new(), test_first: true, span, synthetic: true });
-        let fname = function_name(self.unit, def).unwrap_or_default();
-        let note = format!("__device__ function `{fname}` inlined");
-        if !self.k.notes.contains(&note) {
-            self.k.notes.push(note);
-        }
-        Ok(match ret_val {
-            Some((id, t)) => (Expr::Local(id), t),
-            None => (Expr::Int(0, IntTy::I32), Ty::Void),
-        })
-    }
 }
 
 /// Pure CUDA and C math functions: their values are not tracked, their arguments are evaluated.

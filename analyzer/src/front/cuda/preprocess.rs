@@ -24,6 +24,34 @@ use std::path::{Component, Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
 
+/// A CUDA toolkit header (`"cuda_fp16.h"`, `"cooperative_groups.h"`, `"cuda/barrier"`), or
+/// one of cuda-samples' host helpers: included with quotes, found or not, it never stops a kernel.
+fn toolkit_header(name: &str) -> bool {
+    let base = name.rsplit('/').next().unwrap_or(name);
+    name.starts_with("cuda/")
+        || name.starts_with("cub/")
+        || name.starts_with("thrust/")
+        || name.starts_with("cooperative_groups")
+        || base.starts_with("cuda_")
+        || base.starts_with("cuda.h")
+        || base.starts_with("curand")
+        || base.starts_with("cublas")
+        || base.starts_with("cufft")
+        || base.starts_with("cusparse")
+        || base.starts_with("sm_")
+        || base.starts_with("device_")
+        || base.starts_with("helper_")
+        || (!name.contains('/') && C_HEADERS.contains(&name))
+        || matches!(base, "mma.h" | "vector_types.h" | "vector_functions.h" | "math_constants.h" | "crt/host_defines.h")
+}
+
+/// The C and C++ standard headers, which CUDA files sometimes include with quotes.
+const C_HEADERS: &[&str] = &[
+    "math.h", "stdio.h", "stdlib.h", "string.h", "stdint.h", "assert.h", "float.h", "limits.h", "time.h",
+    "stddef.h", "stdbool.h", "cmath", "cstdio", "cstdlib", "cstring", "cstdint", "cassert", "cfloat", "climits",
+    "algorithm", "vector", "iostream", "sys/time.h", "unistd.h",
+];
+
 /// Nested `#include`s before we assume an include cycle.
 const MAX_INCLUDE_DEPTH: usize = 200;
 /// Bytes one top-level macro invocation may expand to.
@@ -150,7 +178,18 @@ pub fn preprocess(
     let path = file.path.clone();
     let mut pp = Pp::new(files, loader, opts, root, &path);
     // Predefines first so that `-D` may override them (e.g. `-D __CUDA_ARCH__=800`).
-    let predefined = [("__CUDACC__", "1"), ("__CUDA_ARCH__", "900"), ("__NVCC__", "1"), ("__cplusplus", "201703L")];
+    let predefined = [("__CUDACC__", "1"),
+        ("__CUDA_ARCH__", "900"),
+        ("__NVCC__", "1"),
+        ("__cplusplus", "201703L"),
+        ("__CUDACC_VER_MAJOR__", "12"),
+        ("__CUDACC_VER_MINOR__", "4"),
+        ("__CUDACC_VER_BUILD__", "0"),
+        ("__CUDA_API_VER_MAJOR__", "12"),
+        ("__CUDA_API_VER_MINOR__", "4"),
+        ("__x86_64__", "1"),
+        ("__linux__", "1"),
+        ("__align__(n)", "alignas(n)")];
     let start = Span { file: root, line: 1, column: 1, len: 1 };
     for (name, value) in
         predefined.iter().map(|&(n, v)| (n, v)).chain(opts.defines.iter().map(|(n, v)| (n.as_str(), v.as_str())))
@@ -1236,8 +1275,9 @@ impl<'a> Pp<'a> {
             return Err(perr(span, format!("#include nested more than {MAX_INCLUDE_DEPTH} levels deep")));
         }
         let Some(path) = self.find_include(&s.dir(), name, angle) else {
-            if angle {
-                // System and CUDA headers are not needed to lower kernels.
+            if angle || toolkit_header(name) {
+                // System and CUDA toolkit headers are not needed to lower kernels: the front end
+                // knows the declarations kernels use from them.
                 return Ok(());
             }
             let mut searched = vec![s.dir().display().to_string()];

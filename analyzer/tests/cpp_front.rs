@@ -1,0 +1,195 @@
+//! The C++ the CUDA front end accepts (docs/cpp.md): each test's numbers are worked out by hand
+//! in its comment.
+
+use sector_analyzer::{analyze_source, AnalyzeOptions, Sheet};
+
+fn opts(grid: &str, block: &str, args: &[(&str, &str)]) -> AnalyzeOptions {
+    AnalyzeOptions {
+        grid: grid.into(),
+        block: block.into(),
+        args: args.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        ..Default::default()
+    }
+}
+
+fn run(src: &str, kernel: &str, grid: &str, block: &str, args: &[(&str, &str)]) -> Sheet {
+    let mut o = opts(grid, block, args);
+    o.kernel = Some(kernel.into());
+    analyze_source("m.cu", src, &o).unwrap_or_else(|f| panic!("{}", f.one_line())).sheet
+}
+
+fn fail(src: &str, kernel: &str, args: &[(&str, &str)]) -> String {
+    let mut o = opts("1", "32", args);
+    o.kernel = Some(kernel.into());
+    match analyze_source("m.cu", src, &o) {
+        Ok(_) => panic!("expected an error"),
+        Err(f) => f.one_line(),
+    }
+}
+
+/// (requests, sectors) of the rows with this op and space.
+fn total(s: &Sheet, space: &str, op: &str) -> (u64, u64) {
+    s.instructions
+        .iter()
+        .filter(|r| r.space == space && r.op == op)
+        .fold((0, 0), |(a, b), r| (a + r.requests, b + r.sectors))
+}
+
+#[test]
+fn a_local_pointer_into_shared_memory_is_shared() {
+    // One warp: s[t] is one shared store, s[31 - t] one shared load; only in/out are global.
+    let src = r#"
+    __global__ void k(const float *in, float *out) {
+        extern __shared__ float smem[];
+        float *s = smem;
+        float *t;
+        t = smem + 32;
+        s[threadIdx.x] = in[threadIdx.x];
+        t[threadIdx.x] = 1.0f;
+        __syncthreads();
+        out[threadIdx.x] = s[31 - threadIdx.x] + (float)(s == t);
+    }"#;
+    let mut o = opts("1", "32", &[]);
+    o.shared_bytes = 256;
+    let s = analyze_source("m.cu", src, &o).unwrap_or_else(|f| panic!("{}", f.one_line())).sheet;
+    assert_eq!(total(&s, "global", "load"), (1, 4));
+    assert_eq!(total(&s, "global", "store"), (1, 4));
+    assert_eq!(total(&s, "shared", "store").0, 2);
+    assert_eq!(total(&s, "shared", "load").0, 1);
+}
+
+#[test]
+fn a_pointer_holding_shared_and_global_addresses_is_refused_at_its_line() {
+    let src = "__global__ void k(float *g, int c) {\n    __shared__ float sh[32];\n    float *p = sh;\n    if (c) p = g;\n    p[threadIdx.x] = 1.0f;\n}\n";
+    let e = fail(src, "k", &[("c", "1")]);
+    assert!(e.contains("m.cu:4:"), "{e}");
+    assert!(e.contains("shared") && e.contains("global"), "{e}");
+}
+
+#[test]
+fn parameters_advanced_in_place_and_in_loops() {
+    // 1 block of 32 threads; p starts at a + 32 floats and advances 32 floats per iteration:
+    // 4 iterations x 1 request of 4 sectors (every row sector aligned).
+    let src = r#"
+    __global__ void k(const float *a, float *b, int rows) {
+        a += 32;
+        for (int r = 0; r < rows; r++) {
+            b[r * 32 + threadIdx.x] = a[threadIdx.x];
+            a += 32;
+        }
+    }"#;
+    let s = run(src, "k", "1", "32", &[("rows", "4")]);
+    assert_eq!(total(&s, "global", "load"), (4, 16));
+    assert_eq!(total(&s, "global", "store"), (4, 16));
+}
+
+#[test]
+fn template_parameters_by_name_including_enums_and_defaults() {
+    // BLOCK = 64 threads stride over n = 256 floats: 4 steps of 2 warps = 8 requests each way.
+    let src = r#"
+    enum class Layout { Row, Col };
+    template <typename T, unsigned BLOCK, Layout L = Layout::Row, bool CHECK = false>
+    __global__ void copy(const T *in, T *out, int n) {
+        for (int i = threadIdx.x; i < n; i += BLOCK) {
+            if (L == Layout::Row || CHECK) out[i] = in[i];
+        }
+    }"#;
+    let s = run(src, "copy", "1", "64", &[("T", "float"), ("BLOCK", "64"), ("n", "256")]);
+    assert_eq!(total(&s, "global", "load"), (8, 32));
+    // T = double: 8-byte elements, 8 sectors per request.
+    let s = run(src, "copy", "1", "64", &[("T", "double"), ("BLOCK", "64"), ("n", "256"), ("L", "Row")]);
+    assert_eq!(total(&s, "global", "store"), (8, 64));
+    // L = Col, CHECK false: nothing is copied.
+    let s = run(src, "copy", "1", "64", &[("T", "float"), ("BLOCK", "64"), ("n", "256"), ("L", "Col")]);
+    assert_eq!(total(&s, "global", "store"), (0, 0));
+}
+
+#[test]
+fn device_function_templates_explicit_deduced_and_as_template_arguments() {
+    // One warp: load<4> reads in[4t] (4 floats 16 bytes apart per lane = 512 bytes: 16 sectors);
+    // apply<twice> passes it through; the store is 4 sectors.
+    let src = r#"
+    template <int S, typename T> __device__ T load(const T *p) { return p[threadIdx.x * S]; }
+    __device__ float twice(float v) { return v + v; }
+    template <float (*F)(float)> __device__ float apply(float v) { return F(v); }
+    __global__ void k(const float *in, float *out) {
+        out[threadIdx.x] = apply<twice>(load<4>(in));
+    }"#;
+    let s = run(src, "k", "1", "32", &[]);
+    assert_eq!(total(&s, "global", "load"), (1, 16));
+    assert_eq!(total(&s, "global", "store"), (1, 4));
+}
+
+#[test]
+fn structures_by_value_and_in_memory() {
+    // SoA by value: p.x and p.y are parameters of their own; p.n bounds the lanes (20 of 32):
+    // 20 floats = 80 bytes = 3 sectors per access.
+    let src = r#"
+    struct P { float *x; float *y; int n; };
+    __global__ void soa(P p) {
+        int i = threadIdx.x;
+        if (i < p.n) p.y[i] = p.x[i];
+    }
+    struct alignas(16) Item { int key; double w; };
+    __global__ void aos(const Item *items, double *out) {
+        // Item: key @0, w @8, 16 bytes: 32 lanes x 16 bytes = 512 bytes = 16 sectors.
+        out[threadIdx.x] = items[threadIdx.x].w;
+    }"#;
+    let s = run(src, "soa", "1", "32", &[("p.n", "20")]);
+    assert_eq!(total(&s, "global", "load"), (1, 3));
+    assert_eq!(total(&s, "global", "store"), (1, 3));
+    let s = run(src, "aos", "1", "32", &[]);
+    assert_eq!(total(&s, "global", "load"), (1, 16));
+    assert_eq!(s.instructions.iter().find(|r| r.op == "load").unwrap().width, 8);
+}
+
+#[test]
+fn declarations_switch_constants_and_constant_memory() {
+    // mode = 2 falls through case 2 into case 3: two stores of 4 sectors; kTab is constant
+    // memory (not counted); the scalar __shared__ flag: 1 store, 1 load.
+    let src = r#"
+    #include "cuda_fp16.h"
+    #include <cooperative_groups.h>
+    namespace cfg { static constexpr int kW = 32; }
+    __constant__ int kTab[4];
+    __device__ int helper(int v) {
+        __shared__ int flag;
+        if (threadIdx.x == 0) flag = v;
+        __syncthreads();
+        return flag;
+    }
+    __global__ void k(float *out, int mode) {
+        int base = helper(kTab[1]);
+        switch (mode) {
+        case 1: out[threadIdx.x] = 1.0f; break;
+        case 2: out[threadIdx.x + cfg::kW] = 2.0f;
+        case 3: out[threadIdx.x + 2 * cfg::kW] = 3.0f; break;
+        default: out[threadIdx.x + base] = 0.0f;
+        }
+    }"#;
+    let s = run(src, "k", "1", "32", &[("mode", "2")]);
+    assert_eq!(total(&s, "global", "store"), (2, 8));
+    assert_eq!(total(&s, "global", "load"), (0, 0));
+    assert_eq!(total(&s, "shared", "store").0, 1);
+    assert_eq!(total(&s, "shared", "load").0, 1);
+}
+
+#[test]
+fn references_name_places() {
+    // acc(out[t], in[t]) reads and writes out[t] once each through the reference.
+    let src = r#"
+    __device__ void acc(float &dst, const float &v) { dst += v; }
+    __global__ void k(const float *in, float *out) {
+        acc(out[threadIdx.x], in[threadIdx.x]);
+    }"#;
+    let s = run(src, "k", "1", "32", &[]);
+    assert_eq!(total(&s, "global", "load"), (2, 8));
+    assert_eq!(total(&s, "global", "store"), (1, 4));
+}
+
+#[test]
+fn textures_are_refused_by_name() {
+    let src = "__global__ void k(cudaTextureObject_t t, float *out) { out[threadIdx.x] = 0.0f; }\n";
+    let e = fail(src, "k", &[]);
+    assert!(e.contains("textures and surfaces are not modelled"), "{e}");
+}
