@@ -8,7 +8,7 @@ use crate::analyze::{AnalyzeOptions, Failure, Input};
 use crate::diag::{Diagnostic, ErrorKind, Result};
 use crate::engine::{self, Capture, LaneAddr, Probe, ProbeOutcome, SECTOR, WARP};
 use crate::finding::{self, Finding, Severity};
-use crate::ir::{AccessKind, Base, Kernel, MemOpId, Space};
+use crate::ir::{Base, Kernel, MemOpId, Space};
 use crate::launch::Setup;
 use crate::sheet::text::thousands;
 use crate::sheet::{LaunchInfo, Row};
@@ -400,7 +400,7 @@ fn explain_one(kernel: &Kernel, setup: &Setup, id: MemOpId, c: &Capture, row: Op
         column: op.span.column,
         text: op.text.clone(),
         space: if shared { "shared" } else { "global" },
-        op: if op.kind == AccessKind::Load { "load" } else { "store" },
+        op: op.kind.name(),
         width,
         span: op.span,
         block: c.block,

@@ -36,6 +36,41 @@ pub const METRICS: &[&str] = &[
     "launch__block_size",
 ];
 
+/// Counters of atomics and asynchronous copies: asked for only where this Nsight Compute knows
+/// them (an unknown metric name fails the whole run).
+pub const OPTIONAL_METRICS: &[&str] = &[
+    "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts_cache_access.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_access.sum",
+    "smsp__sass_l1tex_t_requests_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum",
+    "smsp__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum",
+    "smsp__sass_inst_executed_op_shared_atom.sum",
+    "smsp__sass_inst_executed_op_global_red.sum",
+    "smsp__sass_inst_executed_op_global_atom.sum",
+    "smsp__sass_inst_executed_op_ldgsts.sum",
+];
+
+/// [`METRICS`] plus those of [`OPTIONAL_METRICS`] that `ncu --query-metrics` lists for `chip`.
+pub fn metrics_for(ncu: &std::path::Path, chip: &str) -> Vec<String> {
+    let mut out: Vec<String> = METRICS.iter().map(|m| m.to_string()).collect();
+    let listed = std::process::Command::new(ncu)
+        .args(["--query-metrics", "--chip", chip])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    let known: HashSet<&str> = listed.split_whitespace().collect();
+    for m in OPTIONAL_METRICS {
+        let base = m.trim_end_matches(".sum");
+        if known.contains(base) {
+            out.push(m.to_string());
+        }
+    }
+    out
+}
+
 /// Parses one CSV cell as a number: thousands separators removed; `-`, `n/a` and empty cells
 /// are `None`.
 pub fn parse_number(cell: &str) -> Option<f64> {

@@ -398,6 +398,12 @@ pub fn nvrtc_options(case: &Case, source: &Path, cuda_include: Option<&Path>) ->
     }
     if let Some(inc) = cuda_include {
         o.push(format!("-I{}", inc.display()));
+        // CUDA 13 keeps libcu++ (`<cuda/pipeline>`, `<cuda/std/...>`, which cooperative groups
+        // include) under include/cccl.
+        let cccl = inc.join("cccl");
+        if cccl.is_dir() {
+            o.push(format!("-I{}", cccl.display()));
+        }
     }
     o
 }

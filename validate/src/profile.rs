@@ -2,7 +2,7 @@
 //! (so the GPU is held only as long as the launches and their replays take), then `ncu -i`
 //! exports the pages the comparison reads into the raw folder ([`crate::rawdir`]).
 
-use crate::ncu::{self, METRICS};
+use crate::ncu;
 use crate::rawdir;
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -91,7 +91,7 @@ pub fn profile(run: &ProfileRun) -> Result<Option<String>> {
     cmd.arg("--clock-control")
         .arg("none")
         .arg("--metrics")
-        .arg(METRICS.join(","))
+        .arg(ncu::metrics_for(run.ncu, "gh100").join(","))
         .arg("--section")
         .arg("SourceCounters")
         .arg("--import-source")

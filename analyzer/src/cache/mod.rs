@@ -383,7 +383,9 @@ impl CacheModel {
             self.sm = p.sm as usize;
             let ss = &sectors[p.sectors.0 as usize..p.sectors.1 as usize];
             match p.kind {
-                AccessKind::Load => self.load(p.op as usize, p.cache, ss),
+                AccessKind::Load | AccessKind::AsyncCopy | AccessKind::Red | AccessKind::Atom => {
+                    self.load(p.op as usize, p.cache, ss)
+                }
                 AccessKind::Store => self.store(p.op as usize, &addrs[p.addrs.0 as usize..p.addrs.1 as usize], p.width),
             }
         }
@@ -410,7 +412,9 @@ impl CacheModel {
         if self.sampled() {
             let t = self.op(op);
             match kind {
-                AccessKind::Load => t.rest_load_sectors += sectors.len() as u64,
+                AccessKind::Load | AccessKind::AsyncCopy | AccessKind::Red | AccessKind::Atom => {
+                    t.rest_load_sectors += sectors.len() as u64
+                }
                 AccessKind::Store => t.rest_store_sectors += sectors.len() as u64,
             }
             return;
@@ -448,7 +452,9 @@ impl CacheModel {
         self.fed = true;
         let t = self.op(op);
         match kind {
-            AccessKind::Load => t.unknown_load_sectors += n,
+            AccessKind::Load | AccessKind::AsyncCopy | AccessKind::Red | AccessKind::Atom => {
+                t.unknown_load_sectors += n
+            }
             AccessKind::Store => t.unknown_store_sectors += n,
         }
     }

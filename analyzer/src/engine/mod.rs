@@ -8,6 +8,7 @@
 mod probe;
 mod shared;
 pub mod symbolic;
+mod warp;
 
 use crate::diag::{Diagnostic, ErrorKind, Result};
 use crate::ir::*;
@@ -49,6 +50,28 @@ pub fn sectors_of(addrs: &[i64], width: u32, buf: &mut Vec<i64>) -> u64 {
         buf.dedup();
     }
     buf.len() as u64
+}
+
+/// Sectors one warp-level atomic costs. Lanes on the same address are served one after the
+/// other (measured on the H200: 32 lanes adding to one int cost 32 sectors, 32 consecutive ints
+/// 4), so the lanes are taken in passes, the `k`-th pass holding the `k`-th lane of every
+/// address, and each pass costs its distinct sectors.
+pub fn atomic_sectors(addrs: &[i64], width: u32, buf: &mut Vec<i64>) -> u64 {
+    let mut sorted = addrs.to_vec();
+    sorted.sort_unstable();
+    if sorted.windows(2).all(|w| w[0] != w[1]) {
+        return sectors_of(&sorted, width, buf);
+    }
+    let mut passes: Vec<Vec<i64>> = Vec::new();
+    for run in sorted.chunk_by(|a, b| a == b) {
+        for (k, &a) in run.iter().enumerate() {
+            if passes.len() <= k {
+                passes.push(Vec::new());
+            }
+            passes[k].push(a);
+        }
+    }
+    passes.iter().map(|p| sectors_of(p, width, buf)).sum()
 }
 
 /// Counts for one memory instruction over the launch.
@@ -1103,6 +1126,23 @@ impl<'a> Engine<'a> {
                 };
                 Vals::Same(V { k, data: data || missing.is_none() })
             }
+            Expr::Warp { op, ty, args, .. } => {
+                let mut vals = Vec::with_capacity(args.len());
+                for a in args {
+                    let v = self.eval(a, m, st)?;
+                    let mut b = [UNDEF; WARP];
+                    for l in lanes(m) {
+                        b[l] = v.at(l);
+                    }
+                    self.pool.put(v);
+                    vals.push(b);
+                }
+                let out = warp::warp_op(*op, *ty, m, &vals, &RefLanes, UNDEF)
+                    .unwrap_or_else(|never: std::convert::Infallible| match never {});
+                let mut b = self.pool.lanes();
+                *b = out;
+                self.pool.pack(m, b)
+            }
         })
     }
 
@@ -1193,6 +1233,18 @@ impl<'a> Engine<'a> {
         match op.kind {
             AccessKind::Load if op.volatile => {}
             AccessKind::Load => hold(held, key, a, active),
+            // The copy's data lands in shared memory, read after a wait (a barrier).
+            AccessKind::AsyncCopy => {}
+            AccessKind::Red | AccessKind::Atom => {
+                // An atomic writes memory: what it may change is no longer held, and its own
+                // location's value is the other threads' business.
+                for l in lanes(m) {
+                    match a.at(l).k {
+                        K::Ptr(b, _) | K::PtrUnknown(b) => held.forget(1 << l, |x| self.may_alias(x, b)),
+                        _ => held.forget(1 << l, |_| true),
+                    }
+                }
+            }
             AccessKind::Store => {
                 match a {
                     Vals::Ptrs(b, ..) => held.forget(m, |x| self.may_alias(x, *b)),
@@ -1336,7 +1388,11 @@ impl<'a> Engine<'a> {
         }
         match op.space {
             Space::Global => {
-                let known = sectors_of(addrs, width, &mut self.scratch);
+                let known = if op.kind.is_atomic() && !op.warp_aggregated {
+                    atomic_sectors(addrs, width, &mut self.scratch)
+                } else {
+                    sectors_of(addrs, width, &mut self.scratch)
+                };
                 let per_lane = (width as u64).div_ceil(SECTOR);
                 // The fewest sectors that carry the bytes the lanes ask for: lanes reading the
                 // same element share its bytes.
@@ -1349,11 +1405,21 @@ impl<'a> Engine<'a> {
                 let _ = lanes_active;
                 let ideal = ((unique + n_unknown) * width as u64).div_ceil(SECTOR);
                 s.ideal_sectors += ideal;
+                // Atomics are performed in L2 and counted apart there: the cache model's
+                // reads and writes do not include them.
+                let feed = !op.kind.is_atomic();
                 if n_unknown == 0 {
                     s.sectors += known;
                     s.sectors_min += known;
                     s.sectors_max += known;
-                    self.boundary.access(id.0 as usize, op.kind, op.cache, &self.scratch, addrs, width);
+                    if feed {
+                        self.boundary.access(id.0 as usize, op.kind, op.cache, &self.scratch, addrs, width);
+                    }
+                } else if !feed {
+                    s.unknown_executions += 1;
+                    s.sectors += known + n_unknown * per_lane;
+                    s.sectors_min += known.max(per_lane);
+                    s.sectors_max += known + n_unknown * per_lane;
                 } else {
                     // Default assumption (DESIGN.md): every unknown lane touches its own sectors.
                     s.unknown_executions += 1;
@@ -1384,6 +1450,25 @@ impl<'a> Engine<'a> {
             }
         }
         Ok(())
+    }
+}
+
+/// The reference engine's lane values for [`warp::warp_op`].
+struct RefLanes;
+
+impl warp::LaneValues<V, std::convert::Infallible> for RefLanes {
+    fn read(&self, v: &V) -> std::result::Result<warp::Lane<V>, std::convert::Infallible> {
+        Ok(match v.k {
+            K::Int(x) => warp::Lane::Int(x, v.data),
+            K::Missing(_) | K::Undef => warp::Lane::Other(*v),
+            _ => warp::Lane::Unknown,
+        })
+    }
+    fn int(&self, x: i128, data: bool) -> V {
+        V { k: K::Int(x), data }
+    }
+    fn unknown(&self) -> V {
+        V { k: K::Unknown, data: true }
     }
 }
 

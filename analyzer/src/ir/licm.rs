@@ -74,7 +74,7 @@ fn promote_in_loop(k: &Kernel, body: &[Stmt], step: &[Stmt], out: &mut [bool]) {
     for s in body {
         let Stmt::Store { op, addr, .. } = s else { continue };
         let m = k.mem_op(*op);
-        if m.volatile || m.space != Space::Global {
+        if m.volatile || m.space != Space::Global || m.kind != AccessKind::Store {
             continue;
         }
         let Some(base) = root_base(addr) else { continue };
@@ -87,6 +87,8 @@ fn promote_in_loop(k: &Kernel, body: &[Stmt], step: &[Stmt], out: &mut [bool]) {
             }
             match a.base {
                 Some(b) if !may_alias(k, b, base) => true,
+                // An atomic on the same object reads memory on every iteration.
+                Some(_) if k.mem_op(a.op).kind.is_atomic() => false,
                 Some(b) if b == base => k.mem_op(a.op).addr_key == m.addr_key,
                 _ => false,
             }
@@ -176,7 +178,7 @@ pub fn walk(e: &Expr, f: &mut impl FnMut(&Expr)) {
             walk(bytes, f);
         }
         Expr::Load { addr, .. } => walk(addr, f),
-        Expr::Opaque { args, .. } => args.iter().for_each(|a| walk(a, f)),
+        Expr::Opaque { args, .. } | Expr::Warp { args, .. } => args.iter().for_each(|a| walk(a, f)),
         Expr::Int(..) | Expr::Float(_) | Expr::Local(_) | Expr::Param(_) | Expr::Builtin(_) | Expr::SharedBase(_) => {}
     }
 }

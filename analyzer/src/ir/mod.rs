@@ -169,6 +169,29 @@ pub struct Local {
 pub enum AccessKind {
     Load,
     Store,
+    /// A global atomic whose result is unused: the compiler emits a reduction (RED).
+    Red,
+    /// An atomic whose result is used (ATOM, or ATOMS in shared memory).
+    Atom,
+    /// A global-to-shared asynchronous copy (LDGSTS): its row counts the global side.
+    AsyncCopy,
+}
+
+impl AccessKind {
+    /// The name a sheet row and the JSON give the operation.
+    pub fn name(self) -> &'static str {
+        match self {
+            AccessKind::Load => "load",
+            AccessKind::Store => "store",
+            AccessKind::Red => "red",
+            AccessKind::Atom => "atom",
+            AccessKind::AsyncCopy => "async_copy",
+        }
+    }
+    /// Atomics read and write memory: they are never removed, and they end what a thread holds.
+    pub fn is_atomic(self) -> bool {
+        matches!(self, AccessKind::Red | AccessKind::Atom)
+    }
 }
 
 /// The cache operator of an access, as written (`__ldcg` -> `Cg`), or the default.
@@ -214,6 +237,9 @@ pub struct MemOp {
     pub span: Span,
     /// The address written out canonically; the GVN model requires equal keys for reuse.
     pub addr_key: String,
+    /// An atomic whose address is the same in every lane as far as the compiler can tell: nvcc
+    /// performs it once per warp (one lane), so its lanes cost one pass.
+    pub warp_aggregated: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -252,6 +278,45 @@ pub enum UnOp {
     Neg,
     Not,
     LogicalNot,
+}
+
+/// A value computed across the lanes of a warp (shuffles, votes, reductions) or a lane's own
+/// bit operation (`__popc`); the engines compute it lane by lane from the operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WarpOp {
+    /// `__shfl_sync`: args `[value, src_lane, width]`.
+    Shfl,
+    /// `__shfl_up_sync`: args `[value, delta, width]`.
+    ShflUp,
+    /// `__shfl_down_sync`: args `[value, delta, width]`.
+    ShflDown,
+    /// `__shfl_xor_sync`: args `[value, lane_mask, width]`.
+    ShflXor,
+    /// `__ballot_sync`: args `[pred]`; the mask of the active lanes where it holds.
+    Ballot,
+    /// `__any_sync` / `__all_sync`: args `[pred]`.
+    Any,
+    All,
+    /// `__activemask()`: no args.
+    ActiveMask,
+    /// `__reduce_*_sync`, `cg::reduce`: args `[value, width]`; every active lane of each
+    /// `width`-lane segment gets the reduction over that segment's active lanes.
+    Reduce(ReduceOp),
+    /// Lane-local bit counts of a value of `bits` bits: args `[x]`.
+    Popc(u8),
+    Ffs(u8),
+    Clz(u8),
+    Brev(u8),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    Add,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
 }
 
 /// Expressions. Pure, except that [`Expr::Load`] reads memory (and is counted).
@@ -321,6 +386,13 @@ pub enum Expr {
     Opaque {
         args: Vec<Expr>,
         what: String,
+    },
+    /// A warp-level intrinsic ([`WarpOp`]) of result type `ty`.
+    Warp {
+        op: WarpOp,
+        ty: IntTy,
+        args: Vec<Expr>,
+        span: Span,
     },
 }
 

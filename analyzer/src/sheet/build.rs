@@ -45,10 +45,7 @@ fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup)
         column: op.span.column,
         text: op.text.clone(),
         space: if shared { "shared" } else { "global" },
-        op: match op.kind {
-            AccessKind::Load => "load",
-            AccessKind::Store => "store",
-        },
+        op: op.kind.name(),
         width: op.width,
         cache_op: op.cache.name(),
         executions: st.executions,
@@ -83,14 +80,30 @@ pub fn build(kernel: &Kernel, setup: &Setup, trace: Trace, files: &SourceFiles) 
     for r in &rows {
         match (r.space, r.op) {
             ("global", op) => {
-                let t = if op == "load" { &mut totals.global_load } else { &mut totals.global_store };
-                t.requests += r.requests;
-                t.sectors += r.sectors;
-                t.ideal_sectors += r.ideal_sectors;
-                t.logical_bytes += r.logical_bytes;
+                // The H200 counts an asynchronous copy in the global-load counters too.
+                let into: &mut [&mut GlobalTotals] = match op {
+                    "load" => &mut [&mut totals.global_load],
+                    "red" => &mut [&mut totals.global_red],
+                    "atom" => &mut [&mut totals.global_atom],
+                    "async_copy" if r.cache_op == crate::ir::CacheOp::Cg.name() => {
+                        &mut [&mut totals.global_async_copy_bypass, &mut totals.global_load]
+                    }
+                    "async_copy" => &mut [&mut totals.global_async_copy, &mut totals.global_load],
+                    _ => &mut [&mut totals.global_store],
+                };
+                for t in into.iter_mut() {
+                    t.requests += r.requests;
+                    t.sectors += r.sectors;
+                    t.ideal_sectors += r.ideal_sectors;
+                    t.logical_bytes += r.logical_bytes;
+                }
             }
             (_, op) => {
-                let t = if op == "load" { &mut totals.shared_load } else { &mut totals.shared_store };
+                let t = match op {
+                    "load" => &mut totals.shared_load,
+                    "atom" => &mut totals.shared_atom,
+                    _ => &mut totals.shared_store,
+                };
                 t.requests += r.requests;
                 t.wavefronts += r.wavefronts.unwrap_or(0);
                 t.ideal_wavefronts += r.ideal_wavefronts.unwrap_or(0);
@@ -175,8 +188,12 @@ fn footprints(kernel: &Kernel, trace: &Trace) -> Vec<Footprint> {
                 continue;
             }
             match kernel.mem_ops[i].kind {
-                AccessKind::Load => fp.loaded = true,
+                AccessKind::Load | AccessKind::AsyncCopy => fp.loaded = true,
                 AccessKind::Store => fp.stored = true,
+                AccessKind::Red | AccessKind::Atom => {
+                    fp.loaded = true;
+                    fp.stored = true;
+                }
             }
             if st.unknown_executions > 0 {
                 fp.complete = false;

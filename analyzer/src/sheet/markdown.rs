@@ -46,10 +46,33 @@ pub fn render(sheet: &Sheet) -> String {
             thousands(g.logical_bytes)
         );
     }
+    for (n, g) in [("global red", &t.global_red), ("global atom", &t.global_atom), ("async copy", &t.global_async_copy), ("async bypass", &t.global_async_copy_bypass)] {
+        if g.requests > 0 {
+            let _ = writeln!(
+                o,
+                "| {n} | {} | {} | {} | {} |",
+                thousands(g.requests),
+                thousands(g.sectors),
+                thousands(g.ideal_sectors),
+                thousands(g.logical_bytes)
+            );
+        }
+    }
     for (n, s) in [("shared load", &t.shared_load), ("shared store", &t.shared_store)] {
         let _ = writeln!(
             o,
             "| {n} | {} | {} wavefronts | {} | {} |",
+            thousands(s.requests),
+            thousands(s.wavefronts),
+            thousands(s.ideal_wavefronts),
+            thousands(s.logical_bytes)
+        );
+    }
+    if t.shared_atom.requests > 0 {
+        let s = &t.shared_atom;
+        let _ = writeln!(
+            o,
+            "| shared atom | {} | {} wavefronts | {} | {} |",
             thousands(s.requests),
             thousands(s.wavefronts),
             thousands(s.ideal_wavefronts),

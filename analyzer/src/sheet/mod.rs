@@ -32,7 +32,7 @@ pub struct Row {
     pub text: String,
     /// `global` or `shared`.
     pub space: &'static str,
-    /// `load` or `store`.
+    /// `load`, `store`, `red`, `atom` or `async_copy` ([`crate::ir::AccessKind::name`]).
     pub op: &'static str,
     pub width: u32,
     pub cache_op: &'static str,
@@ -106,10 +106,37 @@ pub struct SharedTotals {
 
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct Totals {
+    /// Global loads, asynchronous copies included (the H200's load counters include LDGSTS).
     pub global_load: GlobalTotals,
     pub global_store: GlobalTotals,
     pub shared_load: SharedTotals,
     pub shared_store: SharedTotals,
+    /// Global atomics whose result is unused (RED), and whose result is used (ATOM).
+    pub global_red: GlobalTotals,
+    pub global_atom: GlobalTotals,
+    /// Global-to-shared asynchronous copies through L1 (LDGSTS, `cp.async.ca`), also inside
+    /// `global_load`: what `l1tex__t_{requests,sectors}_pipe_lsu_mem_global_op_ldgsts_cache_access`
+    /// counts.
+    pub global_async_copy: GlobalTotals,
+    /// Those that bypass L1 (LDGSTS.BYPASS, the 16-byte `cp.async.cg`): inside `global_load`, not
+    /// in the `cache_access` counters (measured on the H200); absent from the JSON when none.
+    #[serde(skip_serializing_if = "GlobalTotals::is_empty")]
+    pub global_async_copy_bypass: GlobalTotals,
+    /// Shared-memory atomics (ATOMS); absent from the JSON when there are none.
+    #[serde(skip_serializing_if = "SharedTotals::is_empty")]
+    pub shared_atom: SharedTotals,
+}
+
+impl GlobalTotals {
+    pub fn is_empty(&self) -> bool {
+        *self == GlobalTotals::default()
+    }
+}
+
+impl SharedTotals {
+    pub fn is_empty(&self) -> bool {
+        *self == SharedTotals::default()
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]

@@ -152,7 +152,28 @@ pub fn render(sheet: &Sheet) -> String {
             thousands(g.logical_bytes)
         );
     }
-    for (name, s) in [("shared load ", &t.shared_load), ("shared store", &t.shared_store)] {
+    // Atomics and asynchronous copies have counters of their own; shown when the kernel has them.
+    for (name, g) in [
+        ("global red  ", &t.global_red),
+        ("global atom ", &t.global_atom),
+        ("async copy  ", &t.global_async_copy),
+        ("async bypass", &t.global_async_copy_bypass),
+    ] {
+        if g.requests > 0 {
+            let _ = writeln!(
+                o,
+                "  {name}  requests {:>12}  sectors {:>12}  ideal {:>12}  sectors/request {:.2}",
+                thousands(g.requests),
+                thousands(g.sectors),
+                thousands(g.ideal_sectors),
+                g.sectors as f64 / g.requests as f64
+            );
+        }
+    }
+    if t.global_async_copy.requests + t.global_async_copy_bypass.requests > 0 {
+        let _ = writeln!(o, "  (global load includes the asynchronous copies, as the H200's load counters do)");
+    }
+    for (name, s) in [("shared load ", &t.shared_load), ("shared store", &t.shared_store), ("shared atom ", &t.shared_atom)] {
         if s.requests > 0 {
             let _ = writeln!(
                 o,

@@ -1114,6 +1114,13 @@ impl<'a> Sym<'a> {
                 };
                 fill(&mut out, m, SV { k, data: data || missing.is_none() });
             }
+            Expr::Warp { op, ty, args, .. } => {
+                let mut vals = Vec::with_capacity(args.len());
+                for a in args {
+                    vals.push(self.eval(a, m, st)?);
+                }
+                out = super::warp::warp_op(*op, *ty, m, &vals, &SymLanes, UNDEF)?;
+            }
         }
         Ok(out)
     }
@@ -1260,6 +1267,21 @@ impl<'a> Sym<'a> {
         }
         match op.kind {
             AccessKind::Load if op.volatile => {}
+            AccessKind::AsyncCopy => {}
+            AccessKind::Red | AccessKind::Atom => {
+                for l in lanes(m) {
+                    let hit = a[l].k;
+                    for r in &mut st.held {
+                        let drop = match hit {
+                            SK::Ptr(b, _) | SK::PtrUnknown(b) => may_alias(r.base, b, &self.restrict),
+                            _ => true,
+                        };
+                        if r.lanes >> l & 1 == 1 && drop {
+                            r.lanes &= !(1 << l);
+                        }
+                    }
+                }
+            }
             AccessKind::Load => {
                 for l in lanes(active) {
                     if let SK::Ptr(b, o) = a[l].k {
@@ -1368,7 +1390,11 @@ impl<'a> Sym<'a> {
                     for (x, c) in addrs.iter_mut().zip(&consts) {
                         *x = c.wrapping_add(r as i64);
                     }
-                    let k = sectors_of(&addrs, width, &mut scratch);
+                    let k = if op.kind.is_atomic() && !op.warp_aggregated {
+                        super::atomic_sectors(&addrs, width, &mut scratch)
+                    } else {
+                        sectors_of(&addrs, width, &mut scratch)
+                    };
                     let (sec, lo, hi) = if n_unknown == 0 {
                         (k, k, k)
                     } else {
@@ -1394,6 +1420,29 @@ impl<'a> Sym<'a> {
             }
         }
         Ok(())
+    }
+}
+
+/// The symbolic engine's lane values for the warp intrinsics: an integer that varies over the
+/// box cannot be decided once for every point, so the engine gives up (the reference engine
+/// then enumerates).
+struct SymLanes;
+
+impl super::warp::LaneValues<SV, Stop> for SymLanes {
+    fn read(&self, v: &SV) -> R<super::warp::Lane<SV>> {
+        use super::warp::Lane;
+        Ok(match v.k {
+            SK::Int(f) if f.is_const() => Lane::Int(f.c, v.data),
+            SK::Int(_) => return give_up("a warp intrinsic of a value that varies between warps or iterations"),
+            SK::Missing(_) | SK::Undef => Lane::Other(*v),
+            _ => Lane::Unknown,
+        })
+    }
+    fn int(&self, x: i128, data: bool) -> SV {
+        SV { k: SK::Int(Form::constant(x)), data }
+    }
+    fn unknown(&self) -> SV {
+        UNKNOWN
     }
 }
 

@@ -1020,6 +1020,12 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 refs.push(None);
                 continue;
             };
+            // A cooperative group is bound by name, not passed as a value.
+            if let Some((_, g)) = self.group_param(*p, Some(*a))? {
+                refs.push(Some(Sym::Group(g)));
+                vals.push(None);
+                continue;
+            }
             if is_ref && !self.is_const_param(*p) {
                 refs.push(Some(self.bind_reference("$ref", None, *a)?));
                 vals.push(None);

@@ -17,6 +17,10 @@ use crate::source::Span;
 use std::collections::HashMap;
 use tree_sitter::{Node, Parser};
 
+mod asm;
+mod coop_groups;
+mod intrinsics;
+
 /// Deepest expression or statement nesting lowered before giving up (keeps the stack bounded).
 const MAX_DEPTH: u32 = 400;
 const MAX_INLINE: usize = 16;
@@ -278,6 +282,8 @@ enum Sym {
     Struct(cpp::StructVal),
     /// A lambda (index into `Lowerer::lambdas`), inlined where it is called.
     Lambda(usize),
+    /// A cooperative group or a synchronisation object ([`coop_groups`]).
+    Group(coop_groups::Group),
 }
 
 /// An lvalue.
@@ -364,6 +370,7 @@ fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> 
     let mut out = l.params_to_locals(body);
     l.block(body, &mut out)?;
     l.k.body = out;
+    intrinsics::settle_atomics(&mut l.k);
     Ok(l.k)
 }
 
@@ -659,6 +666,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             "compound_statement" => self.block(n, out),
             "declaration" => self.declaration(n, out),
             "expression_statement" => {
+                if self.group_statement(n)? {
+                    return Ok(());
+                }
                 let mut c = n.walk();
                 let e = n.named_children(&mut c).next();
                 if let Some(e) = e {
@@ -741,7 +751,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             "labeled_statement" | "goto_statement" => Err(self.unsupported(n, "goto and labels")),
             "switch_statement" => self.switch_stmt(n, out),
             "for_range_loop" => Err(self.unsupported(n, "a range-based for loop")),
-            "gnu_asm_expression" | "asm_statement" => Err(self.unsupported(n, "inline assembly")),
+            "gnu_asm_expression" => self.inline_asm(n, out),
+            "asm_statement" => Err(self.unsupported(n, "inline assembly in this form")),
             "comment" | "empty_statement" | ";" => Ok(()),
             "type_definition" | "alias_declaration" | "static_assert_declaration" => Ok(()),
             _ => Err(self.unsupported(n, &format!("this statement ({})", n.kind()))),
@@ -871,6 +882,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     }
 
     fn declaration(&mut self, n: Node, out: &mut Vec<Stmt>) -> Result<()> {
+        if self.group_declaration(n)? {
+            return Ok(());
+        }
         let t = n.child_by_field_name("type").ok_or_else(|| self.unsupported(n, "this declaration"))?;
         let quals = self.quals(n);
         let shared = quals.contains(&"__shared__");
@@ -1065,6 +1079,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     self.effect(i, out)?;
                 }
             }
+            "gnu_asm_expression" => self.inline_asm(e, out)?,
             _ => {
                 let (x, _) = self.expr(e)?;
                 self.flush(out);
@@ -1168,6 +1183,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             text: display,
             span,
             addr_key: format!("{}:{}", width, compact),
+            warp_aggregated: false,
         });
         id
     }
@@ -1690,6 +1706,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 Ok((Expr::SharedBase(id), ty))
             }
             Some(Sym::LocalArray(_)) => Err(self.unsupported(n, "a thread's own array used as a pointer")),
+            // A group passed along (to a __device__ function that binds it by name).
+            Some(Sym::Group(_)) => Ok((Expr::Int(0, IntTy::I32), Ty::Void)),
             Some(sym) => self.sym_value(sym, n),
             None => match name {
                 "warpSize" => Ok((Expr::Builtin(Builtin::WarpSize), Ty::Int(IntTy::I32))),
@@ -1702,6 +1720,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     }
 
     fn field(&mut self, n: Node) -> Result<(Expr, Ty)> {
+        if let Some(r) = self.group_member_field(n)? {
+            return Ok(r);
+        }
         let arg = n.child_by_field_name("argument").ok_or_else(|| self.unsupported(n, "this expression"))?;
         let field = n.child_by_field_name("field").map(|f| self.text(f)).unwrap_or("");
         if arg.kind() == "identifier" && self.lookup(self.text(arg)).is_none() {
@@ -1859,6 +1880,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let args_node = n.child_by_field_name("arguments").ok_or_else(|| self.unsupported(n, "this call"))?;
         let mut c = args_node.walk();
         let arg_nodes: Vec<Node> = args_node.named_children(&mut c).filter(|a| a.kind() != "comment").collect();
+        if let Some(r) = self.group_call(n, f, &arg_nodes)? {
+            return Ok(r);
+        }
         // C++ casts: static_cast<T>(x) and friends.
         if f.kind() == "template_function" {
             let name = f.child_by_field_name("name").map(|x| self.text(x)).unwrap_or("");
@@ -1966,12 +1990,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             self.pending.push(Stmt::Store { op, addr: p, value: v });
             return Ok((Expr::Int(0, IntTy::I32), Ty::Void));
         }
-        if name.starts_with("atomic") || name.starts_with("__atomic") {
-            return Err(Diagnostic::at(
-                ErrorKind::Unsupported,
-                self.span(n),
-                format!("`{name}`: atomic operations are not modelled (Nsight Compute counts them apart from loads and stores)"),
-            ));
+        if let Some(r) = self.gpu_call(n, name, &arg_nodes)? {
+            return Ok(r);
         }
         if self.is_barrier(n) {
             return Err(self.unsupported(n, "a barrier inside an expression"));

@@ -30,6 +30,10 @@ pub fn named_type(name: &str) -> Option<Ty> {
 
 /// CUDA's vector types: `float4` is 16 bytes, `double2` 16, `char4` 4, `float3` 12, ...
 fn vector_type(name: &str) -> Option<Ty> {
+    // Packed half-precision pairs: one 4-byte access.
+    if matches!(name, "__half2" | "half2" | "__nv_bfloat162" | "nv_bfloat162" | "__nv_half2") {
+        return Some(Ty::Vector { name: name.to_string(), bytes: 4 });
+    }
     let n: u32 = name.chars().last()?.to_digit(10)?;
     if !(1..=4).contains(&n) {
         return None;
@@ -65,7 +69,7 @@ pub fn vector_field(vec: &Ty, field: &str) -> Option<(u32, Ty)> {
     let ety = match stem {
         "float" => Ty::Float(4),
         "double" => Ty::Float(8),
-        "half" | "__half" => Ty::Float(2),
+        "half" | "__half" | "__nv_bfloat16" | "nv_bfloat16" | "__nv_half" => Ty::Float(2),
         _ => Ty::Int(IntTy { bits: (elem * 8) as u8, signed: !stem.starts_with('u') }),
     };
     Some((idx * elem, ety))
@@ -116,6 +120,9 @@ mod tests {
         assert_eq!(named_type("double2").unwrap().size(), 16);
         assert_eq!(named_type("char4").unwrap().size(), 4);
         assert_eq!(named_type("float3").unwrap().size(), 12);
+        assert_eq!(named_type("__half2").unwrap().size(), 4);
+        assert_eq!(named_type("__nv_bfloat162").unwrap().size(), 4);
+        assert_eq!(vector_field(&named_type("__nv_bfloat162").unwrap(), "y").unwrap(), (2, Ty::Float(2)));
         let (off, t) = vector_field(&named_type("float4").unwrap(), "z").unwrap();
         assert_eq!((off, t.size()), (8, 4));
     }

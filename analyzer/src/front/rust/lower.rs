@@ -488,6 +488,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             text: text.to_string(),
             span,
             addr_key: format!("{width}:{key}"),
+            warp_aggregated: false,
         });
         id
     }

@@ -1,0 +1,232 @@
+//! Inline PTX (`asm volatile("ld.global.nc.f32 %0, [%1];" : "=f"(x) : "l"(p));`): the global
+//! loads, stores, atomics and asynchronous copies are counted; any other instruction that
+//! touches memory is refused by name; the rest moves no memory and never blocks.
+
+use super::*;
+
+/// One PTX instruction's memory role.
+enum Role {
+    None,
+    Load(u32),
+    Store(u32),
+    Red(u32),
+    Atom(u32),
+    AsyncCopy,
+    Wait,
+}
+
+/// Bytes of a PTX type suffix (`.f32`, `.v4.u32`, `.b128`), vector width included.
+fn ptx_width(parts: &[&str]) -> Option<u32> {
+    let mut vec = 1;
+    let mut elem = None;
+    for p in parts {
+        match *p {
+            "v2" => vec = 2,
+            "v4" => vec = 4,
+            "v8" => vec = 8,
+            _ => {
+                let bits = p.trim_start_matches(['b', 'u', 's', 'f']);
+                if p.len() > bits.len() && p.len() - bits.len() == 1 {
+                    if let Ok(b) = bits.parse::<u32>() {
+                        if matches!(b, 8 | 16 | 32 | 64 | 128) {
+                            elem = Some(b / 8);
+                        }
+                    }
+                }
+                if p == &"f16x2" || p == &"bf16x2" {
+                    elem = Some(4);
+                }
+            }
+        }
+    }
+    elem.map(|e| e * vec)
+}
+
+fn role(opcode: &str) -> std::result::Result<Role, String> {
+    let parts: Vec<&str> = opcode.split('.').collect();
+    let head = parts[0];
+    let global = parts.contains(&"global");
+    let width = || ptx_width(&parts[1..]).ok_or_else(|| format!("`{opcode}`: the access width is not known"));
+    match head {
+        "ld" | "ldu" if global => Ok(Role::Load(width()?)),
+        "st" if global => Ok(Role::Store(width()?)),
+        "red" if global => Ok(Role::Red(width()?)),
+        "atom" if global => Ok(Role::Atom(width()?)),
+        "cp" if parts.get(1) == Some(&"async") => match parts.get(2) {
+            Some(&"ca") | Some(&"cg") => Ok(Role::AsyncCopy),
+            Some(&"commit_group") => Ok(Role::None),
+            Some(&"wait_group") | Some(&"wait_all") => Ok(Role::Wait),
+            _ => Err(format!("`{opcode}` (bulk and tensor copies are not modelled)")),
+        },
+        "ld" | "ldu" | "st" | "red" | "atom" | "cp" | "prefetch" | "prefetchu" | "ldmatrix" | "stmatrix" | "tex"
+        | "tld4" | "suld" | "sust" | "sured" | "mbarrier" | "multimem" => {
+            Err(format!("`{opcode}` touches memory that is not modelled (only ld.global, st.global, red/atom.global and cp.async are)"))
+        }
+        "wmma" if opcode.contains("load") || opcode.contains("store") => {
+            Err(format!("`{opcode}` touches memory that is not modelled"))
+        }
+        "bar" | "barrier" | "membar" | "fence" => Ok(Role::Wait),
+        _ => Ok(Role::None),
+    }
+}
+
+/// The text of a string literal or of adjacent ones, escapes resolved.
+fn literal_text(src: &str) -> String {
+    let mut out = String::new();
+    let mut inside = false;
+    let mut chars = src.chars();
+    while let Some(c) = chars.next() {
+        match (inside, c) {
+            (false, '"') => inside = true,
+            (true, '"') => inside = false,
+            (true, '\\') => match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some(x) => out.push(x),
+                None => {}
+            },
+            (true, x) => out.push(x),
+            _ => {}
+        }
+    }
+    out
+}
+
+impl<'u, 'a> Lowerer<'u, 'a> {
+    /// An `asm` statement: its memory instructions as accesses, its outputs as values nobody
+    /// knows (a `%laneid` read is the lane number).
+    pub(super) fn inline_asm(&mut self, n: Node, out: &mut Vec<Stmt>) -> Result<()> {
+        let code = n.child_by_field_name("assembly_code").map(|c| literal_text(self.text(c))).unwrap_or_default();
+        // `%%laneid` in the template is PTX's `%laneid`.
+        let code = code.replace("%%", "%");
+        let operands = |field: &str| -> Vec<Node> {
+            let mut v = Vec::new();
+            if let Some(list) = n.child_by_field_name(field) {
+                let mut c = list.walk();
+                for o in list.named_children(&mut c) {
+                    if let Some(val) = o.child_by_field_name("value") {
+                        v.push(val);
+                    }
+                }
+            }
+            v
+        };
+        let outs = operands("output_operands");
+        let ins = operands("input_operands");
+        let nouts = outs.len();
+        // `%N` numbers outputs first, then inputs.
+        let mut in_vals: Vec<Option<(Expr, Ty)>> = Vec::new();
+        for i in &ins {
+            in_vals.push(Some(self.expr(*i)?));
+        }
+        self.flush(out);
+        let operand = |s: &str| -> Option<usize> { s.trim().trim_start_matches('[').trim_end_matches(']').trim().strip_prefix('%')?.parse().ok() };
+        let mut out_vals: Vec<Option<Expr>> = vec![None; nouts];
+        for ins_text in code.split([';', '\n']) {
+            let t = ins_text.trim();
+            if t.is_empty() || t.starts_with('{') || t.starts_with('}') || t.starts_with(".reg") || t.starts_with("//") || t.ends_with(':') {
+                continue;
+            }
+            let t = t.trim_start_matches('{').trim();
+            // A predicate guard `@p`.
+            let t = if t.starts_with('@') { t.split_once(char::is_whitespace).map_or("", |x| x.1).trim() } else { t };
+            let (opcode, rest) = t.split_once(char::is_whitespace).unwrap_or((t, ""));
+            let ops: Vec<&str> = rest.split(',').map(str::trim).collect();
+            let role = role(opcode).map_err(|why| {
+                Diagnostic::at(ErrorKind::Unsupported, self.span(n), format!("inline assembly: {why}"))
+                    .note("write the access in C++ so that it can be counted")
+            })?;
+            let addr_of = |this: &Self, s: &str| -> Result<Expr> {
+                let idx = operand(s).filter(|i| *i >= nouts).ok_or_else(|| {
+                    Diagnostic::at(ErrorKind::Unsupported, this.span(n), format!("inline assembly: the address `{s}` is not a plain input operand"))
+                })?;
+                match in_vals.get(idx - nouts) {
+                    Some(Some((e, _))) => Ok(e.clone()),
+                    _ => Err(Diagnostic::at(ErrorKind::Unsupported, this.span(n), format!("inline assembly: operand `{s}` is unknown"))),
+                }
+            };
+            let text = self.text(n).to_string();
+            let span = self.span(n);
+            match role {
+                Role::None => {
+                    if opcode.starts_with("mov") && ops.len() == 2 && ops[1] == "%laneid" {
+                        if let Some(i) = operand(ops[0]).filter(|i| *i < nouts) {
+                            out_vals[i] = Some(Expr::Binary {
+                                op: BinOp::And,
+                                ty: IntTy::U32,
+                                lhs: Box::new(self.linear_tid(span)),
+                                rhs: Box::new(Expr::Int(31, IntTy::U32)),
+                                span,
+                            });
+                        }
+                    }
+                }
+                Role::Wait => out.push(Stmt::Barrier),
+                Role::Load(w) | Role::Atom(w) => {
+                    let at = ops.iter().position(|o| o.starts_with('[')).unwrap_or(1);
+                    let addr = addr_of(self, ops.get(at).copied().unwrap_or(""))?;
+                    let kind = if matches!(role, Role::Load(_)) { AccessKind::Load } else { AccessKind::Atom };
+                    let volatile = kind == AccessKind::Atom || opcode.contains("volatile");
+                    let cache = if opcode.contains(".nc") { CacheOp::Nc } else if opcode.contains(".cg") { CacheOp::Cg } else if opcode.contains(".cs") { CacheOp::Cs } else { CacheOp::Default };
+                    let op = self.mem_op(kind, Space::Global, w, cache, volatile, &text, span);
+                    let load = Expr::Load { op, addr: Box::new(addr) };
+                    // The first output register receives the value; the others are data too.
+                    let targets: Vec<usize> = ops[..at].iter().flat_map(|o| o.split(['{', '}', ' '])).filter_map(operand).filter(|i| *i < nouts).collect();
+                    match targets.first() {
+                        Some(&first) => {
+                            out_vals[first] = Some(Expr::Opaque { args: vec![load], what: "asm".into() });
+                        }
+                        None => out.push(Stmt::Eval(load)),
+                    }
+                }
+                Role::Store(w) | Role::Red(w) => {
+                    let addr = addr_of(self, ops.first().copied().unwrap_or(""))?;
+                    if matches!(role, Role::Store(_)) {
+                        let op = self.mem_op(AccessKind::Store, Space::Global, w, CacheOp::Default, true, &text, span);
+                        out.push(Stmt::Store { op, addr, value: Expr::Opaque { args: Vec::new(), what: "asm".into() } });
+                    } else {
+                        let op = self.mem_op(AccessKind::Red, Space::Global, w, CacheOp::Default, true, &text, span);
+                        out.push(Stmt::Eval(Expr::Load { op, addr: Box::new(addr) }));
+                    }
+                }
+                Role::AsyncCopy => {
+                    let src = addr_of(self, ops.get(1).copied().unwrap_or(""))?;
+                    let size = ops.get(2).copied().unwrap_or("");
+                    let bytes = match operand(size) {
+                        Some(i) if i >= nouts => match in_vals.get(i - nouts) {
+                            Some(Some((e, _))) => const_eval(e),
+                            _ => None,
+                        },
+                        _ => size.parse::<i128>().ok(),
+                    };
+                    let bytes = match bytes {
+                        Some(b @ (4 | 8 | 16)) => b as u32,
+                        _ => {
+                            return Err(Diagnostic::at(
+                                ErrorKind::Unsupported,
+                                span,
+                                format!("inline assembly: `{opcode}` with a copy size that is not 4, 8 or 16 bytes"),
+                            ))
+                        }
+                    };
+                    // `.cg` (16 bytes only) bypasses L1: LDGSTS.BYPASS.
+                    let cache = if opcode.contains(".cg") { CacheOp::Cg } else { CacheOp::Ca };
+                    let op = self.mem_op(AccessKind::AsyncCopy, Space::Global, bytes, cache, true, &text, span);
+                    out.push(Stmt::Eval(Expr::Load { op, addr: Box::new(src) }));
+                }
+            }
+        }
+        // Outputs: what was computed above, anything else a value nobody knows.
+        for (i, o) in outs.iter().enumerate() {
+            let v = out_vals[i].take().unwrap_or(Expr::Opaque { args: Vec::new(), what: "asm".into() });
+            let place = self.place(*o)?;
+            let ty = match &place {
+                Place::Local(_, t) | Place::Mem { ty: t, .. } | Place::LocalArray(t) => t.clone(),
+            };
+            let s = self.write(place, v, &ty, n)?;
+            self.flush(out);
+            out.push(s);
+        }
+        Ok(())
+    }
+}

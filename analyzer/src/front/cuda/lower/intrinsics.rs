@@ -1,0 +1,513 @@
+//! The GPU's own intrinsics: atomics, warp shuffles and votes, bit counts, half-precision
+//! conversions, asynchronous copies. Hooked into [`Lowerer::call`]; cooperative groups are in
+//! [`super::coop_groups`], inline PTX in [`super::asm`].
+
+use super::*;
+
+/// `atomicAdd_block` -> `atomicAdd`: the scope changes the ordering, not the memory moved.
+fn atomic_base(name: &str) -> Option<&str> {
+    let base = name.strip_suffix("_block").or_else(|| name.strip_suffix("_system")).unwrap_or(name);
+    matches!(
+        base,
+        "atomicAdd"
+            | "atomicSub"
+            | "atomicExch"
+            | "atomicMin"
+            | "atomicMax"
+            | "atomicInc"
+            | "atomicDec"
+            | "atomicCAS"
+            | "atomicAnd"
+            | "atomicOr"
+            | "atomicXor"
+    )
+    .then_some(base)
+}
+
+/// What the front end calls an atomic's value: an [`Expr::Opaque`] over its operands and the
+/// atomic itself (an [`Expr::Load`] of kind [`AccessKind::Atom`]), so operands are evaluated
+/// first and the old value is data nobody knows.
+pub(super) const ATOMIC_WHAT: &str = "atomic";
+
+impl<'u, 'a> Lowerer<'u, 'a> {
+    /// A call to one of the GPU's intrinsics, or `None` when `name` is none of them.
+    pub(super) fn gpu_call(&mut self, n: Node, name: &str, args: &[Node]) -> Result<Option<(Expr, Ty)>> {
+        if let Some(base) = atomic_base(name) {
+            return self.atomic(n, base, args).map(Some);
+        }
+        if name.starts_with("__atomic") || name.starts_with("cuda::atomic") || name.starts_with("std::atomic") {
+            return Err(Diagnostic::at(
+                ErrorKind::Unsupported,
+                self.span(n),
+                format!("`{name}` is not supported: write it with atomicAdd, atomicCAS, ... (CUDA's atomic functions)"),
+            ));
+        }
+        if matches!(name, "__cvta_generic_to_shared" | "__cvta_generic_to_global") && args.len() == 1 {
+            // An address for inline PTX: the pointer itself, as the asm operand needs it.
+            let (p, _) = self.expr(args[0])?;
+            return Ok(Some((p, Ty::Int(IntTy::U64))));
+        }
+        if let Some(r) = self.warp_call(n, name, args)? {
+            return Ok(Some(r));
+        }
+        if let Some(r) = self.async_copy_call(n, name, args)? {
+            return Ok(Some(r));
+        }
+        if let Some(ty) = half_function(name) {
+            let mut xs = Vec::new();
+            for a in args {
+                xs.push(self.expr(*a)?.0);
+            }
+            return Ok(Some((Expr::Opaque { args: xs, what: format!("{name}()") }, ty)));
+        }
+        // Vector constructors written as functional casts: `__half2(a, b)`, `float2(x, y)`.
+        if let Some(ty @ Ty::Vector { .. }) = named_type(name) {
+            let mut xs = Vec::new();
+            for a in args {
+                xs.push(self.expr(*a)?.0);
+            }
+            return Ok(Some((Expr::Opaque { args: xs, what: format!("{name}()") }, ty)));
+        }
+        Ok(None)
+    }
+
+    /// `atomicAdd(p, v)` and friends on global or shared memory: one access of the pointee's
+    /// width. Whether its result is used (ATOM) or not (RED) is settled once the kernel is
+    /// lowered ([`settle_atomics`]).
+    fn atomic(&mut self, n: Node, base: &str, args: &[Node]) -> Result<(Expr, Ty)> {
+        let want = if base == "atomicCAS" { 3 } else { 2 };
+        if args.len() != want {
+            return Err(self.unsupported(n, &format!("`{base}` with {} arguments", args.len())));
+        }
+        let (p, pt) = self.expr(args[0])?;
+        let Ty::Ptr(pt) = pt else {
+            return Err(self.unsupported(n, &format!("`{base}` on something that is not a pointer")));
+        };
+        if is_void(&pt.pointee) {
+            return Err(self.unsupported(n, &format!("`{base}` through a void pointer")));
+        }
+        let mut xs = Vec::new();
+        for a in &args[1..] {
+            xs.push(self.expr(*a)?.0);
+        }
+        // A floating-point add on shared memory has no ATOMS form: nvcc reads the old value
+        // (LDS) and retries a compare-and-swap (ATOMS.CAST.SPIN) until it sticks.
+        let cas_loop = pt.space == Space::Shared
+            && base == "atomicAdd"
+            && matches!(&pt.pointee, Ty::Float(_) | Ty::Vector { .. });
+        if cas_loop {
+            let lds = self.mem_op(AccessKind::Load, Space::Shared, pt.pointee.size(), CacheOp::Default, true, self.text(n), self.span(n));
+            xs.push(Expr::Load { op: lds, addr: Box::new(p.clone()) });
+            let note = "a floating-point atomicAdd on shared memory is a compare-and-swap loop (one LDS and one ATOMS per pass, measured on the H200): counted as one pass, exact when no two lanes of a warp add to the same address".to_string();
+            if !self.k.notes.contains(&note) {
+                self.k.notes.push(note);
+            }
+        }
+        let op = self.mem_op(AccessKind::Atom, pt.space, pt.pointee.size(), CacheOp::Default, true, self.text(n), self.span(n));
+        xs.push(Expr::Load { op, addr: Box::new(p) });
+        Ok((Expr::Opaque { args: xs, what: ATOMIC_WHAT.into() }, pt.pointee.clone()))
+    }
+
+    /// Shuffles, votes, warp reductions and bit counts: [`Expr::Warp`].
+    fn warp_call(&mut self, n: Node, name: &str, args: &[Node]) -> Result<Option<(Expr, Ty)>> {
+        let span = self.span(n);
+        let i32c = |v: i128| Expr::Int(v, IntTy::I32);
+        let shfl = match name {
+            "__shfl_sync" | "__shfl" => Some(WarpOp::Shfl),
+            "__shfl_up_sync" | "__shfl_up" => Some(WarpOp::ShflUp),
+            "__shfl_down_sync" | "__shfl_down" => Some(WarpOp::ShflDown),
+            "__shfl_xor_sync" | "__shfl_xor" => Some(WarpOp::ShflXor),
+            _ => None,
+        };
+        if let Some(op) = shfl {
+            // The mask names the lanes taking part; the lanes that run the call are the model's.
+            let skip = name.ends_with("_sync") as usize;
+            if args.len() < skip + 2 || args.len() > skip + 3 {
+                return Err(self.unsupported(n, &format!("`{name}` with {} arguments", args.len())));
+            }
+            let (v, vt) = self.expr(args[skip])?;
+            let (b, bt) = self.expr(args[skip + 1])?;
+            let b = self.convert(b, &bt, &Ty::Int(IntTy::I32), n)?;
+            let w = match args.get(skip + 2) {
+                Some(a) => {
+                    let (w, wt) = self.expr(*a)?;
+                    self.convert(w, &wt, &Ty::Int(IntTy::I32), n)?
+                }
+                None => i32c(32),
+            };
+            let ty = match vt {
+                Ty::Int(t) => t,
+                _ => IntTy::I32,
+            };
+            return Ok(Some((Expr::Warp { op, ty, args: vec![v, b, w], span }, vt)));
+        }
+        let vote = match name {
+            "__ballot_sync" | "__ballot" => Some((WarpOp::Ballot, IntTy::U32)),
+            "__any_sync" | "__any" => Some((WarpOp::Any, IntTy::I32)),
+            "__all_sync" | "__all" => Some((WarpOp::All, IntTy::I32)),
+            _ => None,
+        };
+        if let Some((op, ty)) = vote {
+            let skip = name.ends_with("_sync") as usize;
+            if args.len() != skip + 1 {
+                return Err(self.unsupported(n, &format!("`{name}` with {} arguments", args.len())));
+            }
+            let (p, pt) = self.expr(args[skip])?;
+            let p = self.truth(p, &pt);
+            return Ok(Some((Expr::Warp { op, ty, args: vec![p], span }, Ty::Int(ty))));
+        }
+        if name == "__activemask" {
+            return Ok(Some((
+                Expr::Warp { op: WarpOp::ActiveMask, ty: IntTy::U32, args: Vec::new(), span },
+                Ty::Int(IntTy::U32),
+            )));
+        }
+        let reduce = match name {
+            "__reduce_add_sync" => Some(ReduceOp::Add),
+            "__reduce_min_sync" => Some(ReduceOp::Min),
+            "__reduce_max_sync" => Some(ReduceOp::Max),
+            "__reduce_and_sync" => Some(ReduceOp::And),
+            "__reduce_or_sync" => Some(ReduceOp::Or),
+            "__reduce_xor_sync" => Some(ReduceOp::Xor),
+            _ => None,
+        };
+        if let Some(r) = reduce {
+            if args.len() != 2 {
+                return Err(self.unsupported(n, &format!("`{name}` with {} arguments", args.len())));
+            }
+            let (v, vt) = self.expr(args[1])?;
+            let ty = match vt {
+                Ty::Int(t) => promote(t),
+                _ => IntTy::U32,
+            };
+            let v = self.convert(v, &vt, &Ty::Int(ty), n)?;
+            return Ok(Some((Expr::Warp { op: WarpOp::Reduce(r), ty, args: vec![v, i32c(32)], span }, Ty::Int(ty))));
+        }
+        let bits = match name {
+            "__popc" => Some((WarpOp::Popc(32), IntTy::U32, IntTy::I32)),
+            "__popcll" => Some((WarpOp::Popc(64), IntTy::U64, IntTy::I32)),
+            "__ffs" => Some((WarpOp::Ffs(32), IntTy::I32, IntTy::I32)),
+            "__ffsll" => Some((WarpOp::Ffs(64), IntTy::I64, IntTy::I32)),
+            "__clz" => Some((WarpOp::Clz(32), IntTy::I32, IntTy::I32)),
+            "__clzll" => Some((WarpOp::Clz(64), IntTy::I64, IntTy::I32)),
+            "__brev" => Some((WarpOp::Brev(32), IntTy::U32, IntTy::U32)),
+            "__brevll" => Some((WarpOp::Brev(64), IntTy::U64, IntTy::U64)),
+            _ => None,
+        };
+        if let Some((op, arg_ty, ty)) = bits {
+            if args.len() != 1 {
+                return Err(self.unsupported(n, &format!("`{name}` with {} arguments", args.len())));
+            }
+            let (x, xt) = self.expr(args[0])?;
+            let x = self.convert(x, &xt, &Ty::Int(arg_ty), n)?;
+            return Ok(Some((Expr::Warp { op, ty, args: vec![x], span }, Ty::Int(ty))));
+        }
+        Ok(None)
+    }
+
+    /// `__pipeline_memcpy_async(dst, src, bytes)` and `cuda::memcpy_async(dst, src, bytes, pipe)`
+    /// of one thread: one LDGSTS of `bytes` from `src`; the pipeline's waits are barriers.
+    fn async_copy_call(&mut self, n: Node, name: &str, args: &[Node]) -> Result<Option<(Expr, Ty)>> {
+        let void = || (Expr::Int(0, IntTy::I32), Ty::Void);
+        match name {
+            "__pipeline_commit" | "__pipeline_arrive_on" => {
+                for a in args {
+                    let (x, _) = self.expr(*a)?;
+                    self.pending.push(Stmt::Eval(x));
+                }
+                return Ok(Some(void()));
+            }
+            "__pipeline_wait_prior" => {
+                self.sync_point(n)?;
+                return Ok(Some(void()));
+            }
+            _ => {}
+        }
+        let per_thread = match name {
+            "__pipeline_memcpy_async" => (3..=4).contains(&args.len()),
+            "cuda::memcpy_async" | "memcpy_async" | "cuda::std::memcpy_async" => {
+                args.len() == 4 && !self.is_group_node(args[0])
+            }
+            _ => false,
+        };
+        if !per_thread {
+            return Ok(None);
+        }
+        let (dst, dt) = self.expr(args[0])?;
+        let (src, st) = self.expr(args[1])?;
+        let bytes = self.copy_size(args[2])?;
+        for a in &args[3..] {
+            if !self.is_group_node(*a) {
+                let (x, _) = self.expr(*a)?;
+                self.pending.push(Stmt::Eval(x));
+            }
+        }
+        self.async_copy(n, dst, &dt, src, &st, bytes)?;
+        Ok(Some(void()))
+    }
+
+    /// One asynchronous copy of `bytes` from `src` (global) to `dst` (shared), issued by each
+    /// thread that runs it.
+    pub(super) fn async_copy(&mut self, n: Node, dst: Expr, dt: &Ty, src: Expr, st: &Ty, bytes: u32) -> Result<()> {
+        if self.no_hoist > 0 {
+            return Err(self.unsupported(n, "an asynchronous copy inside a condition"));
+        }
+        if !matches!(bytes, 4 | 8 | 16) {
+            return Err(self.unsupported(
+                n,
+                &format!("an asynchronous copy of {bytes} bytes (LDGSTS copies 4, 8 or 16 bytes per thread)"),
+            ));
+        }
+        let space = |t: &Ty| match t {
+            Ty::Ptr(p) => Some(p.space),
+            _ => None,
+        };
+        if space(st) == Some(Space::Shared) || space(dt) == Some(Space::Global) && self.dst_is_param(&dst) {
+            return Err(self.unsupported(n, "an asynchronous copy that is not from global to shared memory"));
+        }
+        // The destination's address is computed (its loads count), the shared side is the
+        // copy's own business.
+        self.pending.push(Stmt::Eval(dst));
+        // 16-byte copies bypass L1 (`cp.async.cg`), smaller ones go through it (`.ca`).
+        let cache = if bytes == 16 { CacheOp::Cg } else { CacheOp::Ca };
+        let op = self.mem_op(AccessKind::AsyncCopy, Space::Global, bytes, cache, true, self.text(n), self.span(n));
+        self.pending.push(Stmt::Eval(Expr::Load { op, addr: Box::new(src) }));
+        Ok(())
+    }
+
+    fn dst_is_param(&self, e: &Expr) -> bool {
+        matches!(crate::ir::licm::root_base(e), Some(Base::Param(_)))
+    }
+
+    /// A copy's size: a constant (`16`, `sizeof(float4)`, `cuda::aligned_size_t<16>(16)`).
+    pub(super) fn copy_size(&mut self, a: Node) -> Result<u32> {
+        let mut node = a;
+        // `cuda::aligned_size_t<16>(bytes)`: the size is the argument.
+        if node.kind() == "call_expression" {
+            if let Some(args) = node.child_by_field_name("arguments") {
+                let mut c = args.walk();
+                let first = args.named_children(&mut c).next();
+                if let Some(f) = first {
+                    node = f;
+                }
+            }
+        }
+        let (e, _) = self.expr(node)?;
+        match const_eval(&e) {
+            Some(v) if v > 0 && v <= 1 << 20 => Ok(v as u32),
+            _ => Err(self.unsupported(a, "an asynchronous copy whose size is not a constant")),
+        }
+    }
+
+    /// The ordering points of asynchronous copies and barriers (waits): memory the copies wrote
+    /// is read after them, so no loaded value is kept across.
+    pub(super) fn sync_point(&mut self, _n: Node) -> Result<()> {
+        self.pending.push(Stmt::Barrier);
+        Ok(())
+    }
+}
+
+/// Half-precision and bfloat16 conversions and arithmetic: values not tracked, arguments
+/// evaluated; the result's type as CUDA declares it.
+fn half_function(name: &str) -> Option<Ty> {
+    let vec = |n: &str| Some(Ty::Vector { name: n.into(), bytes: if n.contains('4') { 16 } else { 8 } });
+    let half2 = || Some(Ty::Vector { name: "__half2".into(), bytes: 4 });
+    let bf162 = || Some(Ty::Vector { name: "__nv_bfloat162".into(), bytes: 4 });
+    match name {
+        "__half22float2" | "__bfloat1622float2" => vec("float2"),
+        "__half2float" | "__low2float" | "__high2float" | "__bfloat162float" | "__half2float_rn" => Some(Ty::Float(4)),
+        "__half2int_rn" | "__half2int_rz" | "__half2int_rd" | "__half2int_ru" | "__hisnan" | "__hisinf" | "__heq"
+        | "__hne" | "__hlt" | "__hle" | "__hgt" | "__hge" | "__hbeq2" | "__hbne2" | "__hblt2" | "__hble2"
+        | "__hbgt2" | "__hbge2" | "__half_as_short" | "__bfloat16_as_short" => Some(Ty::Int(IntTy::I32)),
+        "__half_as_ushort" | "__bfloat16_as_ushort" | "__half2ushort_rn" | "__half2uint_rn" => Some(Ty::Int(IntTy::U32)),
+        _ if name.contains("bfloat162") || name.ends_with("bf162") => bf162(),
+        _ if name.contains("bfloat16") => Some(Ty::Float(2)),
+        "__float2half2_rn" | "__floats2half2_rn" | "__halves2half2" | "__float22half2_rn" | "__half2half2"
+        | "__lowhigh2highlow" | "__low2half2" | "__high2half2" | "__lows2half2" | "__highs2half2" | "h2sqrt"
+        | "h2rsqrt" | "h2exp" | "h2log" | "h2sin" | "h2cos" | "h2rcp" | "h2floor" | "h2ceil" | "h2trunc" => half2(),
+        _ if name.starts_with("__h") && name.ends_with('2') => half2(),
+        "__float2half" | "__float2half_rn" | "__float2half_rz" | "__int2half_rn" | "__uint2half_rn"
+        | "__ushort_as_half" | "__short_as_half" | "__low2half" | "__high2half" | "hsqrt" | "hrsqrt" | "hexp"
+        | "hlog" | "hsin" | "hcos" | "hrcp" | "hfloor" | "hceil" | "htrunc" | "__double2half" => Some(Ty::Float(2)),
+        _ if name.starts_with("__h") && name.len() <= 8 => Some(Ty::Float(2)),
+        _ => None,
+    }
+}
+
+/// Atomics whose old value nobody reads are reductions (RED): a call evaluated for its effect,
+/// or assigned to a variable that is never read. nvcc emits RED for them (measured on the H200).
+/// Shared-memory atomics stay ATOM (ATOMS has no reduction form).
+pub(super) fn settle_atomics(k: &mut Kernel) {
+    let mut read = vec![false; k.locals.len()];
+    let mut mark_reads = |e: &Expr| {
+        crate::ir::licm::walk(e, &mut |x| {
+            if let Expr::Local(l) = x {
+                read[l.0 as usize] = true;
+            }
+        })
+    };
+    visit(&k.body, &mut |s| match s {
+        Stmt::Assign { value, .. } => mark_reads(value),
+        Stmt::Store { addr, value, .. } => {
+            mark_reads(addr);
+            mark_reads(value);
+        }
+        Stmt::Eval(e) => mark_reads(e),
+        Stmt::If { cond, .. } => mark_reads(cond),
+        Stmt::Loop { cond: Some(c), .. } => mark_reads(c),
+        _ => {}
+    });
+    let mut unused = Vec::new();
+    visit(&k.body, &mut |s| {
+        let e = match s {
+            Stmt::Eval(e) => e,
+            Stmt::Assign { local, value, .. } if !read[local.0 as usize] => value,
+            _ => return,
+        };
+        if let Some(op) = discarded_atomic(e) {
+            unused.push(op);
+        }
+    });
+    mark_aggregated(k);
+    for op in unused {
+        let m = &mut k.mem_ops[op.0 as usize];
+        // RED has add, min, max, inc, dec and the bitwise operations; an exchange or a
+        // compare-and-swap stays ATOM with its result discarded.
+        let no_red = m.text.starts_with("atomicExch") || m.text.starts_with("atomicCAS");
+        if m.space == Space::Global && !no_red {
+            m.kind = AccessKind::Red;
+        }
+    }
+}
+
+/// The atomic whose value `e` is, through conversions.
+fn discarded_atomic(e: &Expr) -> Option<MemOpId> {
+    match e {
+        Expr::ToInt { arg, .. } | Expr::ToFloat(arg) => discarded_atomic(arg),
+        Expr::Opaque { args, what } if what == ATOMIC_WHAT => match args.last() {
+            Some(Expr::Load { op, .. }) => Some(*op),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn visit(stmts: &[Stmt], f: &mut impl FnMut(&Stmt)) {
+    for s in stmts {
+        f(s);
+        match s {
+            Stmt::If { then, els, .. } => {
+                visit(then, f);
+                visit(els, f);
+            }
+            Stmt::Loop { body, step, .. } => {
+                visit(body, f);
+                visit(step, f);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// nvcc performs a global atomic once per warp when its address is the same in every lane as
+/// far as its divergence analysis sees (a parameter, `blockIdx`, constants, and locals computed
+/// from them outside lane-dependent branches): measured on the H200, `atomicAdd(counter, 1)` by
+/// every lane is one RED of one sector per warp, while 32 lanes on one address computed from
+/// loaded data cost 32 sectors.
+fn mark_aggregated(k: &mut Kernel) {
+    let mut varying = vec![false; k.locals.len()];
+    // Fixpoint: a local is varying once any assignment to it is, or happens under a varying
+    // branch or loop.
+    loop {
+        let before = varying.clone();
+        assign_varying(&k.body, false, &mut varying);
+        if varying == before {
+            break;
+        }
+    }
+    let mut ops = Vec::new();
+    visit(&k.body, &mut |s| {
+        let mut see = |e: &Expr| {
+            crate::ir::licm::walk(e, &mut |x| {
+                if let Expr::Load { op, addr } = x {
+                    if !is_varying(addr, &varying) {
+                        ops.push(*op);
+                    }
+                }
+            })
+        };
+        match s {
+            Stmt::Assign { value, .. } => see(value),
+            Stmt::Store { addr, value, .. } => {
+                see(addr);
+                see(value);
+            }
+            Stmt::Eval(e) => see(e),
+            Stmt::If { cond, .. } => see(cond),
+            Stmt::Loop { cond: Some(c), .. } => see(c),
+            _ => {}
+        }
+    });
+    for op in ops {
+        let m = &mut k.mem_ops[op.0 as usize];
+        if m.kind.is_atomic() && m.space == Space::Global {
+            m.warp_aggregated = true;
+        }
+    }
+}
+
+fn assign_varying(stmts: &[Stmt], under: bool, varying: &mut Vec<bool>) {
+    for s in stmts {
+        match s {
+            Stmt::Assign { local, value, .. } => {
+                if under || is_varying(value, varying) {
+                    varying[local.0 as usize] = true;
+                }
+            }
+            Stmt::If { cond, then, els, .. } => {
+                let u = under || is_varying(cond, varying);
+                assign_varying(then, u, varying);
+                assign_varying(els, u, varying);
+            }
+            Stmt::Loop { cond, body, step, .. } => {
+                // A loop left by a lane-dependent test runs different iterations per lane.
+                let mut u = under || cond.as_ref().is_some_and(|c| is_varying(c, varying));
+                visit(body, &mut |x| {
+                    if let Stmt::If { cond, .. } = x {
+                        u |= is_varying(cond, varying);
+                    }
+                });
+                assign_varying(body, u, varying);
+                assign_varying(step, u, varying);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether `e` may differ between the lanes of a warp, as a compiler's divergence analysis sees.
+fn is_varying(e: &Expr, varying: &[bool]) -> bool {
+    match e {
+        Expr::Builtin(Builtin::ThreadIdx(_)) => true,
+        Expr::Local(l) => varying[l.0 as usize],
+        Expr::Warp { op, args, .. } => match op {
+            WarpOp::Ballot | WarpOp::Any | WarpOp::All | WarpOp::ActiveMask | WarpOp::Reduce(_) => false,
+            _ => {
+                let _ = args;
+                true
+            }
+        },
+        Expr::Load { op: _, addr } => is_varying(addr, varying),
+        Expr::Opaque { args, what } => what == ATOMIC_WHAT || args.iter().any(|a| is_varying(a, varying)),
+        Expr::Binary { lhs, rhs, .. }
+        | Expr::FloatBinary { lhs, rhs, .. }
+        | Expr::Logical { lhs, rhs, .. }
+        | Expr::PtrDiff { lhs, rhs } => is_varying(lhs, varying) || is_varying(rhs, varying),
+        Expr::Unary { arg, .. } | Expr::ToInt { arg, .. } | Expr::ToFloat(arg) => is_varying(arg, varying),
+        Expr::Select { cond, then, els } => {
+            is_varying(cond, varying) || is_varying(then, varying) || is_varying(els, varying)
+        }
+        Expr::PtrOffset { ptr, bytes } => is_varying(ptr, varying) || is_varying(bytes, varying),
+        Expr::Int(..) | Expr::Float(_) | Expr::Param(_) | Expr::Builtin(_) | Expr::SharedBase(_) => false,
+    }
+}
