@@ -128,10 +128,16 @@ pub fn lower(
     files: &mut SourceFiles,
 ) -> Result<crate::ir::Module> {
     let root = read_input(input, files)?;
-    if is_rust(files, root) {
-        return crate::front::rust::lower_file(files, root);
+    let mut module = if is_rust(files, root) {
+        crate::front::rust::lower_file(files, root)?
+    } else {
+        crate::front::cuda::lower_file(files, root, opts, loader)?
+    };
+    // What the compiler removes before any memory instruction is issued.
+    for k in &mut module.kernels {
+        crate::ir::dce::remove_dead_loads(k);
     }
-    crate::front::cuda::lower_file(files, root, opts, loader)
+    Ok(module)
 }
 
 /// Names of the kernels in a file, in source order.

@@ -341,8 +341,8 @@ impl Pool {
     }
 }
 
-/// Values the threads hold in registers (the GVN model): per address expression (`key`, from
-/// the source text) into an object (`base`) that a lane loaded or stored, the lanes holding its
+/// Values the threads hold in registers (the GVN model): per address expression (`key`, its
+/// value number) into an object (`base`) that a lane loaded or stored, the lanes holding its
 /// value and at which offset.
 ///
 /// The model is per lane: each lane has its own list of held values, at most [`HELD_MAX`], the
@@ -562,17 +562,10 @@ pub struct Engine<'a> {
     probe: Option<Box<probe::ProbeState>>,
 }
 
-/// Per memory operation, its address expression interned: equal keys mean the compiler sees
-/// the same address expression (the GVN model's reuse needs equal keys).
+/// Per memory operation, its address expression's value number: equal keys mean the compiler
+/// sees the same address expression (the GVN model's reuse needs equal keys).
 pub(crate) fn address_keys(k: &Kernel) -> Vec<u32> {
-    let mut interned: HashMap<&str, u32> = HashMap::new();
-    k.mem_ops
-        .iter()
-        .map(|m| {
-            let n = interned.len() as u32;
-            *interned.entry(m.addr_key.as_str()).or_insert(n)
-        })
-        .collect()
+    crate::ir::vn::address_numbers(k)
 }
 
 /// The kernel's loops: per memory operation the loops around it, each loop's span, and the

@@ -823,7 +823,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 if let Some(i) = init {
                     let (e, _) = self.expr(i)?;
                     self.flush(out);
-                    out.push(Stmt::Eval(e));
+                    out.push(Stmt::Eval(local_array_write(e)));
                 }
                 self.scopes.last_mut().unwrap().insert(name, Sym::LocalArray(ty));
                 continue;
@@ -949,6 +949,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             _ => return Err(self.unsupported(e, "this assignment operator")),
         };
         // `a[i] += v` reads then writes the same place: one load and one store.
+        let place = self.bind_place(place);
         let (cur, ct) = self.read_place(&place, CacheOp::Default);
         let (v, vt) = self.binary(bop, cur, ct.clone(), rv, rt, e)?;
         self.write(place, v, &vt, e)
@@ -958,10 +959,25 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let arg = e.child_by_field_name("argument").ok_or_else(|| self.unsupported(e, "this update"))?;
         let op = e.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or("++");
         let place = self.place(arg)?;
+        let place = self.bind_place(place);
         let (cur, ct) = self.read_place(&place, CacheOp::Default);
         let one = Expr::Int(1, IntTy::I32);
         let (v, vt) = self.binary(if op == "++" { "+" } else { "-" }, cur, ct, one, Ty::Int(IntTy::I32), e)?;
         self.write(place, v, &vt, e)
+    }
+
+    /// A read-modify-write evaluates its target's address once, as the compiler does: an
+    /// address that loads memory (`out[idx[i]] += 1`) is bound to a temporary first.
+    fn bind_place(&mut self, place: Place) -> Place {
+        match place {
+            Place::Mem { addr, ty, space, volatile, text, span } if contains_load(&addr) => {
+                let pointee = ty.clone();
+                let t = self.temp(Ty::Ptr(Box::new(PtrTy { pointee, space, is_const: false, restrict: false, volatile })));
+                self.pending.push(Stmt::Assign { local: t, value: addr, span });
+                Place::Mem { addr: Expr::Local(t), ty, space, volatile, text, span }
+            }
+            p => p,
+        }
     }
 
     fn write(&mut self, place: Place, v: Expr, vt: &Ty, at: Node) -> Result<Stmt> {
@@ -975,7 +991,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let op = self.mem_op(AccessKind::Store, space, ty.size(), CacheOp::Default, volatile, &text, span);
                 Stmt::Store { op, addr, value: v }
             }
-            Place::LocalArray(_) => Stmt::Eval(v),
+            Place::LocalArray(_) => Stmt::Eval(local_array_write(v)),
         })
     }
 
@@ -1014,7 +1030,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 (Expr::Load { op, addr: Box::new(addr.clone()) }, ty.clone())
             }
             Place::LocalArray(ty) => {
-                (Expr::Opaque { args: Vec::new(), what: "a thread's own array".into() }, ty.clone())
+                (Expr::Opaque { args: Vec::new(), what: LOCAL_ARRAY.into() }, ty.clone())
             }
         }
     }
@@ -1186,7 +1202,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
 
     fn pending_eval(&mut self, e: Expr) {
         if !matches!(e, Expr::Int(..) | Expr::Local(_) | Expr::Param(_) | Expr::Builtin(_)) {
-            self.pending.push(Stmt::Eval(e));
+            self.pending.push(Stmt::Eval(local_array_write(e)));
         }
     }
 
@@ -1855,6 +1871,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
 }
 
 /// Pure CUDA and C math functions: their values are not tracked, their arguments are evaluated.
+/// A value that flows into a thread's own array (untracked, but used later): never dead.
+fn local_array_write(e: Expr) -> Expr {
+    Expr::Opaque { args: vec![e], what: LOCAL_ARRAY.into() }
+}
+
 fn known_function(name: &str) -> Option<Ty> {
     const FLOAT: &[&str] = &[
         "sqrtf",
