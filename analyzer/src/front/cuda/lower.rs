@@ -1522,6 +1522,15 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             // The builtins are unsigned int.
             return Ok((Expr::Builtin(b), Ty::Int(IntTy::U32)));
         }
+        // A component of a local vector is not tracked, but it reads the local (so the load
+        // that filled it is used).
+        if arg.kind() == "identifier" {
+            if let Some(Sym::Local(id, ty)) = self.lookup(self.text(arg)).cloned() {
+                if let Some((_, fty)) = vector_field(&ty, field) {
+                    return Ok((Expr::Opaque { args: vec![Expr::Local(id)], what: LOCAL_ARRAY.into() }, fty));
+                }
+            }
+        }
         let p = self.place(n)?;
         Ok(self.read_place(&p, CacheOp::Default))
     }
