@@ -108,6 +108,9 @@ impl Failure {
 fn read_input(input: &Input, files: &mut SourceFiles) -> Result<crate::source::FileId> {
     match input {
         Input::File(path) => {
+            if let Some(why) = crate::source::not_a_source(path) {
+                return Err(Diagnostic::new(ErrorKind::Usage, why));
+            }
             let bytes = std::fs::read(path)
                 .map_err(|e| Diagnostic::new(ErrorKind::Usage, format!("cannot read {}: {e}", path.display())))?;
             Ok(files.add(*path, String::from_utf8_lossy(&bytes).into_owned()))
@@ -199,10 +202,35 @@ fn analyze_inner(
     let kernel = pick_kernel(&module, opts.kernel.as_deref(), files)?;
     let setup = crate::launch::Setup::new(kernel, opts)?;
     let (trace, engine, notes) = count(kernel, &setup, opts.engine)?;
+    check_totals(kernel, &trace)?;
     let mut sheet = crate::sheet::build::build(kernel, &setup, trace, files);
     sheet.engine = engine;
     sheet.assumptions.extend(notes);
     Ok(sheet)
+}
+
+/// Every count the sheet prints, and the byte totals made from them, must fit in 64 bits:
+/// a launch whose totals do not is refused rather than shown wrapped.
+fn check_totals(kernel: &crate::ir::Kernel, trace: &crate::engine::Trace) -> Result<()> {
+    let mut sums = [0u128; 4];
+    for (op, st) in kernel.mem_ops.iter().zip(&trace.ops) {
+        let logical = st.lanes as u128 * op.width as u128;
+        let sector_bytes = st.sectors as u128 * 32;
+        for (sum, v) in sums.iter_mut().zip([logical, sector_bytes, st.executions as u128, st.sectors as u128]) {
+            *sum += v;
+        }
+    }
+    if sums.iter().any(|&s| s > u64::MAX as u128) {
+        return Err(Diagnostic::new(
+            ErrorKind::Limit,
+            format!(
+                "kernel `{}`: the launch moves {} logical bytes in {} sector bytes, more than a 64-bit count holds",
+                kernel.name, sums[0], sums[1]
+            ),
+        )
+        .note("analyse a smaller launch; the sheet never shows a wrapped total"));
+    }
+    Ok(())
 }
 
 /// Runs the chosen engine: the trace, the engine's name for the sheet, and what the sheet must

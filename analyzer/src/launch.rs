@@ -70,6 +70,19 @@ impl Setup {
                 Some(p) => {
                     let param = kernel.param(p);
                     values[p.0 as usize] = Some(match (&param.ty, v) {
+                        // The kernel sees the value converted to its type: one that does not fit
+                        // would be another number than the header shows.
+                        (Ty::Int(t), ParamValue::Int(i)) if t.bits > 1 && t.wrap(i) != i => {
+                            let (lo, hi) = int_range(*t);
+                            return Err(Diagnostic::new(
+                                ErrorKind::Usage,
+                                format!(
+                                    "--arg {name}={text}: parameter `{name}` is {}, which holds {lo}..={hi}",
+                                    t.name()
+                                ),
+                            )
+                            .note("give a value in that range (the kernel would see it wrapped)"));
+                        }
                         (Ty::Int(t), ParamValue::Int(i)) => ParamValue::Int(t.wrap(i)),
                         (Ty::Int(t), ParamValue::Float(f)) => {
                             return Err(Diagnostic::new(
@@ -122,6 +135,19 @@ impl Setup {
         let mut offsets = vec![0; kernel.params.len()];
         for (name, off) in &opts.offsets {
             let p = pointer_param(kernel, name, "--offset")?;
+            // Every access through the pointer must be aligned to its width, or the launch faults.
+            if let Ty::Ptr(pt) = &kernel.params[p].ty {
+                let w = pt.pointee.size() as i64;
+                if !matches!(pt.pointee, Ty::Void) && w > 1 && off.rem_euclid(w) != 0 {
+                    return Err(Diagnostic::new(
+                        ErrorKind::Usage,
+                        format!(
+                            "--offset {name}={off}: `{name}` points to {} ({w} bytes); an offset that is not a multiple of {w} makes every access misaligned: the H200 faults on a misaligned {w}-byte access",
+                            pt.pointee.display()
+                        ),
+                    ));
+                }
+            }
             offsets[p] = *off;
         }
         crate::cache::profile::lookup(&opts.gpu).map_err(|m| Diagnostic::new(ErrorKind::Usage, m))?;
@@ -162,6 +188,15 @@ impl Setup {
             max_work: opts.max_work,
             gpu: opts.gpu.clone(),
         })
+    }
+}
+
+/// The values an integer type holds.
+fn int_range(t: crate::ir::IntTy) -> (i128, i128) {
+    if t.signed {
+        (-(1i128 << (t.bits - 1)), (1i128 << (t.bits - 1)) - 1)
+    } else {
+        (0, (1i128 << t.bits) - 1)
     }
 }
 

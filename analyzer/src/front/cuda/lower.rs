@@ -16,7 +16,8 @@ use tree_sitter::{Node, Parser};
 
 /// Deepest expression or statement nesting lowered before giving up (keeps the stack bounded).
 const MAX_DEPTH: u32 = 400;
-const MAX_INLINE: usize = 16;
+/// Deepest chain of distinct `__device__` calls inlined (recursion is refused on its own).
+const MAX_INLINE: usize = 64;
 
 /// Array dimensions, outermost first; `None` for `[]`.
 type Dims = Vec<Option<u64>>;
@@ -235,6 +236,8 @@ enum Place {
 }
 
 struct Inline {
+    /// The function being inlined (its definition's node), to tell recursion from a deep chain.
+    def: usize,
     ret_flag: LocalId,
     ret_val: Option<(LocalId, Ty)>,
 }
@@ -256,6 +259,13 @@ fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> 
     let name = function_name(unit, f).unwrap_or_default();
     let span = unit.span(function_declarator(f).and_then(|d| d.child_by_field_name("declarator")).unwrap_or(f));
     if let Some(e) = first_error(f) {
+        if e.is_missing() {
+            return Err(Diagnostic::at(
+                ErrorKind::Syntax,
+                unit.span(e),
+                format!("syntax error in kernel `{name}`: missing `{}`", e.kind()),
+            ));
+        }
         return Err(Diagnostic::at(
             ErrorKind::Syntax,
             unit.span(e),
@@ -1804,11 +1814,19 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         if self.no_hoist > 0 {
             return Err(self.unsupported(n, "a call to a __device__ function inside a condition or `?:`"));
         }
+        if self.inline.iter().any(|i| i.def == def.id()) {
+            let name = function_name(self.unit, def).unwrap_or_default();
+            return Err(Diagnostic::at(
+                ErrorKind::Unsupported,
+                self.span(n),
+                format!("recursion: `{name}` calls itself (directly or through other calls); recursive __device__ functions are not supported"),
+            ));
+        }
         if self.inline.len() >= MAX_INLINE {
             return Err(Diagnostic::at(
                 ErrorKind::Limit,
                 self.span(n),
-                format!("__device__ calls nested deeper than {MAX_INLINE} (recursion?)"),
+                format!("__device__ calls nested deeper than {MAX_INLINE}"),
             ));
         }
         let ret_ty = match def.child_by_field_name("type") {
@@ -1855,7 +1873,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         // Parameters of the kernel are not visible inside the function.
         self.scopes[0].retain(|_, s| matches!(s, Sym::Const(..)));
         let saved_pending = std::mem::take(&mut self.pending);
-        self.inline.push(Inline { ret_flag, ret_val: ret_val.clone() });
+        self.inline.push(Inline { def: def.id(), ret_flag, ret_val: ret_val.clone() });
         let r = match def.child_by_field_name("body") {
             Some(b) => self.block(b, &mut body),
             None => Err(self.unsupported(def, "a function without a body")),
