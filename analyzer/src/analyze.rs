@@ -46,6 +46,11 @@ pub struct AnalyzeOptions {
     pub engine: EngineKind,
     /// Dynamic shared memory per block (`extern __shared__` arrays), as the launch passes it.
     pub shared_bytes: u64,
+    /// Wall-clock limit: the analysis is refused once it has run this long (checked as often as
+    /// the work budget). `None`: only `max_work` bounds it.
+    pub time_limit: Option<std::time::Duration>,
+    /// Told the effort so far now and then while an engine runs (for a progress bar).
+    pub progress: Option<crate::launch::Progress>,
 }
 
 impl Default for AnalyzeOptions {
@@ -63,6 +68,8 @@ impl Default for AnalyzeOptions {
             max_work: DEFAULT_MAX_WORK,
             engine: EngineKind::default(),
             shared_bytes: 0,
+            time_limit: None,
+            progress: None,
         }
     }
 }
@@ -263,6 +270,7 @@ fn count(
             Ok((trace, "symbolic", notes))
         }
         // The reference engine words every error.
+        Err(Fallback::Refused(d)) => Err(d),
         Err(Fallback::Error) => Ok((crate::engine::run(kernel, setup)?, "enumerate", Vec::new())),
         Err(Fallback::GiveUp(why)) => Ok((
             crate::engine::run(kernel, setup)?,

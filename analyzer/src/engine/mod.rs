@@ -551,6 +551,8 @@ pub struct Engine<'a> {
     restrict_params: Vec<bool>,
     shared_base: Vec<i64>,
     work: u64,
+    /// Effort other engines spent on this launch before this run (one `--max-work` for all).
+    effort_before: u64,
     scratch: Vec<i64>,
     boundary: crate::sheet::build::BoundaryCounter,
     loop_ids: HashMap<Span, usize>,
@@ -658,6 +660,7 @@ impl<'a> Engine<'a> {
             restrict_params: (0..k.params.len()).map(|p| k.is_restrict(Base::Param(ParamId(p as u32)))).collect(),
             shared_base,
             work: 0,
+            effort_before: s.budget.spent(),
             scratch: Vec::with_capacity(64),
             boundary: crate::sheet::build::BoundaryCounter::new(k, s),
             loop_ids,
@@ -683,7 +686,12 @@ impl<'a> Engine<'a> {
 
     fn tick(&mut self, span: Span) -> Result<()> {
         self.work += 1;
-        if self.work > self.s.max_work {
+        // Effort shared with the engines that ran before on this launch.
+        let effort = self.work.saturating_add(self.effort_before);
+        if self.work.is_multiple_of(crate::launch::CHECK_EVERY) {
+            self.s.budget.check(effort, self.s.max_work, Some(span))?;
+        }
+        if effort > self.s.max_work {
             return Err(Diagnostic::at(
                 ErrorKind::Limit,
                 span,

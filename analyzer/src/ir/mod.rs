@@ -11,6 +11,7 @@
 pub mod cfg;
 pub mod dce;
 pub mod licm;
+pub mod print;
 pub mod vn;
 
 use crate::source::Span;
