@@ -10,6 +10,11 @@ use std::path::{Path, PathBuf};
 /// Default work budget: warp-level evaluation steps before the engine gives up.
 pub const DEFAULT_MAX_WORK: u64 = 400_000_000;
 
+/// The command line's default wall-clock limit per analysis, in seconds: nothing runs past
+/// it without saying so (and a terminal shows progress after the first second). The library's
+/// default is no limit, so that results never depend on the machine's speed.
+pub const DEFAULT_TIME_LIMIT_S: u64 = 10;
+
 /// Launches the symbolic engine summarises are also run through the reference engine, for the
 /// sector stream the cache model needs, when they take at most this many warp-level steps
 /// (about a second); larger ones get boundaries without simulation, labelled as such.

@@ -8,7 +8,7 @@ use codespan_reporting::term::{
     self,
     termcolor::{ColorChoice, StandardStream},
 };
-use sector_analyzer::analyze::{EngineKind, Failure, DEFAULT_MAX_WORK};
+use sector_analyzer::analyze::{EngineKind, Failure, DEFAULT_MAX_WORK, DEFAULT_TIME_LIMIT_S};
 use sector_analyzer::finding::line_col_offset;
 use sector_analyzer::ir::cfg::Cfg;
 use sector_analyzer::source::DiskLoader;
@@ -90,9 +90,13 @@ enum Cmd {
         /// Dynamic shared memory per block (`extern __shared__` arrays), in bytes.
         #[arg(long, default_value_t = 0)]
         shared_bytes: u64,
-        /// Work budget of the reference engine, in warp-level steps.
+        /// Work budget of every engine together, in warp-level steps of the reference engine
+        /// (a symbolic step counts as 400).
         #[arg(long, default_value_t = DEFAULT_MAX_WORK)]
         max_work: u64,
+        /// Wall-clock limit in seconds: the analysis is refused once it runs this long (0: none).
+        #[arg(long, default_value_t = DEFAULT_TIME_LIMIT_S)]
+        time_limit: u64,
         /// symbolic: count whole boxes of warps in closed form (enumerating only what it cannot
         /// summarise); enumerate: run every lane of every warp (the reference).
         #[arg(long, value_enum, default_value = "symbolic")]
@@ -185,6 +189,7 @@ pub fn run() -> i32 {
             gpu,
             shared_bytes,
             max_work,
+            time_limit,
             engine,
             emit,
         } => {
@@ -198,6 +203,7 @@ pub fn run() -> i32 {
                 max_work,
                 engine,
                 shared_bytes,
+                time_limit: (time_limit > 0).then(|| std::time::Duration::from_secs(time_limit)),
                 ..Default::default()
             };
             for a in &args {

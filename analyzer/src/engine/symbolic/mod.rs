@@ -83,7 +83,11 @@ pub fn run(kernel: &Kernel, setup: &Setup) -> Result<(Trace, Stats), Fallback> {
     let mut e = Sym::new(kernel, setup);
     match e.launch() {
         Ok(()) => e.finish(),
-        Err(Stop::GiveUp(why)) => Err(Fallback::GiveUp(why)),
+        Err(Stop::GiveUp(why)) => {
+            // What it spent counts against the budget the reference engine gets next.
+            setup.budget.spend(e.steps.saturating_mul(crate::launch::SYMBOLIC_STEP_COST));
+            Err(Fallback::GiveUp(why))
+        }
         Err(Stop::Error) => Err(Fallback::Error),
         Err(Stop::Refused(d)) => Err(Fallback::Refused(d)),
         Err(Stop::Split(..)) => Err(Fallback::GiveUp("internal: a cut reached no owner".into())),
@@ -379,7 +383,6 @@ impl<'a> Sym<'a> {
         let cost = crate::launch::SYMBOLIC_STEP_COST;
         let budget = STEP_BUDGET.min(self.s.max_work / cost);
         if self.steps > budget {
-            self.s.budget.spend(self.steps * cost);
             return give_up(format!("more than {budget} abstract steps"));
         }
         if self.steps.is_multiple_of(crate::launch::CHECK_EVERY) {
