@@ -10,6 +10,11 @@ use std::path::{Path, PathBuf};
 /// Default work budget: warp-level evaluation steps before the engine gives up.
 pub const DEFAULT_MAX_WORK: u64 = 400_000_000;
 
+/// The command line's default wall-clock limit per analysis, in seconds: nothing runs past
+/// it without saying so (and a terminal shows progress after the first second). The library's
+/// default is no limit, so that results never depend on the machine's speed.
+pub const DEFAULT_TIME_LIMIT_S: u64 = 10;
+
 /// Launches the symbolic engine summarises are also run through the reference engine, for the
 /// sector stream the cache model needs, when they take at most this many warp-level steps
 /// (about a second); larger ones get boundaries without simulation, labelled as such.
@@ -46,6 +51,11 @@ pub struct AnalyzeOptions {
     pub engine: EngineKind,
     /// Dynamic shared memory per block (`extern __shared__` arrays), as the launch passes it.
     pub shared_bytes: u64,
+    /// Wall-clock limit: the analysis is refused once it has run this long (checked as often as
+    /// the work budget). `None`: only `max_work` bounds it.
+    pub time_limit: Option<std::time::Duration>,
+    /// Told the effort so far now and then while an engine runs (for a progress bar).
+    pub progress: Option<crate::launch::Progress>,
 }
 
 impl Default for AnalyzeOptions {
@@ -63,6 +73,8 @@ impl Default for AnalyzeOptions {
             max_work: DEFAULT_MAX_WORK,
             engine: EngineKind::default(),
             shared_bytes: 0,
+            time_limit: None,
+            progress: None,
         }
     }
 }
@@ -108,6 +120,9 @@ impl Failure {
 fn read_input(input: &Input, files: &mut SourceFiles) -> Result<crate::source::FileId> {
     match input {
         Input::File(path) => {
+            if let Some(why) = crate::source::not_a_source(path) {
+                return Err(Diagnostic::new(ErrorKind::Usage, why));
+            }
             let bytes = std::fs::read(path)
                 .map_err(|e| Diagnostic::new(ErrorKind::Usage, format!("cannot read {}: {e}", path.display())))?;
             Ok(files.add(*path, String::from_utf8_lossy(&bytes).into_owned()))
@@ -128,10 +143,16 @@ pub fn lower(
     files: &mut SourceFiles,
 ) -> Result<crate::ir::Module> {
     let root = read_input(input, files)?;
-    if is_rust(files, root) {
-        return crate::front::rust::lower_file(files, root);
+    let mut module = if is_rust(files, root) {
+        crate::front::rust::lower_file(files, root)?
+    } else {
+        crate::front::cuda::lower_file(files, root, opts, loader)?
+    };
+    // What the compiler removes before any memory instruction is issued.
+    for k in &mut module.kernels {
+        crate::ir::dce::remove_dead_loads(k);
     }
-    crate::front::cuda::lower_file(files, root, opts, loader)
+    Ok(module)
 }
 
 /// Names of the kernels in a file, in source order.
@@ -193,10 +214,35 @@ fn analyze_inner(
     let kernel = pick_kernel(&module, opts.kernel.as_deref(), files)?;
     let setup = crate::launch::Setup::new(kernel, opts)?;
     let (trace, engine, notes) = count(kernel, &setup, opts.engine)?;
+    check_totals(kernel, &trace)?;
     let mut sheet = crate::sheet::build::build(kernel, &setup, trace, files);
     sheet.engine = engine;
     sheet.assumptions.extend(notes);
     Ok(sheet)
+}
+
+/// Every count the sheet prints, and the byte totals made from them, must fit in 64 bits:
+/// a launch whose totals do not is refused rather than shown wrapped.
+fn check_totals(kernel: &crate::ir::Kernel, trace: &crate::engine::Trace) -> Result<()> {
+    let mut sums = [0u128; 4];
+    for (op, st) in kernel.mem_ops.iter().zip(&trace.ops) {
+        let logical = st.lanes as u128 * op.width as u128;
+        let sector_bytes = st.sectors as u128 * 32;
+        for (sum, v) in sums.iter_mut().zip([logical, sector_bytes, st.executions as u128, st.sectors as u128]) {
+            *sum += v;
+        }
+    }
+    if sums.iter().any(|&s| s > u64::MAX as u128) {
+        return Err(Diagnostic::new(
+            ErrorKind::Limit,
+            format!(
+                "kernel `{}`: the launch moves {} logical bytes in {} sector bytes, more than a 64-bit count holds",
+                kernel.name, sums[0], sums[1]
+            ),
+        )
+        .note("analyse a smaller launch; the sheet never shows a wrapped total"));
+    }
+    Ok(())
 }
 
 /// Runs the chosen engine: the trace, the engine's name for the sheet, and what the sheet must
@@ -229,6 +275,7 @@ fn count(
             Ok((trace, "symbolic", notes))
         }
         // The reference engine words every error.
+        Err(Fallback::Refused(d)) => Err(d),
         Err(Fallback::Error) => Ok((crate::engine::run(kernel, setup)?, "enumerate", Vec::new())),
         Err(Fallback::GiveUp(why)) => Ok((
             crate::engine::run(kernel, setup)?,

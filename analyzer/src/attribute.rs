@@ -20,6 +20,8 @@ use quote::{format_ident, quote};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 
+/// Longest an analysis inside the attribute may run before it is refused with a compile error.
+pub const ATTRIBUTE_TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
 /// Expands `#[sector_estimate(attr)] item`.
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors: Vec<syn::Error> = Vec::new();
@@ -66,6 +68,9 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         block: args.block.0.clone(),
         args: args.params.iter().map(|p| (p.name.clone(), p.value.clone())).collect(),
         max_work: args.max_work.unwrap_or(crate::analyze::DEFAULT_MAX_WORK),
+        // rust-analyzer expands the attribute as the user types, and a user's crate builds the
+        // analyzer unoptimised: a wall-clock bound holds whatever the build profile.
+        time_limit: Some(ATTRIBUTE_TIME_LIMIT),
         ..AnalyzeOptions::default()
     };
     match analyze_source(&name, &text, &opts) {

@@ -173,6 +173,13 @@ fn explain_inner(
         .collect();
     ops.sort_by_key(|&id| kernel.mem_op(id).span.column);
     if ops.is_empty() {
+        let lines = files.files.first().map_or(0, |f| f.text.lines().count()) as u32;
+        if opts.line == 0 || opts.line > lines {
+            return Err(Diagnostic::new(
+                ErrorKind::Usage,
+                format!("--line {}: {file} has {lines} line{}", opts.line, if lines == 1 { "" } else { "s" }),
+            ));
+        }
         return Err(no_access_here(kernel, opts, &file));
     }
 

@@ -32,9 +32,70 @@ pub struct Setup {
     /// Per parameter: bytes past a 256-byte boundary.
     pub offsets: Vec<i64>,
     pub max_work: u64,
+    /// The work budget as every engine shares it: effort spent, deadline, progress reports.
+    pub budget: Budget,
     pub gpu: String,
     /// Dynamic shared memory per block.
     pub shared_bytes: u64,
+}
+
+/// Called now and then while an engine runs, with (effort spent, budget), in warp-level steps of
+/// the reference engine (a symbolic step counts as [`SYMBOLIC_STEP_COST`]): for a progress bar.
+#[derive(Clone)]
+pub struct Progress(pub std::sync::Arc<dyn Fn(u64, u64) + Send + Sync>);
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress")
+    }
+}
+
+/// What one abstract step of the symbolic engine costs, in the reference engine's warp-level
+/// steps (measured: a symbolic step takes a few hundred times as long).
+pub const SYMBOLIC_STEP_COST: u64 = 400;
+
+/// How often (in steps) an engine looks at the clock and reports progress.
+pub const CHECK_EVERY: u64 = 1 << 14;
+
+/// One budget for every engine an analysis runs: `--max-work` counts the effort of all of them
+/// together (an engine that gives up leaves the next one only what is left), and an optional
+/// deadline refuses the analysis once it has run that long, whatever the build profile.
+#[derive(Debug, Default)]
+pub struct Budget {
+    /// Effort spent by engines that finished or gave up.
+    pub spent: std::sync::atomic::AtomicU64,
+    pub deadline: Option<std::time::Instant>,
+    pub limit: Option<std::time::Duration>,
+    pub progress: Option<Progress>,
+}
+
+impl Budget {
+    pub fn spent(&self) -> u64 {
+        self.spent.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    pub fn spend(&self, n: u64) {
+        self.spent.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+    }
+    /// Called every [`CHECK_EVERY`] steps with the effort so far (spent before included).
+    pub fn check(&self, effort: u64, max_work: u64, span: Option<crate::source::Span>) -> Result<()> {
+        if let Some(p) = &self.progress {
+            (p.0)(effort, max_work);
+        }
+        match (self.deadline, self.limit) {
+            (Some(d), Some(l)) if std::time::Instant::now() > d => {
+                let msg = format!(
+                    "the analysis ran longer than {} s ({effort} warp-level steps of work so far)",
+                    l.as_secs_f64()
+                );
+                let d = match span {
+                    Some(s) => Diagnostic::at(ErrorKind::Limit, s, msg),
+                    None => Diagnostic::new(ErrorKind::Limit, msg),
+                };
+                Err(d.note("analyse a smaller launch (fewer blocks or a smaller problem size)"))
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 impl Setup {
@@ -78,6 +139,19 @@ impl Setup {
                 Some(p) => {
                     let param = kernel.param(p);
                     values[p.0 as usize] = Some(match (&param.ty, v) {
+                        // The kernel sees the value converted to its type: one that does not fit
+                        // would be another number than the header shows.
+                        (Ty::Int(t), ParamValue::Int(i)) if t.bits > 1 && t.wrap(i) != i => {
+                            let (lo, hi) = int_range(*t);
+                            return Err(Diagnostic::new(
+                                ErrorKind::Usage,
+                                format!(
+                                    "--arg {name}={text}: parameter `{name}` is {}, which holds {lo}..={hi}",
+                                    t.name()
+                                ),
+                            )
+                            .note("give a value in that range (the kernel would see it wrapped)"));
+                        }
                         (Ty::Int(t), ParamValue::Int(i)) => ParamValue::Int(t.wrap(i)),
                         (Ty::Int(t), ParamValue::Float(f)) => {
                             return Err(Diagnostic::new(
@@ -130,6 +204,19 @@ impl Setup {
         let mut offsets = vec![0; kernel.params.len()];
         for (name, off) in &opts.offsets {
             let p = pointer_param(kernel, name, "--offset")?;
+            // Every access through the pointer must be aligned to its width, or the launch faults.
+            if let Ty::Ptr(pt) = &kernel.params[p].ty {
+                let w = pt.pointee.size() as i64;
+                if !matches!(pt.pointee, Ty::Void) && w > 1 && off.rem_euclid(w) != 0 {
+                    return Err(Diagnostic::new(
+                        ErrorKind::Usage,
+                        format!(
+                            "--offset {name}={off}: `{name}` points to {} ({w} bytes); an offset that is not a multiple of {w} makes every access misaligned: the H200 faults on a misaligned {w}-byte access",
+                            pt.pointee.display()
+                        ),
+                    ));
+                }
+            }
             offsets[p] = *off;
         }
         crate::cache::profile::lookup(&opts.gpu).map_err(|m| Diagnostic::new(ErrorKind::Usage, m))?;
@@ -168,8 +255,23 @@ impl Setup {
             fills,
             offsets,
             max_work: opts.max_work,
+            budget: Budget {
+                spent: Default::default(),
+                deadline: opts.time_limit.map(|l| std::time::Instant::now() + l),
+                limit: opts.time_limit,
+                progress: opts.progress.clone(),
+            },
             gpu: opts.gpu.clone(),
         })
+    }
+}
+
+/// The values an integer type holds.
+fn int_range(t: crate::ir::IntTy) -> (i128, i128) {
+    if t.signed {
+        (-(1i128 << (t.bits - 1)), (1i128 << (t.bits - 1)) - 1)
+    } else {
+        (0, (1i128 << t.bits) - 1)
     }
 }
 

@@ -50,16 +50,50 @@ impl SourceFiles {
     }
 }
 
+/// Largest source file read (root or included): a bigger one is refused before reading.
+pub const MAX_SOURCE_BYTES: u64 = 64 << 20;
+
+/// Why `path` is not a source file to read (a directory, a device, a pipe, a file over
+/// [`MAX_SOURCE_BYTES`]), decided from its metadata before reading a byte; `None` when it is
+/// one or cannot be inspected (reading it then says why).
+pub fn not_a_source(path: &Path) -> Option<String> {
+    let m = std::fs::metadata(path).ok()?;
+    if m.is_dir() {
+        Some(format!("{} is a directory, not a source file", path.display()))
+    } else if !m.is_file() {
+        Some(format!("{} is not a regular file (a device, a pipe or a socket): not read", path.display()))
+    } else if m.len() > MAX_SOURCE_BYTES {
+        Some(format!(
+            "{} is {} bytes; source files over {} MiB are refused",
+            path.display(),
+            m.len(),
+            MAX_SOURCE_BYTES >> 20
+        ))
+    } else {
+        None
+    }
+}
+
 /// Reads included files; the CLI reads the disk, tests and the attribute may serve memory.
 pub trait FileLoader {
     fn load(&self, path: &Path) -> Option<String>;
+    /// Why a file that exists must not be read (see [`not_a_source`]).
+    fn refusal(&self, _path: &Path) -> Option<String> {
+        None
+    }
 }
 
 /// Loads from the file system.
 pub struct DiskLoader;
 
 impl FileLoader for DiskLoader {
+    fn refusal(&self, path: &Path) -> Option<String> {
+        not_a_source(path)
+    }
     fn load(&self, path: &Path) -> Option<String> {
+        if not_a_source(path).is_some() {
+            return None;
+        }
         let bytes = std::fs::read(path).ok()?;
         Some(String::from_utf8_lossy(&bytes).into_owned())
     }

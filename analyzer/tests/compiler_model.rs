@@ -125,3 +125,110 @@ fn block_size_not_a_multiple_of_32_has_a_partial_last_warp() {
     // 100 doubles = 800 bytes: warps of 256 bytes (8 sectors) x3 and 4 lanes (32 bytes, 1 sector).
     assert_eq!((r.requests, r.sectors), (4, 25));
 }
+
+// ---- address identity by structure, and the assignment target evaluated once (issue 13) ----
+
+#[test]
+fn commuted_index_is_one_address_and_one_load() {
+    // One warp, i = 0..31: a[i + 1] reads bytes 4..131, five 32-byte sectors; nvcc emits one
+    // LDG for both operands (the second is the same value).
+    let src = r#"
+    __global__ void k(const float* a, float* o) {
+        int i = threadIdx.x;
+        o[i] = a[i + 1] * a[1 + i];
+    }"#;
+    let s = run(src, "1", "32", &[]);
+    let first = row(&s, "load", "a[i + 1]");
+    let second = row(&s, "load", "a[1 + i]");
+    assert_eq!((first.requests, first.sectors), (1, 5));
+    assert_eq!((second.requests, second.elided_loads), (0, 32));
+}
+
+#[test]
+fn a_local_assigned_once_stands_for_its_value() {
+    // `j` is `i + 1` in SSA form: a[j] and a[1 + i] are one address; both tiles from a 64-thread
+    // block, 2 warps: one request each for the first load only.
+    let src = r#"
+    __global__ void k(const float* a, float* o) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        int j = i + 1;
+        o[i] = a[j] + a[1 + i];
+    }"#;
+    let s = run(src, "1", "64", &[]);
+    assert_eq!(row(&s, "load", "a[j]").requests, 2);
+    assert_eq!(row(&s, "load", "a[1 + i]").requests, 0);
+    // Different addresses stay two loads.
+    let s = run(&src.replace("a[1 + i]", "a[2 + i]"), "1", "64", &[]);
+    assert_eq!(row(&s, "load", "a[2 + i]").requests, 2);
+}
+
+#[test]
+fn read_modify_write_target_loads_its_index_once() {
+    // `out[idx[i]] += 1`: idx[i] is read once (one LDG in the SASS, volatile or not); out's
+    // element is loaded once and stored once. One warp.
+    for q in ["volatile int*", "const int*"] {
+        let src = format!(
+            "__global__ void k({q} idx, float* out) {{\n    int i = threadIdx.x;\n    out[idx[i]] += 1.0f;\n}}"
+        );
+        let s = run(&src, "1", "32", &[]);
+        let idx: Vec<_> = s.instructions.iter().filter(|r| r.text == "idx[i]").collect();
+        assert_eq!(idx.len(), 1, "{q}: one memory instruction for idx[i]");
+        assert_eq!((idx[0].executions, idx[0].requests, idx[0].elided_loads), (1, 1, 0), "{q}");
+        assert_eq!(row(&s, "load", "out[idx[i]]").requests, 1, "{q}");
+        assert_eq!(row(&s, "store", "out[idx[i]]").requests, 1, "{q}");
+        assert!(s.instructions.iter().all(|r| r.elided_loads == 0), "{q}: no removed load that never existed");
+    }
+}
+
+#[test]
+fn increment_through_an_index_loads_it_once() {
+    let src = r#"
+    __global__ void k(volatile int* idx, int* out) {
+        int i = threadIdx.x;
+        out[idx[i]]++;
+    }"#;
+    let s = run(src, "1", "64", &[]);
+    assert_eq!(row(&s, "load", "idx[i]").executions, 2, "two warps, once each");
+}
+
+// ---- dead loads (issue 18) ----
+
+#[test]
+fn unused_loads_are_removed_as_nvcc_does() {
+    let src = r#"
+    __global__ void k(const float* in, float* out) {
+        int t = threadIdx.x;
+        float unused = in[t];
+        in[t + 32];
+        out[t] = 1.0f;
+    }"#;
+    let s = run(src, "1", "32", &[]);
+    assert_eq!(row(&s, "load", "in[t]").requests, 0);
+    assert_eq!(row(&s, "load", "in[t + 32]").requests, 0);
+    assert_eq!(s.totals.global_load.requests, 0);
+    assert_eq!(s.totals.global_store.requests, 1);
+    assert_eq!(s.assumptions.iter().filter(|a| a.contains("never used")).count(), 2);
+    // Volatile loads are always issued.
+    let s = run(&src.replace("const float* in", "volatile float* in"), "1", "32", &[]);
+    assert_eq!(s.totals.global_load.requests, 2);
+    assert!(!s.assumptions.iter().any(|a| a.contains("never used")));
+}
+
+#[test]
+fn loads_used_through_locals_arrays_and_branches_stay() {
+    let src = r#"
+    __global__ void k(const float* in, float* out, int* flag) {
+        int t = threadIdx.x;
+        float a = in[t];
+        float b = a * 2.0f;
+        float buf[2];
+        buf[0] = in[t + 32];
+        int f = flag[t];
+        if (f > 0) { out[t] = b + buf[0]; }
+    }"#;
+    let s = run(src, "1", "32", &[]);
+    assert_eq!(row(&s, "load", "in[t]").requests, 1);
+    assert_eq!(row(&s, "load", "in[t + 32]").requests, 1);
+    assert_eq!(row(&s, "load", "flag[t]").requests, 1);
+    assert!(!s.assumptions.iter().any(|a| a.contains("never used")));
+}

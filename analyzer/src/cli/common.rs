@@ -1,7 +1,7 @@
 //! Flags shared by `explain` and `sweep`: the launch, given as for `analyze`.
 
 use super::{defines, split_pair, SourceArgs};
-use sector_analyzer::analyze::DEFAULT_MAX_WORK;
+use sector_analyzer::analyze::{DEFAULT_MAX_WORK, DEFAULT_TIME_LIMIT_S};
 use sector_analyzer::{AnalyzeOptions, Fill};
 
 #[derive(clap::Args)]
@@ -24,9 +24,12 @@ pub struct LaunchArgs {
     /// Dynamic shared memory per block (`extern __shared__` arrays), in bytes.
     #[arg(long, default_value_t = 0)]
     pub shared_bytes: u64,
-    /// Work budget of the reference engine, in warp-level steps.
+    /// Work budget of every engine together, in warp-level steps of the reference engine.
     #[arg(long, default_value_t = DEFAULT_MAX_WORK)]
     pub max_work: u64,
+    /// Wall-clock limit in seconds per analysis (0: none).
+    #[arg(long, default_value_t = DEFAULT_TIME_LIMIT_S)]
+    pub time_limit: u64,
 }
 
 impl LaunchArgs {
@@ -47,6 +50,7 @@ impl LaunchArgs {
             include_dirs: src.include.clone(),
             gpu: self.gpu.clone(),
             max_work: self.max_work,
+            time_limit: (self.time_limit > 0).then(|| std::time::Duration::from_secs(self.time_limit)),
             shared_bytes: self.shared_bytes,
             ..Default::default()
         };

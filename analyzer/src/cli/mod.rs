@@ -8,7 +8,7 @@ use codespan_reporting::term::{
     self,
     termcolor::{ColorChoice, StandardStream},
 };
-use sector_analyzer::analyze::{EngineKind, Failure, DEFAULT_MAX_WORK};
+use sector_analyzer::analyze::{EngineKind, Failure, DEFAULT_MAX_WORK, DEFAULT_TIME_LIMIT_S};
 use sector_analyzer::finding::line_col_offset;
 use sector_analyzer::ir::cfg::Cfg;
 use sector_analyzer::source::DiskLoader;
@@ -39,10 +39,12 @@ enum Format {
     Json,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
 enum Emit {
     /// The kernel's control-flow graph in Graphviz form.
     Dot,
+    /// The kernel's IR as the engines see it (after dead loads are removed), as text.
+    Ir,
 }
 
 #[derive(clap::Args)]
@@ -88,9 +90,13 @@ enum Cmd {
         /// Dynamic shared memory per block (`extern __shared__` arrays), in bytes.
         #[arg(long, default_value_t = 0)]
         shared_bytes: u64,
-        /// Work budget of the reference engine, in warp-level steps.
+        /// Work budget of every engine together, in warp-level steps of the reference engine
+        /// (a symbolic step counts as 400).
         #[arg(long, default_value_t = DEFAULT_MAX_WORK)]
         max_work: u64,
+        /// Wall-clock limit in seconds: the analysis is refused once it runs this long (0: none).
+        #[arg(long, default_value_t = DEFAULT_TIME_LIMIT_S)]
+        time_limit: u64,
         /// symbolic: count whole boxes of warps in closed form (enumerating only what it cannot
         /// summarise); enumerate: run every lane of every warp (the reference).
         #[arg(long, value_enum, default_value = "symbolic")]
@@ -183,6 +189,7 @@ pub fn run() -> i32 {
             gpu,
             shared_bytes,
             max_work,
+            time_limit,
             engine,
             emit,
         } => {
@@ -196,6 +203,7 @@ pub fn run() -> i32 {
                 max_work,
                 engine,
                 shared_bytes,
+                time_limit: (time_limit > 0).then(|| std::time::Duration::from_secs(time_limit)),
                 ..Default::default()
             };
             for a in &args {
@@ -227,7 +235,7 @@ pub fn run() -> i32 {
             if let Err(m) = sector_analyzer::cache::profile::lookup(&opts.gpu) {
                 return usage(&m);
             }
-            if let Some(Emit::Dot) = emit {
+            if let Some(what) = emit {
                 let mut files = SourceFiles::default();
                 return match sector_analyzer::analyze::lower(&Input::File(&src.file), &opts, &DiskLoader, &mut files) {
                     Ok(m) => {
@@ -236,14 +244,20 @@ pub fn run() -> i32 {
                             None => m.kernels.first(),
                         };
                         match k {
-                            Some(k) => out(&Cfg::build(k).to_dot(&k.name)),
+                            Some(k) if what == Emit::Dot => out(&Cfg::build(k).to_dot(&k.name)),
+                            Some(k) => out(&sector_analyzer::ir::print::kernel(k)),
                             None => usage("no such kernel"),
                         }
                     }
                     Err(diagnostic) => report(&Failure { diagnostic, files }),
                 };
             }
-            match sector_analyzer::analyze(Input::File(&src.file), &opts, &DiskLoader) {
+            let bar = progress_bar(&mut opts);
+            let result = sector_analyzer::analyze(Input::File(&src.file), &opts, &DiskLoader);
+            if let Some(b) = bar {
+                b.finish_and_clear();
+            }
+            match result {
                 Ok(a) => out(&match format {
                     Format::Text => sector_analyzer::sheet::text::render(&a.sheet),
                     Format::Markdown => sector_analyzer::sheet::markdown::render(&a.sheet),
@@ -253,6 +267,35 @@ pub fn run() -> i32 {
             }
         }
     }
+}
+
+/// On a terminal, a progress bar that appears once an analysis has run for a second: the work
+/// done against `--max-work`, so a long run says so and shows how far it is from its limit.
+fn progress_bar(opts: &mut AnalyzeOptions) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::with_draw_target(Some(opts.max_work), indicatif::ProgressDrawTarget::hidden());
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} warp-level steps of work (--max-work) {elapsed}")
+    {
+        bar.set_style(style);
+    }
+    let start = std::time::Instant::now();
+    let shown = std::sync::atomic::AtomicBool::new(false);
+    let b = bar.clone();
+    opts.progress = Some(sector_analyzer::launch::Progress(std::sync::Arc::new(move |done, max| {
+        if start.elapsed() < std::time::Duration::from_secs(1) {
+            return;
+        }
+        if !shown.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            b.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        }
+        b.set_length(max);
+        b.set_position(done.min(max));
+    })));
+    Some(bar)
 }
 
 /// Renders a failure with its source snippet; returns the exit code.

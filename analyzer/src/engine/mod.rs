@@ -364,8 +364,8 @@ impl Pool {
     }
 }
 
-/// Values the threads hold in registers (the GVN model): per address expression (`key`, from
-/// the source text) into an object (`base`) that a lane loaded or stored, the lanes holding its
+/// Values the threads hold in registers (the GVN model): per address expression (`key`, its
+/// value number) into an object (`base`) that a lane loaded or stored, the lanes holding its
 /// value and at which offset.
 ///
 /// The model is per lane: each lane has its own list of held values, at most [`HELD_MAX`], the
@@ -574,6 +574,8 @@ pub struct Engine<'a> {
     restrict_params: Vec<bool>,
     shared_base: Vec<i64>,
     work: u64,
+    /// Effort other engines spent on this launch before this run (one `--max-work` for all).
+    effort_before: u64,
     scratch: Vec<i64>,
     boundary: crate::sheet::build::BoundaryCounter,
     loop_ids: HashMap<Span, usize>,
@@ -585,17 +587,10 @@ pub struct Engine<'a> {
     probe: Option<Box<probe::ProbeState>>,
 }
 
-/// Per memory operation, its address expression interned: equal keys mean the compiler sees
-/// the same address expression (the GVN model's reuse needs equal keys).
+/// Per memory operation, its address expression's value number: equal keys mean the compiler
+/// sees the same address expression (the GVN model's reuse needs equal keys).
 pub(crate) fn address_keys(k: &Kernel) -> Vec<u32> {
-    let mut interned: HashMap<&str, u32> = HashMap::new();
-    k.mem_ops
-        .iter()
-        .map(|m| {
-            let n = interned.len() as u32;
-            *interned.entry(m.addr_key.as_str()).or_insert(n)
-        })
-        .collect()
+    crate::ir::vn::address_numbers(k)
 }
 
 /// The kernel's loops: per memory operation the loops around it, each loop's span, and the
@@ -688,6 +683,7 @@ impl<'a> Engine<'a> {
             restrict_params: (0..k.params.len()).map(|p| k.is_restrict(Base::Param(ParamId(p as u32)))).collect(),
             shared_base,
             work: 0,
+            effort_before: s.budget.spent(),
             scratch: Vec::with_capacity(64),
             boundary: crate::sheet::build::BoundaryCounter::new(k, s),
             loop_ids,
@@ -713,7 +709,12 @@ impl<'a> Engine<'a> {
 
     fn tick(&mut self, span: Span) -> Result<()> {
         self.work += 1;
-        if self.work > self.s.max_work {
+        // Effort shared with the engines that ran before on this launch.
+        let effort = self.work.saturating_add(self.effort_before);
+        if self.work.is_multiple_of(crate::launch::CHECK_EVERY) {
+            self.s.budget.check(effort, self.s.max_work, Some(span))?;
+        }
+        if effort > self.s.max_work {
             return Err(Diagnostic::at(
                 ErrorKind::Limit,
                 span,

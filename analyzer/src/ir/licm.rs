@@ -9,25 +9,26 @@ use std::collections::HashSet;
 /// Per memory operation: whether it is a store promoted out of its innermost loop.
 pub fn promoted_stores(k: &Kernel) -> Vec<bool> {
     let mut out = vec![false; k.mem_ops.len()];
-    visit(k, &k.body, &mut out);
+    let keys = super::vn::address_numbers(k);
+    visit(k, &keys, &k.body, &mut out);
     out
 }
 
-fn visit(k: &Kernel, stmts: &[Stmt], out: &mut [bool]) {
+fn visit(k: &Kernel, keys: &[u32], stmts: &[Stmt], out: &mut [bool]) {
     for s in stmts {
         match s {
             Stmt::If { then, els, .. } => {
-                visit(k, then, out);
-                visit(k, els, out);
+                visit(k, keys, then, out);
+                visit(k, keys, els, out);
             }
             Stmt::Loop { body, step, synthetic: false, .. } => {
-                promote_in_loop(k, body, step, out);
-                visit(k, body, out);
-                visit(k, step, out);
+                promote_in_loop(k, keys, body, step, out);
+                visit(k, keys, body, out);
+                visit(k, keys, step, out);
             }
             Stmt::Loop { body, step, .. } => {
-                visit(k, body, out);
-                visit(k, step, out);
+                visit(k, keys, body, out);
+                visit(k, keys, step, out);
             }
             _ => {}
         }
@@ -58,7 +59,7 @@ struct Access {
     base: Option<Base>,
 }
 
-fn promote_in_loop(k: &Kernel, body: &[Stmt], step: &[Stmt], out: &mut [bool]) {
+fn promote_in_loop(k: &Kernel, keys: &[u32], body: &[Stmt], step: &[Stmt], out: &mut [bool]) {
     let mut accesses = Vec::new();
     let mut assigned = HashSet::new();
     let mut exits = false;
@@ -89,7 +90,7 @@ fn promote_in_loop(k: &Kernel, body: &[Stmt], step: &[Stmt], out: &mut [bool]) {
                 Some(b) if !may_alias(k, b, base) => true,
                 // An atomic on the same object reads memory on every iteration.
                 Some(_) if k.mem_op(a.op).kind.is_atomic() => false,
-                Some(b) if b == base => k.mem_op(a.op).addr_key == m.addr_key,
+                Some(b) if b == base => keys[a.op.0 as usize] == keys[op.0 as usize],
                 _ => false,
             }
         });

@@ -9,7 +9,10 @@
 //! derived from the tree.
 
 pub mod cfg;
+pub mod dce;
 pub mod licm;
+pub mod print;
+pub mod vn;
 
 use crate::source::Span;
 
@@ -235,7 +238,8 @@ pub struct MemOp {
     /// The access as written (`a[i]`, `__ldg(&a[i])`).
     pub text: String,
     pub span: Span,
-    /// The address written out canonically; the GVN model requires equal keys for reuse.
+    /// The address as written, compacted. Kept for display and tools; address identity for
+    /// load removal is structural ([`vn::address_numbers`]), never this text.
     pub addr_key: String,
     /// An atomic whose address is the same in every lane as far as the compiler can tell: nvcc
     /// performs it once per warp (one lane), so its lanes cost one pass.
@@ -394,6 +398,17 @@ pub enum Expr {
         args: Vec<Expr>,
         span: Span,
     },
+}
+
+/// The `what` of an [`Expr::Opaque`] standing for a thread's own array (registers or local
+/// memory, not counted): a value written there is used later, so never dead.
+pub const LOCAL_ARRAY: &str = "a thread's own array";
+
+/// Whether evaluating `e` reads memory.
+pub fn contains_load(e: &Expr) -> bool {
+    let mut found = false;
+    licm::walk(e, &mut |x| found |= matches!(x, Expr::Load { .. }));
+    found
 }
 
 /// Structured statements. Loops are `Loop`, with `break`/`continue` inside.

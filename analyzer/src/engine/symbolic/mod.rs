@@ -42,6 +42,8 @@ pub enum Fallback {
     GiveUp(String),
     /// The launch has an error: the reference engine reports it.
     Error,
+    /// Out of time: the analysis is refused (no other engine runs).
+    Refused(Diagnostic),
 }
 
 /// Steps of abstract execution before the engine gives up.
@@ -81,8 +83,13 @@ pub fn run(kernel: &Kernel, setup: &Setup) -> Result<(Trace, Stats), Fallback> {
     let mut e = Sym::new(kernel, setup);
     match e.launch() {
         Ok(()) => e.finish(),
-        Err(Stop::GiveUp(why)) => Err(Fallback::GiveUp(why)),
+        Err(Stop::GiveUp(why)) => {
+            // What it spent counts against the budget the reference engine gets next.
+            setup.budget.spend(e.steps.saturating_mul(crate::launch::SYMBOLIC_STEP_COST));
+            Err(Fallback::GiveUp(why))
+        }
         Err(Stop::Error) => Err(Fallback::Error),
+        Err(Stop::Refused(d)) => Err(Fallback::Refused(d)),
         Err(Stop::Split(..)) => Err(Fallback::GiveUp("internal: a cut reached no owner".into())),
     }
 }
@@ -103,6 +110,7 @@ enum Stop {
     /// An error in the launch: the reference engine reports it, in its own words.
     Error,
     GiveUp(String),
+    Refused(Diagnostic),
 }
 
 impl From<Diagnostic> for Stop {
@@ -370,10 +378,17 @@ impl<'a> Sym<'a> {
 
     fn step(&mut self) -> R<()> {
         self.steps += 1;
-        // The launch's work budget bounds this engine's effort too.
-        let budget = STEP_BUDGET.min(self.s.max_work);
+        // The launch's work budget bounds this engine's effort too, each abstract step costing
+        // what it takes in time; giving up leaves the reference engine the rest.
+        let cost = crate::launch::SYMBOLIC_STEP_COST;
+        let budget = STEP_BUDGET.min(self.s.max_work / cost);
         if self.steps > budget {
             return give_up(format!("more than {budget} abstract steps"));
+        }
+        if self.steps.is_multiple_of(crate::launch::CHECK_EVERY) {
+            if let Err(d) = self.s.budget.check(self.steps * cost, self.s.max_work, None) {
+                return Err(Stop::Refused(d));
+            }
         }
         // An abstract step costs several of the reference's: when the summaries so far cover
         // few steps each, enumeration is the faster way.

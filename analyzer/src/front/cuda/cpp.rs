@@ -938,11 +938,18 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         if self.no_hoist > 0 {
             return Err(self.unsupported(n, "a call to a __device__ function inside a condition or `?:`"));
         }
+        if !def.kind().starts_with("lambda") && self.inline.iter().any(|i| i.def == def.id()) {
+            return Err(Diagnostic::at(
+                ErrorKind::Unsupported,
+                self.span(n),
+                format!("recursion: `{fname}` calls itself (directly or through other calls); recursive __device__ functions are not supported"),
+            ));
+        }
         if self.inline.len() >= MAX_INLINE {
             return Err(Diagnostic::at(
                 ErrorKind::Limit,
                 self.span(n),
-                format!("__device__ calls nested deeper than {MAX_INLINE} (recursion?)"),
+                format!("__device__ calls nested deeper than {MAX_INLINE}"),
             ));
         }
         let lambda = def.kind() == "lambda_expression";
@@ -1254,7 +1261,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             Some(std::mem::replace(&mut self.scopes, vec![globals, scope]))
         };
         let saved_pending = std::mem::take(&mut self.pending);
-        self.inline.push(Inline { ret_flag, ret_val: ret_val.clone(), auto_ret });
+        self.inline.push(Inline { def: def.id(), ret_flag, ret_val: ret_val.clone(), auto_ret });
         let r = match def.child_by_field_name("body") {
             Some(b) => self.block(b, &mut body),
             None => Err(self.unsupported(def, "a function without a body")),

@@ -23,7 +23,8 @@ mod intrinsics;
 
 /// Deepest expression or statement nesting lowered before giving up (keeps the stack bounded).
 const MAX_DEPTH: u32 = 400;
-const MAX_INLINE: usize = 16;
+/// Deepest chain of distinct `__device__` calls inlined (recursion is refused on its own).
+const MAX_INLINE: usize = 64;
 
 /// Array dimensions, outermost first; `None` for `[]`.
 type Dims = Vec<Option<u64>>;
@@ -294,6 +295,8 @@ enum Place {
 }
 
 struct Inline {
+    /// The function being inlined (its definition's node), to tell recursion from a deep chain.
+    def: usize,
     ret_flag: LocalId,
     ret_val: Option<(LocalId, Ty)>,
     /// `auto` return type (lambdas, `auto f()`): the first `return` sets it.
@@ -321,6 +324,13 @@ fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> 
     let name = function_name(unit, f).unwrap_or_default();
     let span = unit.span(function_declarator(f).and_then(|d| d.child_by_field_name("declarator")).unwrap_or(f));
     if let Some(e) = first_error(f) {
+        if e.is_missing() {
+            return Err(Diagnostic::at(
+                ErrorKind::Syntax,
+                unit.span(e),
+                format!("syntax error in kernel `{name}`: missing `{}`", e.kind()),
+            ));
+        }
         return Err(Diagnostic::at(
             ErrorKind::Syntax,
             unit.span(e),
@@ -995,7 +1005,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 if let Some(i) = init {
                     let (e, _) = self.expr(i)?;
                     self.flush(out);
-                    out.push(Stmt::Eval(e));
+                    out.push(Stmt::Eval(local_array_write(e)));
                 }
                 self.scopes.last_mut().unwrap().insert(name, Sym::LocalArray(ty));
                 continue;
@@ -1128,6 +1138,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             _ => return Err(self.unsupported(e, "this assignment operator")),
         };
         // `a[i] += v` reads then writes the same place: one load and one store.
+        let place = self.bind_place(place);
         let (cur, ct) = self.read_place(&place, CacheOp::Default);
         let (v, vt) = self.binary(bop, cur, ct.clone(), rv, rt, e)?;
         self.write(place, v, &vt, e)
@@ -1137,10 +1148,25 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let arg = e.child_by_field_name("argument").ok_or_else(|| self.unsupported(e, "this update"))?;
         let op = e.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or("++");
         let place = self.place(arg)?;
+        let place = self.bind_place(place);
         let (cur, ct) = self.read_place(&place, CacheOp::Default);
         let one = Expr::Int(1, IntTy::I32);
         let (v, vt) = self.binary(if op == "++" { "+" } else { "-" }, cur, ct, one, Ty::Int(IntTy::I32), e)?;
         self.write(place, v, &vt, e)
+    }
+
+    /// A read-modify-write evaluates its target's address once, as the compiler does: an
+    /// address that loads memory (`out[idx[i]] += 1`) is bound to a temporary first.
+    fn bind_place(&mut self, place: Place) -> Place {
+        match place {
+            Place::Mem { addr, ty, space, volatile, text, span } if contains_load(&addr) => {
+                let pointee = ty.clone();
+                let t = self.temp(Ty::Ptr(Box::new(PtrTy { pointee, space, is_const: false, restrict: false, volatile })));
+                self.pending.push(Stmt::Assign { local: t, value: addr, span });
+                Place::Mem { addr: Expr::Local(t), ty, space, volatile, text, span }
+            }
+            p => p,
+        }
     }
 
     fn write(&mut self, place: Place, v: Expr, vt: &Ty, at: Node) -> Result<Stmt> {
@@ -1156,7 +1182,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let op = self.mem_op(AccessKind::Store, space, ty.size(), CacheOp::Default, volatile, &text, span);
                 Stmt::Store { op, addr, value: v }
             }
-            Place::LocalArray(_) => Stmt::Eval(v),
+            Place::LocalArray(_) => Stmt::Eval(local_array_write(v)),
         })
     }
 
@@ -1196,7 +1222,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 (Expr::Load { op, addr: Box::new(addr.clone()) }, ty.clone())
             }
             Place::LocalArray(ty) => {
-                (Expr::Opaque { args: Vec::new(), what: "a thread's own array".into() }, ty.clone())
+                (Expr::Opaque { args: Vec::new(), what: LOCAL_ARRAY.into() }, ty.clone())
             }
         }
     }
@@ -1375,7 +1401,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
 
     fn pending_eval(&mut self, e: Expr) {
         if !matches!(e, Expr::Int(..) | Expr::Local(_) | Expr::Param(_) | Expr::Builtin(_)) {
-            self.pending.push(Stmt::Eval(e));
+            self.pending.push(Stmt::Eval(local_array_write(e)));
         }
     }
 
@@ -1742,6 +1768,15 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             // The builtins are unsigned int.
             return Ok((Expr::Builtin(b), Ty::Int(IntTy::U32)));
         }
+        // A component of a local vector is not tracked, but it reads the local (so the load
+        // that filled it is used).
+        if arg.kind() == "identifier" {
+            if let Some(Sym::Local(id, ty)) = self.lookup(self.text(arg)).cloned() {
+                if let Some((_, fty)) = vector_field(&ty, field) {
+                    return Ok((Expr::Opaque { args: vec![Expr::Local(id)], what: LOCAL_ARRAY.into() }, fty));
+                }
+            }
+        }
         if n.child_by_field_name("operator").map(|o| self.text(o)) == Some(".") {
             if let Some(sym) = self.member_sym(n) {
                 return self.sym_value(sym, n);
@@ -2067,6 +2102,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
 }
 
 /// Pure CUDA and C math functions: their values are not tracked, their arguments are evaluated.
+/// A value that flows into a thread's own array (untracked, but used later): never dead.
+fn local_array_write(e: Expr) -> Expr {
+    Expr::Opaque { args: vec![e], what: LOCAL_ARRAY.into() }
+}
+
 fn known_function(name: &str) -> Option<Ty> {
     const FLOAT: &[&str] = &[
         "sqrtf",

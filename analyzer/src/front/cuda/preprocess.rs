@@ -347,6 +347,9 @@ fn punct_len(b: &[u8]) -> usize {
         (b'<', b'<', b'=') | (b'>', b'>', b'=') | (b'.', b'.', b'.') | (b'-', b'>', b'*') | (b'<', b'=', b'>') => 3,
         (b'#', b'#', _) | (b'-', b'>', _) | (b'+', b'+', _) | (b'-', b'-', _) | (b'<', b'<', _) | (b'>', b'>', _) => 2,
         (b'&', b'&', _) | (b'|', b'|', _) | (b':', b':', _) | (b'.', b'*', _) => 2,
+        // Digraphs; `<::` not followed by `:` or `>` is `<` then `::` (C++11).
+        (b'<', b':', b':') if !matches!(at(3), b':' | b'>') => 1,
+        (b'<', b'%', _) | (b'%', b'>', _) | (b'<', b':', _) | (b':', b'>', _) => 2,
         (b'<' | b'>' | b'=' | b'!' | b'+' | b'-' | b'*' | b'/' | b'%' | b'&' | b'|' | b'^', b'=', _) => 2,
         _ => 1,
     }
@@ -872,6 +875,8 @@ struct Pp<'a> {
     /// Files read so far, by normalized path.
     loaded: HashMap<PathBuf, (FileId, Arc<str>)>,
     missing: HashSet<PathBuf>,
+    /// Files found but refused (a device, a directory, too large), with why.
+    refused: Vec<String>,
     once: HashSet<PathBuf>,
     guards: HashMap<PathBuf, Rc<str>>,
     tables: Vec<Option<Arc<LineTable>>>,
@@ -911,6 +916,7 @@ impl<'a> Pp<'a> {
             out: Out::new(root),
             loaded: HashMap::new(),
             missing: HashSet::new(),
+            refused: Vec::new(),
             once: HashSet::new(),
             guards: HashMap::new(),
             tables: Vec::new(),
@@ -1026,7 +1032,15 @@ impl<'a> Pp<'a> {
     }
 
     fn emit_src(&mut self, s: &Src, t: &RawTok) {
-        let text = if s.slice(t) == BOM { "   " } else { s.slice(t) };
+        let text = match s.slice(t) {
+            BOM => "   ",
+            // Digraphs, as the same punctuators of the same width (columns stay put).
+            "<%" => "{ ",
+            "%>" => "} ",
+            "<:" => "[ ",
+            ":>" => "] ",
+            t => t,
+        };
         self.out.sync(s.file, t.line);
         if self.out.col == 0 && t.col > 0 {
             // The start of this line went into a multi-line invocation above: pad so the rest
@@ -1256,6 +1270,10 @@ impl<'a> Pp<'a> {
         if self.loaded.contains_key(p) {
             return true;
         }
+        if let Some(why) = self.loader.refusal(p) {
+            self.refused.push(why);
+            return false;
+        }
         if self.missing.contains(p) {
             return false;
         }
@@ -1274,7 +1292,11 @@ impl<'a> Pp<'a> {
         if self.open_files >= MAX_INCLUDE_DEPTH {
             return Err(perr(span, format!("#include nested more than {MAX_INCLUDE_DEPTH} levels deep")));
         }
+        self.refused.clear();
         let Some(path) = self.find_include(&s.dir(), name, angle) else {
+            if let Some(why) = self.refused.first() {
+                return Err(perr(span, format!("#include \"{name}\": {why}")));
+            }
             if angle || toolkit_header(name) {
                 // System and CUDA toolkit headers are not needed to lower kernels: the front end
                 // knows the declarations kernels use from them.

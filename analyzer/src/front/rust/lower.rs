@@ -597,7 +597,16 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                 let op = compound_op(&b.op).expect("compound");
                 let (v, vt) = self.expr(&b.right)?;
                 let place = self.place(&b.left)?;
-                // `a[i] += v` reads, then writes the same place: one load and one store.
+                // `a[i] += v` reads, then writes the same place: one load and one store, and
+                // its address evaluated once (bound first when computing it loads memory).
+                let place = match place {
+                    Place::Mem { addr, elem, volatile, text, span, key } if crate::ir::contains_load(&addr) => {
+                        let t = self.temp(&RTy::Ptr { elem: Box::new(elem.clone()), mutable: true });
+                        self.pending.push(Stmt::Assign { local: t, value: addr, span });
+                        Place::Mem { addr: Expr::Local(t), elem, volatile, text, span, key }
+                    }
+                    p => p,
+                };
                 let (cur, ct) = self.read_place(&place);
                 let (nv, nt) = self.binary(op, cur, ct, v, vt, e.span())?;
                 let s = self.write(place, nv, &nt, e.span())?;
