@@ -16,9 +16,9 @@ pub const DEFAULT_MAX_WORK: u64 = 400_000_000;
 pub const DEFAULT_TIME_LIMIT_S: u64 = 10;
 
 /// Launches the symbolic engine summarises are also run through the reference engine, for the
-/// sector stream the cache model needs, when they take at most this many warp-level steps
-/// (about a second); larger ones get boundaries without simulation, labelled as such.
-pub const STREAM_WORK: u64 = 40_000_000;
+/// sector stream the cache model needs: whole when they take at most this many warp-level
+/// steps, else a sample of units ([`crate::cache::sample`]).
+pub const STREAM_WORK: u64 = crate::cache::sample::SAMPLE_WORK;
 
 /// Which engine counts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -258,20 +258,15 @@ fn count(
     }
     match symbolic::run(kernel, setup) {
         Ok((mut trace, stats)) => {
-            let mut notes = vec![format!(
+            let notes = vec![format!(
                 "symbolic engine: {} warp-level steps counted in {} abstract steps: the launch in {} piece(s) ({} of them a single warp, enumerated); {} loop iteration(s) run one at a time, {} covered by {} summaries",
                 trace.work, stats.steps, stats.pieces, stats.single_warps, stats.single_iterations, stats.summarised_iterations, stats.summaries
             )];
-            if trace.work <= STREAM_WORK.min(setup.max_work) {
-                // The cache model needs the sectors in execution order: the reference engine
-                // gives them (and its counts equal the summary's).
-                trace.boundary = crate::engine::run(kernel, setup)?.boundary;
-            } else {
-                notes.push(format!(
-                    "boundaries not simulated: the launch takes {} warp-level steps, more than the {} streamed through the cache model",
-                    trace.work, STREAM_WORK
-                ));
-            }
+            // The cache model needs sectors in execution order: the reference engine gives
+            // them for all units of the launch, or for a sample of them (its counts equal the
+            // summary's).
+            trace.boundary =
+                crate::cache::sample::stream(kernel, setup, &trace, crate::cache::sample::SAMPLE_WORK.min(setup.max_work))?;
             Ok((trace, "symbolic", notes))
         }
         // The reference engine words every error.

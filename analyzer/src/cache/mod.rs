@@ -25,6 +25,7 @@
 //! simulated part's ratios, per instruction (the sheet says so).
 
 pub mod profile;
+pub mod sample;
 
 use crate::ir::{AccessKind, CacheOp, Kernel};
 use crate::launch::Setup;
@@ -161,6 +162,25 @@ impl<T> Lru<T> {
         Some((old_key, old_val))
     }
 
+    /// Empties the set (its capacity stays).
+    pub fn clear(&mut self) {
+        self.map.clear();
+        self.nodes.clear();
+        self.head = NIL;
+        self.tail = NIL;
+    }
+
+    /// Sets the capacity; lines beyond it leave, least recently used first.
+    pub fn set_capacity(&mut self, capacity: usize) {
+        self.capacity = capacity;
+        while self.map.len() > capacity {
+            let i = self.tail;
+            self.unlink(i);
+            let key = self.nodes[i as usize].key;
+            self.map.remove(&key);
+        }
+    }
+
     /// Payloads from most to least recently used.
     pub fn iter_mru(&self) -> impl Iterator<Item = (i64, &T)> {
         let mut i = self.head;
@@ -193,6 +213,8 @@ pub struct OpTraffic {
     pub l1_hits: u64,
     pub l2_reads: u64,
     pub l2_writes: u64,
+    /// L1 misses merged in flight with another SM's miss to the same sector (not L2 reads).
+    pub l2_merged: u64,
     /// DRAM sectors fetched for this instruction's L2 read misses.
     pub dram_reads: u64,
     /// Sectors past the simulation budget: counted, not simulated.
@@ -211,9 +233,18 @@ pub struct CacheModel {
     pub together: u32,
     /// The wave (`together` blocks on every SM) whose accesses are buffered.
     wave: u64,
+    /// The (wave, SM group) unit being buffered.
+    unit: (u64, u64),
+    /// The replay step (every warp's `step`-th access) under way.
+    step: u32,
+    /// Set when only some units were fed (see [`sample`]).
+    pub sample: Option<sample::Sample>,
+    /// Units and waves fed.
+    pub units: u64,
+    pub waves: u64,
     /// Per SM, sector-valid bits per line.
     l1: Vec<Lru<u8>>,
-    l2: Lru<L2Line>,
+    pub(crate) l2: Lru<L2Line>,
     sm: usize,
     /// Whether any access or block reached the model (an engine that never feeds it leaves
     /// `false`, and the sheet then uses [`crate::sheet::build::boundaries_unsimulated`]).
@@ -241,6 +272,14 @@ pub struct CacheModel {
     pending: Vec<Pending>,
     pending_sectors: Vec<i64>,
     pending_addrs: Vec<i64>,
+    /// Sectors (with their SM group) sent to L2 in the replay step under way: a later miss of
+    /// the same group to one of them merges in flight.
+    in_flight: FastMap<i64, ()>,
+    /// SMs per merge group (the profile's `merge_group_sms`).
+    pub merge_group: u32,
+    /// Accesses of a warp (counted from its first) that can still merge with another SM's:
+    /// blocks of a wave start together, then drift apart (see [`SYNC_WORK`]).
+    pub sync_accesses: u32,
     /// The current block's place in its wave, its warp (counted from 0) and that warp's
     /// accesses so far.
     slot: u32,
@@ -253,8 +292,6 @@ pub struct CacheModel {
 #[derive(Clone, Copy)]
 struct Pending {
     seq: u32,
-    slot: u32,
-    warp: u32,
     sm: u32,
     op: u32,
     kind: AccessKind,
@@ -265,10 +302,21 @@ struct Pending {
 }
 
 /// Buffered sectors (and addresses) after which a wave's accesses are replayed early, in parts:
-/// bounds the model's memory (about 64 MiB of sectors, 80 MiB of entries at a quarter as many).
-const PENDING_LIMIT: usize = 1 << 23;
+/// bounds the model's memory (about 128 MiB of sectors, 160 MiB of entries at a quarter as many).
+const PENDING_LIMIT: usize = 1 << 24;
 
 const SECTORS_PER_LINE: i64 = 4;
+
+/// Warp-level steps of the reference engine (statements, about an instruction each) during
+/// which the blocks of a wave stay in step: misses of one merge group to a sector merge only
+/// while the warps that make them are younger than this. Fitted on the H200 (the reuse
+/// examples: in-step merging seen up to about 300 to 2,800 steps into a warp depending on the
+/// kernel; the probes that do nothing but load stayed in step for 2,048 loads).
+pub const SYNC_WORK: u64 = 1_200;
+
+/// Steps per global access assumed where the launch's ratio is not known beforehand (the
+/// reference engine streaming a whole launch): about three in a simple loop.
+pub const DEFAULT_WORK_PER_ACCESS: u64 = 3;
 
 impl Default for CacheModel {
     /// The H200 profile, 256 threads per block, no shared memory and no instructions known.
@@ -304,6 +352,11 @@ impl CacheModel {
             occupancy,
             together: together as u32,
             wave: u64::MAX,
+            unit: (u64::MAX, u64::MAX),
+            step: 0,
+            units: 0,
+            sample: None,
+            waves: 0,
             l1: (0..p.sms).map(|_| Lru::new(l1_lines)).collect(),
             l2: Lru::new((p.l2_model_bytes / p.line_bytes as u64) as usize),
             sm: 0,
@@ -324,6 +377,9 @@ impl CacheModel {
             pending: Vec::new(),
             pending_sectors: Vec::new(),
             pending_addrs: Vec::new(),
+            in_flight: FastMap::default(),
+            merge_group: p.merge_group_sms.max(1),
+            sync_accesses: (SYNC_WORK / DEFAULT_WORK_PER_ACCESS) as u32,
             slot: 0,
             warp: 0,
             warp_seq: 0,
@@ -342,14 +398,45 @@ impl CacheModel {
         self.simulated_sectors >= self.budget
     }
 
+    /// Blocks in one wave: `together` on every SM.
+    pub fn per_wave(&self) -> u64 {
+        self.profile.sms.max(1) as u64 * self.together.max(1) as u64
+    }
+
+    /// SM groups per wave (the profile's merge groups; the last may be smaller).
+    pub fn groups(&self) -> u64 {
+        (self.profile.sms.max(1) as u64).div_ceil(self.merge_group as u64)
+    }
+
+    /// The (wave, SM group) unit block `block` belongs to: the blocks that run at the same
+    /// time on the SMs whose misses can merge. Units share only the L2.
+    pub fn unit_of(&self, block: u64) -> (u64, u64) {
+        let sm = block % self.profile.sms.max(1) as u64;
+        (block / self.per_wave(), sm / self.merge_group as u64)
+    }
+
     pub fn begin_block(&mut self, block: u64) {
-        // A wave: `together` blocks on every SM, the blocks that run at the same time.
-        let per_wave = self.profile.sms.max(1) as u64 * self.together.max(1) as u64;
-        if block / per_wave != self.wave {
-            self.flush();
-            self.wave = block / per_wave;
+        let unit = self.unit_of(block);
+        if unit != self.unit {
+            // A wave's accesses are replayed together (its units side by side).
+            if unit.0 != self.unit.0 {
+                self.flush();
+            }
+            if unit.0 != self.unit.0 && self.unit.0 != u64::MAX {
+                // Later waves are placed dynamically (a block goes to whichever SM frees a
+                // slot first, measured): what a wave finds in L1 is not its own data.
+                for l1 in &mut self.l1 {
+                    l1.clear();
+                }
+            }
+            if unit.0 != self.unit.0 {
+                self.waves += 1;
+            }
+            self.unit = unit;
+            self.units += 1;
         }
-        self.slot = (block % per_wave) as u32;
+        self.wave = unit.0;
+        self.slot = (block % self.per_wave()) as u32;
         self.fed = true;
         self.warp = 0;
         self.warp_seq = 0;
@@ -378,8 +465,30 @@ impl CacheModel {
         let mut pending = std::mem::take(&mut self.pending);
         let sectors = std::mem::take(&mut self.pending_sectors);
         let addrs = std::mem::take(&mut self.pending_addrs);
-        pending.sort_by_key(|p| (p.seq, p.slot, p.warp));
+        // Stable bucket sort by step: within a step, accesses stay in feeding order (block,
+        // then warp), as the hardware's warps of one step are presented.
+        let steps = pending.iter().map(|p| p.seq as usize + 1).max().unwrap_or(0);
+        let mut start = vec![0u32; steps + 1];
         for p in &pending {
+            start[p.seq as usize + 1] += 1;
+        }
+        for i in 1..=steps {
+            start[i] += start[i - 1];
+        }
+        let mut order = vec![0u32; pending.len()];
+        for (i, p) in pending.iter().enumerate() {
+            let at = &mut start[p.seq as usize];
+            order[*at as usize] = i as u32;
+            *at += 1;
+        }
+        let mut step = u32::MAX;
+        for &i in &order {
+            let p = &pending[i as usize];
+            if p.seq != step {
+                step = p.seq;
+                self.step = step;
+                self.in_flight.clear();
+            }
             self.sm = p.sm as usize;
             let ss = &sectors[p.sectors.0 as usize..p.sectors.1 as usize];
             match p.kind {
@@ -429,8 +538,6 @@ impl CacheModel {
         }
         self.pending.push(Pending {
             seq: self.warp_seq,
-            slot: self.slot,
-            warp: self.warp,
             sm: self.sm as u32,
             op: op as u32,
             kind,
@@ -489,11 +596,25 @@ impl CacheModel {
                     }
                 }
             }
-            let miss = mask & !hit;
+            let mut miss = mask & !hit;
+            let mut merged = 0u8;
+            if self.merge_group > 1 && miss != 0 && self.step < self.sync_accesses {
+                let group = (self.sm as u32 / self.merge_group) as i64;
+                for b in 0..4 {
+                    if miss & (1 << b) != 0 {
+                        let key = (line * SECTORS_PER_LINE + b as i64) * 64 + group;
+                        if self.in_flight.insert(key, ()).is_some() {
+                            merged |= 1 << b;
+                        }
+                    }
+                }
+                miss &= !merged;
+            }
             let t = self.op(op);
             t.load_sectors += mask.count_ones() as u64;
             t.l1_hits += hit.count_ones() as u64;
             t.l2_reads += miss.count_ones() as u64;
+            t.l2_merged += merged.count_ones() as u64;
             if miss != 0 {
                 let fetched = self.l2_read(line, miss);
                 self.op(op).dram_reads += fetched;

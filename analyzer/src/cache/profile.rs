@@ -38,6 +38,10 @@ pub struct Profile {
     /// DRAM read sectors a launch costs besides its own loads (code, parameters); measured
     /// on the H200, 0 where not measured.
     pub launch_dram_read_sectors: u64,
+    /// SMs (consecutive ids, two TPCs on the H200) whose L1 misses to one sector in the same
+    /// step reach L2 once: measured on the H200, 2 or 4 SMs reading the same line at once cost
+    /// one SM's L2 reads, 132 SMs 35 times that. 1: no merging across SMs (not measured).
+    pub merge_group_sms: u32,
     /// Where the numbers come from, for the sheet.
     pub source: &'static str,
 }
@@ -63,6 +67,7 @@ pub const PROFILES: &[Profile] = &[
         max_threads_per_sm: 2048,
         l1_caches_global_loads: true,
         launch_dram_read_sectors: 88,
+        merge_group_sms: 4,
         source: "read on the H200 (132 SMs, L2 62,914,560 bytes, 256 KiB L1+shared per SM); 64-byte DRAM granule, 88 sectors per launch and reuse in L2 up to two thirds of its size measured there",
     },
     Profile {
@@ -82,6 +87,7 @@ pub const PROFILES: &[Profile] = &[
         max_threads_per_sm: 2048,
         l1_caches_global_loads: true,
         launch_dram_read_sectors: 88,
+        merge_group_sms: 4,
         source: "NVIDIA's H100 SXM sizes (132 SMs, 50 MiB L2); granule, per-launch reads and the two-thirds L2 as measured on the H200 (same sm_90 memory system)",
     },
     Profile {
@@ -101,6 +107,7 @@ pub const PROFILES: &[Profile] = &[
         max_threads_per_sm: 2048,
         l1_caches_global_loads: true,
         launch_dram_read_sectors: 0,
+        merge_group_sms: 1,
         source: "NVIDIA's A100 SXM sizes (108 SMs, 40 MiB L2 in two partitions, 192 KiB L1+shared per SM); L2 model capacity two thirds of it as on the H200; not measured",
     },
     Profile {
@@ -120,6 +127,7 @@ pub const PROFILES: &[Profile] = &[
         max_threads_per_sm: 1536,
         l1_caches_global_loads: true,
         launch_dram_read_sectors: 0,
+        merge_group_sms: 1,
         source: "the seed's RTX 3060 Ti (38 SMs, 128 KiB L1+shared per SM, 3 MB L2); GDDR6 read granule assumed 32 bytes",
     },
     Profile {
@@ -139,6 +147,7 @@ pub const PROFILES: &[Profile] = &[
         max_threads_per_sm: 1024,
         l1_caches_global_loads: true,
         launch_dram_read_sectors: 0,
+        merge_group_sms: 1,
         source: "the seed's RTX 2080 Ti (68 SMs, 64 KiB L1, 5.5 MB L2); 96 KiB L1+shared split 64/32; GDDR6 read granule assumed 32 bytes",
     },
     Profile {
@@ -158,6 +167,7 @@ pub const PROFILES: &[Profile] = &[
         max_threads_per_sm: 2048,
         l1_caches_global_loads: false,
         launch_dram_read_sectors: 0,
+        merge_group_sms: 1,
         source: "the seed's Tesla P4 (48 KB L1 per SM, 2 MB L2; 20 SMs of the GP104 part); Pascal keeps shared memory apart and caches only __ldg loads in L1; GDDR5 read granule assumed 32 bytes",
     },
 ];

@@ -635,24 +635,33 @@ pub(crate) fn shared_layout(k: &Kernel) -> Vec<i64> {
 
 /// Runs the whole launch.
 pub fn run(kernel: &Kernel, setup: &Setup) -> Result<Trace> {
+    let boundary = crate::sheet::build::BoundaryCounter::new(kernel, setup);
+    run_blocks(kernel, setup, &mut (0..setup.blocks()), boundary)
+}
+
+/// Runs the blocks `order` names by linear index (x fastest, then y, z), in that order, feeding
+/// their global sectors to `boundary`: the cache model's sampled units. The trace counts those
+/// blocks alone.
+pub fn run_blocks(
+    kernel: &Kernel,
+    setup: &Setup,
+    order: &mut dyn Iterator<Item = u64>,
+    boundary: crate::sheet::build::BoundaryCounter,
+) -> Result<Trace> {
     let mut e = Engine::new(kernel, setup);
-    let [gx, gy, gz] = setup.grid;
+    e.boundary = boundary;
+    let [gx, gy, _] = setup.grid;
+    let (gx, gy) = (gx as u64, gy as u64);
     let shapes = warp_shapes(setup.block);
     let mut st = WarpState::new(kernel.locals.len());
-    let mut linear = 0u64;
-    for z in 0..gz {
-        for y in 0..gy {
-            for x in 0..gx {
-                e.block_idx = [x, y, z];
-                e.block_linear = linear;
-                e.boundary.begin_block(linear);
-                for shape in &shapes {
-                    e.boundary.begin_warp();
-                    st.start(shape, &mut e.pool);
-                    e.exec_block(&kernel.body, shape.mask, &mut st)?;
-                }
-                linear += 1;
-            }
+    for linear in order {
+        e.block_idx = [(linear % gx) as u32, (linear / gx % gy) as u32, (linear / (gx * gy)) as u32];
+        e.block_linear = linear;
+        e.boundary.begin_block(linear);
+        for shape in &shapes {
+            e.boundary.begin_warp();
+            st.start(shape, &mut e.pool);
+            e.exec_block(&kernel.body, shape.mask, &mut st)?;
         }
     }
     Ok(e.finish())

@@ -150,7 +150,7 @@ pub fn build(kernel: &Kernel, setup: &Setup, trace: Trace, files: &SourceFiles) 
 
     let footprints = footprints(kernel, &trace);
     let boundaries = if trace.boundary.fed || totals.global_load.sectors + totals.global_store.sectors == 0 {
-        boundaries(&trace.boundary, &totals, &mut rows, &order)
+        boundaries(&trace.boundary, &totals, &mut rows, &order, &footprints)
     } else {
         boundaries_unsimulated(kernel, setup, &totals, &footprints)
     };
@@ -216,7 +216,7 @@ fn footprints(kernel: &Kernel, trace: &Trace) -> Vec<Footprint> {
 
 /// The assumptions every boundary estimate rests on, for profile `p` at occupancy `o`, with
 /// `together` blocks resident on an SM at once.
-fn profile_assumptions(p: &Profile, o: &Occupancy, together: u64) -> Vec<String> {
+fn profile_assumptions(p: &Profile, o: &Occupancy, together: u64, sync_accesses: u32) -> Vec<String> {
     let l1 = if p.fixed_l1_bytes.is_some() {
         format!("{} bytes, apart from shared memory", super::text::thousands(o.l1_bytes))
     } else {
@@ -228,11 +228,11 @@ fn profile_assumptions(p: &Profile, o: &Occupancy, together: u64) -> Vec<String>
             o.resident_blocks
         )
     };
-    vec![
+    let mut v = vec![
         format!("GPU profile {}: {} ({})", p.name, p.description, p.source),
         "cold L1 and L2 at launch (Nsight Compute's default cache control)".to_string(),
         format!(
-            "blocks placed round-robin: block b (x fastest, then y, z) on SM b mod {}; {together} resident per SM at once (at most {} by threads, blocks and shared memory; registers assumed not to limit); the blocks of a wave ({together} per SM) progress together, every warp's k-th global access before any warp's (k+1)-th",
+            "blocks of a wave placed round-robin: block b (x fastest, then y, z) on SM b mod {} (the H200 dealt a wave breadth first, consecutive blocks to the two SMs of a TPC, one SM's blocks 80 to 140 apart: round-robin keeps which blocks share an SM and a group close to that); {together} resident per SM at once (at most {} by threads, blocks and shared memory; registers assumed not to limit); the blocks of a wave ({together} per SM) progress together, every warp's k-th global access before any warp's (k+1)-th",
             p.sms, o.resident_blocks
         ),
         format!("L1 per SM: {l1}; 128-byte lines of 32-byte sectors, fully associative, least recently used out; loads allocate{}, stores write through to L2 without allocating", if p.l1_caches_global_loads { " except __ldcg/__ldcv" } else { " only for __ldg/__ldca (this GPU keeps other global loads out of L1)" }),
@@ -250,13 +250,34 @@ fn profile_assumptions(p: &Profile, o: &Occupancy, together: u64) -> Vec<String>
             p.dram_granule_bytes
         ),
         "DRAM writes: dirty lines evicted during the kernel; what stays dirty in L2 at the end is written after the kernel".to_string(),
-        "not modelled: misses of different SMs to one sector at the same moment, which the H200 can merge before L2 (fewer L2 reads than L1 misses when many blocks read the same data at once)".to_string(),
-    ]
+        "later waves placed dynamically (on the H200 a block of the next wave went to whichever SM freed a slot first, and the blocks of a wave started within about a microsecond of each other): L1s are emptied between waves, a wave reuses in L1 only what its own blocks brought".to_string(),
+        "misses to one sector by warps of one SM while it is in flight: one L2 read, the others L1 hits (measured: 1 to 32 warps of a block reading a line together gave one SM's misses)".to_string(),
+    ];
+    if p.merge_group_sms > 1 {
+        v.push(format!(
+            "misses to one sector by different SMs of one group of {} (SMs {}k..{}k+{}) in the same step of the replay reach L2 once, while the warps are younger than {} global accesses ({} reference-engine steps, in step as a wave starts; later they drift apart): measured, 2 and 4 SMs reading a line at once cost one SM's L2 reads, all 132 cost 35 times that",
+            p.merge_group_sms,
+            p.merge_group_sms,
+            p.merge_group_sms,
+            p.merge_group_sms - 1,
+            sync_accesses,
+            crate::cache::SYNC_WORK
+        ));
+    } else {
+        v.push("not modelled: misses of different SMs to one sector at the same moment, which may merge before L2 (not measured on this GPU)".to_string());
+    }
+    v
 }
 
 /// Boundary traffic from the cache model that saw the launch's sector stream; fills each
 /// global row's share (`rows[k]` is memory operation `order[k]`).
-fn boundaries(m: &BoundaryCounter, totals: &Totals, rows: &mut [Row], order: &[usize]) -> Boundaries {
+fn boundaries(
+    m: &BoundaryCounter,
+    totals: &Totals,
+    rows: &mut [Row],
+    order: &[usize],
+    footprints: &[Footprint],
+) -> Boundaries {
     let p = m.profile;
     let g = (p.dram_granule_bytes / p.sector_bytes).max(1) as u64;
     let (sim_l2, sim_dram) = m.ops.iter().fold((0u64, 0u64), |a, t| (a.0 + t.l2_reads, a.1 + t.dram_reads));
@@ -268,6 +289,25 @@ fn boundaries(m: &BoundaryCounter, totals: &Totals, rows: &mut [Row], order: &[u
         if row.space != "global" {
             continue;
         }
+        let mut t = *t;
+        if m.sample.is_some() {
+            // Sampled units: the rest of the instruction's sectors (the engine's exact count)
+            // take the sampled ratios; data-dependent sectors scale with the sample.
+            let (known, unknown) = match row.op {
+                "load" => (t.load_sectors, t.unknown_load_sectors),
+                _ => (t.store_sectors, t.unknown_store_sectors),
+            };
+            let unknown_all = match known + unknown {
+                0 => 0,
+                sim => ((unknown as f64 * row.sectors as f64 / sim as f64).round() as u64).min(row.sectors),
+            };
+            let rest = row.sectors.saturating_sub(known + unknown_all);
+            match row.op {
+                "load" => (t.unknown_load_sectors, t.rest_load_sectors) = (unknown_all, rest),
+                _ => (t.unknown_store_sectors, t.rest_store_sectors) = (unknown_all, rest),
+            }
+        }
+        let t = &t;
         sim_stores += t.store_sectors;
         rest_stores += t.rest_store_sectors;
         unknown_loads += t.unknown_load_sectors;
@@ -280,14 +320,15 @@ fn boundaries(m: &BoundaryCounter, totals: &Totals, rows: &mut [Row], order: &[u
         };
         if t.rest_load_sectors > 0 {
             // Past the budget: this instruction's simulated ratios carry over.
-            let (hit, dram) = if t.load_sectors > 0 {
+            let (hit, read, dram) = if t.load_sectors > 0 {
                 let d = if t.l2_reads > 0 { t.dram_reads as f64 / t.l2_reads as f64 } else { dram_per_l2 };
-                (t.l1_hits as f64 / t.load_sectors as f64, d)
+                let n = t.load_sectors as f64;
+                (t.l1_hits as f64 / n, t.l2_reads as f64 / n, d)
             } else {
-                (0.0, dram_per_l2)
+                (0.0, 1.0, dram_per_l2)
             };
             let h = ((t.rest_load_sectors as f64 * hit).round() as u64).min(t.rest_load_sectors);
-            let r = t.rest_load_sectors - h;
+            let r = ((t.rest_load_sectors as f64 * read).round() as u64).min(t.rest_load_sectors - h);
             rb.l1_hit_sectors += h;
             rb.l2_read_sectors += r;
             rb.dram_read_sectors += (r as f64 * dram).round() as u64;
@@ -301,7 +342,8 @@ fn boundaries(m: &BoundaryCounter, totals: &Totals, rows: &mut [Row], order: &[u
         tot.dram_read_sectors += rb.dram_read_sectors;
         row.boundary = Some(rb);
     }
-    let sampled = m.sampled() && m.ops.iter().any(|t| t.rest_load_sectors + t.rest_store_sectors > 0);
+    let sampled = m.sample.is_some()
+        || (m.sampled() && m.ops.iter().any(|t| t.rest_load_sectors + t.rest_store_sectors > 0));
     let scale = |n: u64| -> u64 {
         if sampled && sim_stores > 0 {
             (n as f64 * (sim_stores + rest_stores) as f64 / sim_stores as f64).round() as u64
@@ -310,16 +352,46 @@ fn boundaries(m: &BoundaryCounter, totals: &Totals, rows: &mut [Row], order: &[u
         }
     };
     let launch = p.launch_dram_read_sectors;
-    let dram_writes = scale(m.dram_writes).min(totals.global_store.sectors);
-    let dram_reads = tot.dram_read_sectors + scale(m.dram_merge_reads) + launch;
+    let mut dram_writes = scale(m.dram_writes).min(totals.global_store.sectors);
+    let mut dram_reads = tot.dram_read_sectors + scale(m.dram_merge_reads) + launch;
+    let fits = m.sample.is_some() && footprint_fits(p, footprints);
+    if fits {
+        // Everything the launch touches fits in L2: DRAM reads are the loaded ranges once,
+        // spread over the rows in proportion to their sampled DRAM reads.
+        let want = footprint_reads(footprints).min(g * totals.global_load.sectors);
+        let have = tot.dram_read_sectors.max(1);
+        for row in rows.iter_mut() {
+            if let Some(rb) = row.boundary.as_mut() {
+                rb.dram_read_sectors = (rb.dram_read_sectors as f64 * want as f64 / have as f64).round() as u64;
+            }
+        }
+        dram_reads = want + launch;
+        let written: u64 = footprints.iter().filter(|f| f.stored).map(footprint_sectors).sum();
+        if (want + written) * p.sector_bytes as u64 <= p.l2_model_bytes {
+            dram_writes = 0;
+        }
+    }
     let o = &m.occupancy;
-    let mut assumptions = profile_assumptions(p, o, m.together as u64);
+    let mut assumptions = profile_assumptions(p, o, m.together as u64, m.sync_accesses);
     if launch > 0 {
         assumptions.push(format!(
             "DRAM reads include {launch} sectors every launch costs besides its loads (code and parameters: the H200 read 88 for kernels that load no global memory)"
         ));
     }
-    if sampled {
+    if let Some(s) = &m.sample {
+        assumptions.push(format!(
+            "sampled units: a unit is one wave's blocks on one group of {} SMs (they share nothing but L2); {} of the launch's {} units ({} of its {} waves) went through the model, spread evenly over it, each sampled wave's L2 cut to its SMs' share ({:.1}%); every global instruction's remaining sectors take its sampled L1-hit, L2-read and DRAM-per-L2-read ratios: waves are alike where blocks run the same instructions with the same trip counts, and the per-instruction ratios keep the mix where edge blocks differ",
+            m.merge_group,
+            super::text::thousands(s.units),
+            super::text::thousands(s.total_units),
+            super::text::thousands(s.waves),
+            super::text::thousands(s.total_waves),
+            s.l2_share * 100.0
+        ));
+        if fits {
+            assumptions.push("the launch's loaded ranges fit in L2: DRAM reads are the loaded ranges once (DRAM writes none during the kernel when the stored ranges fit beside them)".into());
+        }
+    } else if sampled {
         assumptions.push(format!(
             "sampled: the first {} sectors ({} of {} blocks) went through the model; the rest were counted and given each instruction's simulated L1-hit and DRAM-per-L2-read ratios",
             super::text::thousands(m.simulated_sectors),
@@ -352,11 +424,36 @@ fn boundaries(m: &BoundaryCounter, totals: &Totals, rows: &mut [Row], order: &[u
         },
         assumptions,
         gpu: p.name.to_string(),
-        method: if sampled { "sampled" } else { "simulated" }.to_string(),
+        method: if m.sample.is_some() {
+            "sampled-units"
+        } else if sampled {
+            "sampled"
+        } else {
+            "simulated"
+        }
+        .to_string(),
         resident_blocks_per_sm: o.resident_blocks,
         l1_bytes_per_sm: o.l1_bytes,
         l2_bytes: p.l2_bytes,
     }
+}
+
+/// Sectors in the byte range a footprint spans.
+fn footprint_sectors(f: &Footprint) -> u64 {
+    let (lo, hi) = (f.min_byte.div_euclid(32), (f.end_byte + 31).div_euclid(32));
+    (hi - lo).max(0) as u64
+}
+
+/// The loaded parameters' ranges, in sectors.
+fn footprint_reads(footprints: &[Footprint]) -> u64 {
+    footprints.iter().filter(|f| f.loaded).map(footprint_sectors).sum()
+}
+
+/// Whether every parameter's range is known and the loaded ones fit in the model's L2
+/// together (stores pass through L2 on their way out and were not seen to evict reused loads:
+/// the H200 read A and B of a 2048^3 product, 32 MiB, once beside 16 MiB of C).
+fn footprint_fits(p: &Profile, footprints: &[Footprint]) -> bool {
+    footprints.iter().all(|f| f.complete) && footprint_reads(footprints) * p.sector_bytes as u64 <= p.l2_model_bytes
 }
 
 /// Boundaries without a sector stream, for a launch whose request-side counts came in closed
@@ -388,8 +485,8 @@ pub fn boundaries_unsimulated(kernel: &Kernel, setup: &Setup, totals: &Totals, f
     let fits = (read_range + written_range) * p.sector_bytes as u64 <= p.l2_model_bytes;
     let dram_writes = if fits { 0 } else { written_range.min(stores) };
     let together = crate::cache::resident_together(p, &o, setup.blocks());
-    let mut assumptions = profile_assumptions(p, &o, together);
-    assumptions.retain(|a| !a.starts_with("not modelled"));
+    let mut assumptions = profile_assumptions(p, &o, together, 0);
+    assumptions.retain(|a| !a.starts_with("not modelled") && !a.starts_with("misses to one sector"));
     assumptions.push(
         "unsimulated: no sector stream reached the cache model; L1 hits not estimated (L1->L2 reads shown are the load sectors, an upper estimate), DRAM reads estimated from the loaded parameters' byte ranges, DRAM writes from whether all ranges fit in L2".into(),
     );

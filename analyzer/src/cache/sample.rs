@@ -1,0 +1,120 @@
+//! Which blocks go through the cache model, so that its cost does not grow with the launch.
+//!
+//! The model's state splits into units: the blocks of one wave (`together` per SM) on one
+//! merge group of SMs. L1s are private to an SM and emptied between waves (later waves are
+//! placed dynamically), and misses merge only inside a group, so a unit's L1 hits and L2 reads
+//! depend on its own blocks alone; units share only the L2. A launch whose warp-level steps fit
+//! in [`SAMPLE_WORK`] sends every unit (`simulated`). A larger one sends units spread evenly
+//! over its waves and groups until the budget is spent (`sampled-units`), and the sheet
+//! carries each instruction's L1-hit and L2-read ratios from the sampled units to the
+//! instruction's exact sector count from the engine: waves of a launch are alike when its
+//! blocks run the same instructions with the same trip counts, and where they do not (edge
+//! blocks, guards), the per-instruction ratios keep the mix.
+
+use super::CacheModel;
+use crate::diag::Result;
+use crate::engine::Trace;
+use crate::ir::{Kernel, Space};
+use crate::launch::Setup;
+
+/// Warp-level steps of the reference engine plus global sectors the cache model is fed at most (about half a second on
+/// one busy core).
+pub const SAMPLE_WORK: u64 = 3_000_000;
+
+/// How the blocks were chosen.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sample {
+    /// Units sent through the model, and units in the launch.
+    pub units: u64,
+    pub total_units: u64,
+    /// Distinct waves among the units sent, and waves in the launch.
+    pub waves: u64,
+    pub total_waves: u64,
+    /// Fraction of the L2 the sampled units were given (their SMs' share of it).
+    pub l2_share: f64,
+}
+
+/// How blocks map to units: SMs, SMs per group, blocks per SM in a wave.
+#[derive(Clone, Copy)]
+struct Shape {
+    sms: u64,
+    group: u64,
+    together: u64,
+}
+
+/// The blocks of unit `(wave, group)` in launch order.
+fn unit_blocks(s: Shape, blocks: u64, wave: u64, group: u64) -> impl Iterator<Item = u64> {
+    let Shape { sms, group: g, together } = s;
+    let base = wave * sms * together;
+    (0..together).flat_map(move |r| {
+        (group * g..((group + 1) * g).min(sms)).map(move |sm| base + r * sms + sm).filter(move |&b| b < blocks)
+    })
+}
+
+/// Feeds the launch's blocks, all of them or a sample of units, through a fresh cache model.
+/// `trace` is the symbolic engine's (its warp-level steps and executions); `budget` the steps
+/// the model may take.
+pub fn stream(kernel: &Kernel, setup: &Setup, trace: &Trace, budget: u64) -> Result<CacheModel> {
+    // Cost: the engine's steps plus the model's sectors.
+    let sectors: u64 =
+        trace.ops.iter().zip(&kernel.mem_ops).filter(|(_, op)| op.space == Space::Global).map(|(st, _)| st.sectors).sum();
+    let cost = trace.work + sectors;
+    let work = trace.work;
+    let mut m = CacheModel::new(kernel, setup);
+    // The warps' in-step window, in their own global accesses.
+    let accesses: u64 = trace
+        .ops
+        .iter()
+        .zip(&kernel.mem_ops)
+        .filter(|(_, op)| op.space == Space::Global)
+        .map(|(st, _)| st.executions)
+        .sum();
+    if work > 0 {
+        m.sync_accesses = (super::SYNC_WORK as f64 * accesses as f64 / work as f64).round().min(u32::MAX as f64) as u32;
+    }
+    let blocks = setup.blocks();
+    let per_wave = m.per_wave();
+    let total_waves = blocks.div_ceil(per_wave).max(1);
+    let groups = m.groups();
+    let total_units = total_waves * groups;
+    // Every unit in wave order: the whole launch, as the hardware runs it wave after wave.
+    let picks: Vec<(u64, u64)> = if cost <= budget {
+        (0..total_units).map(|u| (u / groups, u % groups)).collect()
+    } else {
+        let per_unit = (cost / total_units).max(1);
+        let n = (budget / per_unit).clamp(1, total_units);
+        // Evenly spread over the launch; the unit at the middle of each stretch.
+        let mut v: Vec<(u64, u64)> = (0..n)
+            .map(|i| {
+                let u = ((2 * i + 1) * total_units / (2 * n)).min(total_units - 1);
+                (u / groups, u % groups)
+            })
+            .collect();
+        v.dedup();
+        v
+    };
+    let sampled = picks.len() as u64 != total_units;
+    let mut waves: Vec<u64> = picks.iter().map(|p| p.0).collect();
+    waves.dedup();
+    let l2_share = if sampled {
+        // The sampled units of a wave get their SMs' share of L2, as their wave would leave them.
+        let sms_per_wave = picks.len() as f64 / waves.len() as f64 * m.merge_group as f64;
+        (sms_per_wave / m.profile.sms.max(1) as f64).min(1.0)
+    } else {
+        1.0
+    };
+    if sampled {
+        let lines = (m.l2.capacity() as f64 * l2_share).round() as usize;
+        m.l2.set_capacity(lines.max(1));
+    }
+    // The simulation budget of the old, stream-order sampling does not apply to units.
+    m.budget = u64::MAX;
+    let info = Sample { units: picks.len() as u64, total_units, waves: waves.len() as u64, total_waves, l2_share };
+    let shape =
+        Shape { sms: m.profile.sms.max(1) as u64, group: m.merge_group as u64, together: m.together.max(1) as u64 };
+    let mut order = picks.iter().flat_map(|&(w, g)| unit_blocks(shape, blocks, w, g));
+    let mut trace = crate::engine::run_blocks(kernel, setup, &mut order, m)?;
+    trace.boundary.flush();
+    trace.boundary.sample = sampled.then_some(info);
+    Ok(trace.boundary)
+}
