@@ -9,7 +9,9 @@ use std::io::IsTerminal;
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 pub enum ExplainFormat {
+    /// Lanes, the sector map and why, for a person.
     Text,
+    /// The same as data.
     Json,
 }
 
@@ -19,10 +21,10 @@ pub struct ExplainArgs {
     src: SourceArgs,
     #[command(flatten)]
     launch: LaunchArgs,
-    /// Grid shape X[,Y[,Z]], as for `analyze` (integer expressions over --arg values).
+    /// Grid shape X[,Y[,Z]] or XxY[xZ], as for `analyze` (integer expressions over --arg values).
     #[arg(long, allow_hyphen_values = true)]
     grid: String,
-    /// Block shape X[,Y[,Z]], as for `analyze`.
+    /// Block shape X[,Y[,Z]] or XxY[xZ], as for `analyze` (`32,8` or `32x8`).
     #[arg(long, allow_hyphen_values = true)]
     block: String,
     /// The source line of the access (1-based, in FILE).
@@ -40,6 +42,7 @@ pub struct ExplainArgs {
     /// Which execution of the access by that warp, counted from 0 (loop iterations).
     #[arg(long, value_name = "I", default_value_t = 0)]
     iteration: u64,
+    /// How to print the explanation.
     #[arg(long, value_enum, default_value = "text")]
     format: ExplainFormat,
 }
