@@ -152,18 +152,18 @@ impl Config {
             for l in &k.line {
                 l.budgets().validate(&format!("{what}, line {}", l.line))?;
             }
+            if k.launch.is_empty() && k.manifest.is_none() {
+                return Err(Diagnostic::new(
+                    ErrorKind::Usage,
+                    format!("{what}: give its launches with `launch = [...]` or `manifest = \"NAME.toml\"`"),
+                ));
+            }
             if k.budgets.over(c.budgets) == Budgets::default() && k.line.is_empty() {
                 return Err(Diagnostic::new(
                     ErrorKind::Usage,
                     format!(
                         "{what}: no budgets to check: give `budgets = {{ max_sectors_per_request = 4 }}`, `line = [...]` or a [budgets] table for every kernel"
                     ),
-                ));
-            }
-            if k.launch.is_empty() && k.manifest.is_none() {
-                return Err(Diagnostic::new(
-                    ErrorKind::Usage,
-                    format!("{what}: give its launches with `launch = [...]` or `manifest = \"NAME.toml\"`"),
                 ));
             }
         }

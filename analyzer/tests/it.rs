@@ -13,6 +13,7 @@ mod engines;
 mod engines_property;
 mod examples;
 mod explain;
+mod first_hour;
 mod fuzz_regressions;
 mod preprocess;
 mod rust_front;

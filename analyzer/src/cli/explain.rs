@@ -16,6 +16,9 @@ pub enum ExplainFormat {
 }
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sector-estimate explain examples/vec_add.cu --grid 4096 --block 256 --arg n=1048576 --line 29
+  sector-estimate explain examples/transpose_naive.cu --grid 64,256 --block 32x8 --arg rows=2048 --arg cols=2048 --line 24 --column 9 --block-index 3,0,0 --warp 2")]
 pub struct ExplainArgs {
     #[command(flatten)]
     src: SourceArgs,
