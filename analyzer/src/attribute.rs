@@ -71,8 +71,48 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         // rust-analyzer expands the attribute as the user types, and a user's crate builds the
         // analyzer unoptimised: a wall-clock bound holds whatever the build profile.
         time_limit: Some(ATTRIBUTE_TIME_LIMIT),
+        gpu: args.gpu.clone().unwrap_or_else(|| "h200".into()),
+        shared_bytes: args.shared_bytes,
+        engine: args.engine,
+        fills: args.fills.clone(),
+        offsets: args.offsets.clone(),
+        defines: args.defines.clone(),
+        include_dirs: args.include_dirs.clone(),
         ..AnalyzeOptions::default()
     };
+    // A name that is neither an option nor a parameter (nor used in `grid`/`block`): say which
+    // it could be, before its value is read as a parameter's.
+    let known = match &target.kind {
+        Kind::Rust => target.params.clone(),
+        Kind::Cuda { .. } => {
+            let mut files = crate::SourceFiles::default();
+            let input = crate::Input::Source { name: &name, text: &text };
+            crate::analyze::lower(&input, &opts, &crate::source::NoFiles, &mut files).ok().and_then(|m| {
+                let k = crate::analyze::pick_kernel(&m, opts.kernel.as_deref(), &files).ok()?;
+                Some(k.params.iter().map(|p| p.name.clone()).collect())
+            })
+        }
+    };
+    if let Some(names) = known {
+        for p in &args.params {
+            let in_shape = args.grid.0.contains(&p.name) || args.block.0.contains(&p.name);
+            if !names.contains(&p.name) && !p.name.ends_with("_len") && !in_shape {
+                errors.push(syn::Error::new(
+                    p.span,
+                    format!(
+                        "unknown key `{}`: not an option of #[sector_estimate] and not a parameter of `{}`\n  = note: options: {}\n  = note: parameters: {}",
+                        p.name,
+                        target.ident,
+                        OPTIONS.join(", "),
+                        if names.is_empty() { "(none)".to_string() } else { names.join(", ") }
+                    ),
+                ));
+            }
+        }
+        if !errors.is_empty() {
+            return emit(&errors, &item, Some((&module, None)));
+        }
+    }
     match analyze_source(&name, &text, &opts) {
         Ok(a) => {
             check_budgets(&a.sheet, &args, &target, &mut errors);
@@ -190,6 +230,40 @@ struct Target {
     vis: syn::Visibility,
     kind: Kind,
     layout: Layout,
+    /// A Rust kernel's parameter names: the names an attribute argument may give a value to.
+    /// `None` for CUDA source (read from the source when the attribute is expanded).
+    params: Option<Vec<String>>,
+}
+
+/// The kernel as the analyzer reads it: without attributes and ABI, and without what
+/// cuda_std's `#[kernel]` inserts when it expands first (`#[kernel]` above
+/// `#[sector_estimate]`): a nested `fn assert_kernel_parameter_is_copy<T: Copy>() {}` and its
+/// calls. Those move no memory, and their spans point at the `#[kernel]` line, not the body.
+fn kernel_only(f: &syn::ItemFn) -> syn::ItemFn {
+    let mut f = f.clone();
+    f.attrs.clear();
+    f.sig.abi = None;
+    let inserted = |s: &syn::Stmt| -> bool {
+        let named = |p: &syn::Path| p.segments.last().is_some_and(|s| s.ident == "assert_kernel_parameter_is_copy");
+        match s {
+            syn::Stmt::Item(syn::Item::Fn(g)) => g.sig.ident == "assert_kernel_parameter_is_copy",
+            syn::Stmt::Expr(syn::Expr::Call(c), _) => matches!(&*c.func, syn::Expr::Path(p) if named(&p.path)),
+            _ => false,
+        }
+    };
+    f.block.stmts.retain(|s| !inserted(s));
+    f
+}
+
+/// Parameter names of a Rust kernel (`NAME_len` gives a slice's length its value too).
+fn rust_params(f: &syn::ItemFn) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    for input in &f.sig.inputs {
+        let syn::FnArg::Typed(t) = input else { continue };
+        let syn::Pat::Ident(id) = &*t.pat else { return None };
+        out.push(id.ident.to_string());
+    }
+    Some(out)
 }
 
 impl Target {
@@ -205,6 +279,7 @@ impl Target {
                     vis: vis.clone(),
                     kind: Kind::Cuda { source: s.value(), lit: s.span() },
                     layout: Layout::default(),
+                    params: None,
                 }),
                 other => Err(syn::Error::new(
                     other.span(),
@@ -213,12 +288,16 @@ impl Target {
             }
         };
         match item {
-            syn::Item::Fn(f) => Ok(Target {
-                ident: f.sig.ident.clone(),
-                vis: f.vis.clone(),
-                kind: Kind::Rust,
-                layout: Layout::of(tokens.clone()),
-            }),
+            syn::Item::Fn(f) => {
+                let _ = tokens;
+                Ok(Target {
+                    ident: f.sig.ident.clone(),
+                    vis: f.vis.clone(),
+                    kind: Kind::Rust,
+                    layout: { let k = kernel_only(f); Layout::of(quote!(#k)) },
+                    params: rust_params(f),
+                })
+            }
             syn::Item::Const(c) => cuda(&c.ident, &c.vis, &c.expr),
             syn::Item::Static(s) => cuda(&s.ident, &s.vis, &s.expr),
             other => Err(syn::Error::new(
@@ -320,6 +399,26 @@ fn check_budgets(sheet: &Sheet, args: &Args, target: &Target, errors: &mut Vec<s
             }
         }
     }
+    if let Some((max, _)) = args.max_wavefronts_per_request {
+        for r in sheet.instructions.iter().filter(|r| r.space == "shared" && r.requests > 0) {
+            let Some(wf) = r.wavefronts else { continue };
+            let per = wf as f64 / r.requests as f64;
+            if per > max + 1e-9 {
+                errors.push(target.row_error(
+                    r,
+                    &format!(
+                        "`{}` needs {:.2} shared-memory wavefronts per request, over the budget `max_wavefronts_per_request = {}` ({} requests, {} wavefronts, {} bank conflicts)",
+                        r.text,
+                        per,
+                        fmt_num(max),
+                        thousands(r.requests),
+                        thousands(wf),
+                        thousands(r.bank_conflicts.unwrap_or(0))
+                    ),
+                ));
+            }
+        }
+    }
     if let Some((max, span)) = args.max_sectors {
         let total = sheet.global_sectors();
         if total > max {
@@ -361,7 +460,45 @@ struct Args {
     max_sectors_per_request: Option<(f64, Span)>,
     min_efficiency: Option<(f64, Span)>,
     max_sectors: Option<(u64, Span)>,
+    max_wavefronts_per_request: Option<(f64, Span)>,
     max_work: Option<u64>,
+    gpu: Option<String>,
+    shared_bytes: u64,
+    engine: crate::analyze::EngineKind,
+    fills: Vec<(String, crate::Fill)>,
+    offsets: Vec<(String, i64)>,
+    defines: Vec<(String, String)>,
+    include_dirs: Vec<std::path::PathBuf>,
+}
+
+/// The attribute's own keys; every other `name = value` gives a kernel parameter its value.
+pub const OPTIONS: &[&str] = &[
+    "grid",
+    "block",
+    "kernel",
+    "gpu",
+    "fill",
+    "offset",
+    "define",
+    "include",
+    "shared_bytes",
+    "engine",
+    "max_work",
+    "max_sectors_per_request",
+    "min_efficiency",
+    "max_sectors",
+    "max_wavefronts_per_request",
+];
+
+/// The keys that may be given several times, or as a tuple of strings: `fill`, `offset`,
+/// `define`, `include` (as the command line's repeated `--fill`, `--offset`, `-D`, `-I`).
+fn strings(e: &syn::Expr) -> syn::Result<Vec<String>> {
+    match e {
+        syn::Expr::Tuple(t) => t.elems.iter().map(|x| value_text(x)).collect(),
+        syn::Expr::Array(a) => a.elems.iter().map(|x| value_text(x)).collect(),
+        syn::Expr::Paren(p) => strings(&p.expr),
+        other => Ok(vec![value_text(other)?]),
+    }
 }
 
 impl Args {
@@ -385,17 +522,61 @@ impl Args {
         let mut eff = None;
         let mut max_sectors = None;
         let mut max_work = None;
+        let mut wf = None;
+        let mut gpu = None;
+        let mut shared_bytes = 0;
+        let mut engine = crate::analyze::EngineKind::default();
+        let (mut fills, mut offsets, mut defines, mut include_dirs) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut seen: Vec<String> = Vec::new();
         for nv in &list {
             let Some(name) = nv.path.get_ident().map(|i| i.to_string()) else {
                 errors.push(syn::Error::new(nv.path.span(), "expected a plain name"));
                 continue;
             };
-            if seen.contains(&name) {
+            let repeatable = matches!(name.as_str(), "fill" | "offset" | "define" | "include");
+            if seen.contains(&name) && !repeatable {
                 errors.push(syn::Error::new(nv.path.span(), format!("`{name}` is given twice")));
                 continue;
             }
             seen.push(name.clone());
+            if repeatable {
+                let items = match strings(&nv.value) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        errors.push(e);
+                        continue;
+                    }
+                };
+                let vspan = nv.value.span();
+                for item in items {
+                    let pair = item.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string()));
+                    match (name.as_str(), pair) {
+                        ("define", Some(p)) => defines.push(p),
+                        ("define", None) => defines.push((item.trim().to_string(), "1".to_string())),
+                        ("include", _) => {
+                            // Relative to the crate being compiled, as `include_str!` users expect.
+                            let base = std::env::var_os("CARGO_MANIFEST_DIR").map(std::path::PathBuf::from);
+                            include_dirs.push(base.unwrap_or_default().join(item.trim()));
+                        }
+                        ("fill", Some((k, v))) => match crate::Fill::parse(&v) {
+                            Ok(f) => fills.push((k, f)),
+                            Err(d) => errors.push(syn::Error::new(vspan, format!("fill `{item}`: {}", d.message))),
+                        },
+                        ("offset", Some((k, v))) => match v.parse::<i64>() {
+                            Ok(b) if (0..1 << 20).contains(&b) => offsets.push((k, b)),
+                            _ => errors.push(syn::Error::new(
+                                vspan,
+                                format!("offset `{item}`: expected NAME=BYTES, a byte count from 0 to 1048575"),
+                            )),
+                        },
+                        (_, _) => errors.push(syn::Error::new(
+                            vspan,
+                            format!("`{name}` takes \"NAME=VALUE\" strings, e.g. {name} = (\"a=...\", \"b=...\")"),
+                        )),
+                    }
+                }
+                continue;
+            }
             let value = match value_text(&nv.value) {
                 Ok(v) => v,
                 Err(e) => {
@@ -442,6 +623,20 @@ impl Args {
                     Ok(v) => max_work = Some(v),
                     Err(_) => errors.push(syn::Error::new(vspan, "`max_work` takes an integer")),
                 },
+                "max_wavefronts_per_request" => wf = number(errors).map(|v| (v, vspan)),
+                "shared_bytes" => match value.parse::<u64>() {
+                    Ok(v) => shared_bytes = v,
+                    Err(_) => errors.push(syn::Error::new(vspan, "`shared_bytes` takes an integer (bytes per block)")),
+                },
+                "gpu" => match crate::cache::profile::lookup(&value) {
+                    Ok(_) => gpu = Some(value),
+                    Err(m) => errors.push(syn::Error::new(vspan, m)),
+                },
+                "engine" => match value.as_str() {
+                    "symbolic" => engine = crate::analyze::EngineKind::Symbolic,
+                    "enumerate" => engine = crate::analyze::EngineKind::Enumerate,
+                    _ => errors.push(syn::Error::new(vspan, "`engine` is \"symbolic\" or \"enumerate\"")),
+                },
                 _ => params.push(ParamArg { name, value, span: nv.path.span() }),
             }
         }
@@ -466,7 +661,15 @@ impl Args {
             max_sectors_per_request: spr,
             min_efficiency: eff,
             max_sectors,
+            max_wavefronts_per_request: wf,
             max_work,
+            gpu,
+            shared_bytes,
+            engine,
+            fills,
+            offsets,
+            defines,
+            include_dirs,
         })
     }
 
@@ -476,6 +679,16 @@ impl Args {
         for p in &self.params {
             for prefix in [format!("--arg {}={}: ", p.name, p.value), format!("--arg {}: ", p.name)] {
                 if let Some(rest) = msg.strip_prefix(&prefix) {
+                    if rest.contains(&format!("has no parameter named `{}`", p.name)) {
+                        return Some((
+                            p.span,
+                            format!(
+                                "unknown key `{}`: not an option of #[sector_estimate] and {rest}\n  = note: options: {}",
+                                p.name,
+                                OPTIONS.join(", ")
+                            ),
+                        ));
+                    }
                     return Some((p.span, rest.to_string()));
                 }
             }

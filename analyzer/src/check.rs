@@ -158,6 +158,14 @@ impl Config {
                     format!("{what}: give its launches with `launch = [...]` or `manifest = \"NAME.toml\"`"),
                 ));
             }
+            if k.budgets.over(c.budgets) == Budgets::default() && k.line.is_empty() {
+                return Err(Diagnostic::new(
+                    ErrorKind::Usage,
+                    format!(
+                        "{what}: no budgets to check: give `budgets = {{ max_sectors_per_request = 4 }}`, `line = [...]` or a [budgets] table for every kernel"
+                    ),
+                ));
+            }
         }
         Ok(c)
     }
@@ -638,8 +646,28 @@ pub fn render_github(r: &CheckReport) -> String {
 
 pub const SARIF_SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
-/// SARIF 2.1.0 for code scanning.
+/// SARIF 2.1.0 for code scanning, with the findings' paths as they are.
 pub fn render_sarif(r: &CheckReport) -> String {
+    render_sarif_at(r, None)
+}
+
+/// A relative path as a URI reference: `/` separators, reserved bytes percent-encoded.
+pub fn uri_path(path: &str) -> String {
+    let mut out = String::new();
+    for b in path.replace('\\', "/").bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// SARIF 2.1.0 for code scanning. Findings' paths are taken as relative to the repository root
+/// (`%SRCROOT%`, GitHub code scanning's convention); `root`, when known, is given as that base's
+/// absolute URI in `originalUriBaseIds`.
+pub fn render_sarif_at(r: &CheckReport, root: Option<&Path>) -> String {
     use serde_json::json;
     let rules = [
         ("max-sectors-per-request", "A global access touches more 32-byte sectors per request than its budget allows"),
@@ -670,7 +698,7 @@ pub fn render_sarif(r: &CheckReport) -> String {
                 region.insert("endColumn".into(), json!(e));
             }
             let mut physical = serde_json::Map::new();
-            physical.insert("artifactLocation".into(), json!({ "uri": f.file.replace('\\', "/") }));
+            physical.insert("artifactLocation".into(), json!({ "uri": uri_path(&f.file), "uriBaseId": "SRCROOT" }));
             if !region.is_empty() {
                 physical.insert("region".into(), serde_json::Value::Object(region));
             }
@@ -684,10 +712,21 @@ pub fn render_sarif(r: &CheckReport) -> String {
             })
         })
         .collect();
+    let base = match root {
+        Some(root) => {
+            let mut uri = format!("file://{}", uri_path(&root.display().to_string()));
+            if !uri.ends_with('/') {
+                uri.push('/');
+            }
+            json!({ "SRCROOT": { "uri": uri } })
+        }
+        None => json!({ "SRCROOT": { "description": { "text": "The repository root" } } }),
+    };
     let doc = json!({
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
         "runs": [{
+            "originalUriBaseIds": base,
             "tool": { "driver": {
                 "name": "sector-estimate",
                 "version": env!("CARGO_PKG_VERSION"),

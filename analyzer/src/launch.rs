@@ -338,7 +338,10 @@ pub fn check_launch(grid: [u32; 3], block: [u32; 3]) -> Result<()> {
 
 /// Parses `X[,Y[,Z]]`, each an integer expression over the integer `--arg` values.
 pub fn parse_dims(flag: &str, text: &str, args: &BTreeMap<String, i128>) -> Result<[u32; 3]> {
-    let parts = split_top_commas(text);
+    let parts = match x_shape(text) {
+        Some(p) => p,
+        None => split_top_commas(text),
+    };
     if parts.is_empty() || parts.len() > 3 {
         return Err(Diagnostic::new(
             ErrorKind::Usage,
@@ -359,6 +362,14 @@ pub fn parse_dims(flag: &str, text: &str, args: &BTreeMap<String, i128>) -> Resu
         out[i] = v as u32;
     }
     Ok(out)
+}
+
+/// `32x8` or `32x8x2`, the shape as `sweep --block` and people write it (`0x20` stays hex).
+fn x_shape(text: &str) -> Option<Vec<String>> {
+    let parts: Vec<&str> = text.trim().split('x').collect();
+    let digits = |p: &&str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+    (parts.len() > 1 && parts.len() <= 3 && parts.iter().all(digits) && parts[0] != "0")
+        .then(|| parts.iter().map(|p| p.to_string()).collect())
 }
 
 fn split_top_commas(s: &str) -> Vec<String> {
@@ -547,6 +558,10 @@ mod tests {
         assert!(dims("m").unwrap_err().contains("--arg m"));
         assert!(dims("1,2,3,4").is_err());
         assert!(dims("n/0").is_err());
+        // One shape syntax everywhere: `sweep --block 32x8` and `analyze --block 32x8` agree.
+        assert_eq!(dims("32x8").unwrap(), [32, 8, 1]);
+        assert_eq!(dims("8x4x2").unwrap(), [8, 4, 2]);
+        assert_eq!(dims("0x20").unwrap(), [32, 1, 1]);
     }
 
     #[test]

@@ -249,6 +249,7 @@ pub fn sweep(
         Input::File(p) => Some(p.to_path_buf()),
         Input::Source { .. } => None,
     };
+    let misspelt = std::sync::OnceLock::new();
     let cells: Vec<(Cell, Option<String>)> = configs
         .par_iter()
         .map(|values| {
@@ -294,12 +295,23 @@ pub fn sweep(
                     };
                     (cell, Some(kernel))
                 }
-                Err(f) => (Cell { values: values.clone(), metrics: None, error: Some(f.one_line()) }, None),
+                Err(f) => {
+                    // A misspelt --arg name is the command's mistake, not this configuration's.
+                    if f.diagnostic.kind == crate::diag::ErrorKind::Usage
+                        && f.diagnostic.message.contains("has no parameter named")
+                    {
+                        let _ = misspelt.set(f.diagnostic.clone());
+                    }
+                    (Cell { values: values.clone(), metrics: None, error: Some(f.one_line()) }, None)
+                }
             };
             progress();
             cell
         })
         .collect();
+    if let Some(d) = misspelt.into_inner() {
+        return Err(d);
+    }
     // The kernel's name, also when the file's only kernel was taken without --kernel.
     let kernel = opts.base.kernel.clone().or_else(|| cells.iter().find_map(|(_, k)| k.clone())).unwrap_or_default();
     let cells = cells.into_iter().map(|(c, _)| c).collect();
@@ -321,12 +333,12 @@ fn shape(d: [u32; 3]) -> String {
 /// The table for a person.
 pub fn render_text(r: &SweepResult) -> String {
     let failed = r.cells.iter().filter(|c| c.error.is_some()).count();
+    let kernel = if r.kernel.is_empty() { String::new() } else { format!("kernel `{}` in ", r.kernel) };
     let mut s = format!(
-        "sector-estimate sweep: kernel `{}` in {}, grid {}\n{} configurations ({} analysed, {failed} failed); global loads and stores together\n\n",
-        r.kernel,
+        "sector-estimate sweep: {kernel}{}, grid {}\n{} ({} analysed, {failed} failed); global loads and stores together\n\n",
         r.file,
         r.grid,
-        r.cells.len(),
+        if r.cells.len() == 1 { "1 configuration".to_string() } else { format!("{} configurations", r.cells.len()) },
         r.cells.len() - failed
     );
     let mut head: Vec<String> = r.axes.iter().map(|a| a.name.clone()).collect();

@@ -27,9 +27,16 @@
 //! ```
 //!
 //! `grid` and `block` take an integer or a tuple `(32, 8)`; `kernel` picks the kernel inside
-//! CUDA source; every other `name = value` is a kernel parameter's value. Budgets:
-//! `max_sectors_per_request = N`, `min_efficiency = F` (ideal sectors / sectors of each access)
-//! and `max_sectors = N` (global sectors of the whole launch).
+//! CUDA source. The command line's other launch options have keys too: `gpu = "a100"`,
+//! `fill = "idx=identity"`, `offset = ("a=4", "b=4")`, `define = "TILE=32"`, `include = "dir"`
+//! (from the crate's root), `shared_bytes = N`, `engine = "enumerate"`, `max_work = N`. Every
+//! other `name = value` is a kernel parameter's value; a name that is neither is an error that
+//! lists both. Budgets: `max_sectors_per_request = N`, `min_efficiency = F` (ideal sectors /
+//! sectors of each access), `max_sectors = N` (global sectors of the whole launch) and
+//! `max_wavefronts_per_request = N` (shared memory). cuda_std's `#[kernel]` may go above or below.
+//!
+//! The README's "Use it in your crate" shows a crate that depends on this one by path
+//! (`tests/fixtures/user-crate`, built by `tests/ui.rs`).
 
 use proc_macro::TokenStream;
 

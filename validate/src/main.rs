@@ -37,21 +37,26 @@ enum Cmd {
     },
     /// Show how every case would be launched (buffers, fills, arguments), without a GPU.
     Plan {
+        /// Folder of NAME.cu + NAME.toml examples.
         #[arg(long)]
         examples: PathBuf,
+        /// Only these cases (repeatable).
         #[arg(long = "case")]
         cases: Vec<String>,
     },
     /// Profile every case under one `ncu` process and write report.md, report.json and the
     /// raw Nsight Compute files (OUTPUT/raw).
     Profile {
+        /// Folder of NAME.cu + NAME.toml examples.
         #[arg(long)]
         examples: PathBuf,
+        /// Folder to write report.md, report.json and raw/ into (created if missing).
         #[arg(long)]
         output: PathBuf,
         /// The `ncu` binary (default: from PATH or CUDA's usual places).
         #[arg(long)]
         ncu: Option<PathBuf>,
+        /// Only these cases (repeatable).
         #[arg(long = "case")]
         cases: Vec<String>,
         #[command(flatten)]
@@ -62,10 +67,13 @@ enum Cmd {
         /// The raw folder (OUTPUT/raw of a `profile` run).
         #[arg(long)]
         raw: PathBuf,
+        /// Folder of NAME.cu + NAME.toml examples.
         #[arg(long)]
         examples: PathBuf,
+        /// Folder to write report.md, report.json and raw/ into (created if missing).
         #[arg(long)]
         output: PathBuf,
+        /// Only these cases (repeatable).
         #[arg(long = "case")]
         cases: Vec<String>,
         #[command(flatten)]

@@ -18,7 +18,7 @@ pub struct LaunchArgs {
     /// A pointer parameter's byte offset past a 256-byte boundary: NAME=BYTES.
     #[arg(long = "offset", value_name = "NAME=BYTES")]
     pub offsets: Vec<String>,
-    /// GPU profile for the boundary model.
+    /// GPU profile for the boundary model: h200, h100, a100, rtx3060ti, rtx2080ti, tesla-p4.
     #[arg(long, default_value = "h200")]
     pub gpu: String,
     /// Dynamic shared memory per block (`extern __shared__` arrays), in bytes.
@@ -70,9 +70,7 @@ impl LaunchArgs {
                 _ => return Err(format!("--offset {o}: expected a byte count from 0 to 1048575")),
             }
         }
-        if !matches!(opts.gpu.as_str(), "h200" | "h100" | "a100") {
-            return Err(format!("--gpu {}: known profiles are h200, h100, a100", opts.gpu));
-        }
+        sector_analyzer::cache::profile::lookup(&opts.gpu)?;
         Ok(opts)
     }
 }
@@ -92,5 +90,5 @@ pub fn parse_index(flag: &str, s: &str) -> Result<[u32; 3], String> {
 
 /// Whether to colour output written to stderr or stdout.
 pub fn color_for(stream_is_terminal: bool) -> bool {
-    stream_is_terminal && std::env::var_os("NO_COLOR").is_none()
+    super::color_on(stream_is_terminal)
 }

@@ -9,20 +9,25 @@ use std::io::IsTerminal;
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 pub enum ExplainFormat {
+    /// Lanes, the sector map and why, for a person.
     Text,
+    /// The same as data.
     Json,
 }
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sector-estimate explain examples/vec_add.cu --grid 4096 --block 256 --arg n=1048576 --line 29
+  sector-estimate explain examples/transpose_naive.cu --grid 64,256 --block 32x8 --arg rows=2048 --arg cols=2048 --line 24 --column 9 --block-index 3,0,0 --warp 2")]
 pub struct ExplainArgs {
     #[command(flatten)]
     src: SourceArgs,
     #[command(flatten)]
     launch: LaunchArgs,
-    /// Grid shape X[,Y[,Z]], as for `analyze` (integer expressions over --arg values).
+    /// Grid shape X[,Y[,Z]] or XxY[xZ], as for `analyze` (integer expressions over --arg values).
     #[arg(long, allow_hyphen_values = true)]
     grid: String,
-    /// Block shape X[,Y[,Z]], as for `analyze`.
+    /// Block shape X[,Y[,Z]] or XxY[xZ], as for `analyze` (`32,8` or `32x8`).
     #[arg(long, allow_hyphen_values = true)]
     block: String,
     /// The source line of the access (1-based, in FILE).
@@ -40,6 +45,7 @@ pub struct ExplainArgs {
     /// Which execution of the access by that warp, counted from 0 (loop iterations).
     #[arg(long, value_name = "I", default_value_t = 0)]
     iteration: u64,
+    /// How to print the explanation.
     #[arg(long, value_enum, default_value = "text")]
     format: ExplainFormat,
 }

@@ -21,21 +21,70 @@ mod common;
 mod explain;
 mod sweep;
 
+/// `0.1.0 (commit 1a2b3c4d5e6f)`, or the bare version outside a git checkout (build.rs).
+const VERSION: &str = env!("SECTOR_ESTIMATE_VERSION");
+
+const EXAMPLES: &str = "\
+Examples:
+  sector-estimate analyze examples/transpose_naive.cu --kernel transpose_naive --grid 64,256 --block 32x8 --arg rows=2048 --arg cols=2048
+  sector-estimate explain examples/vec_add.cu --grid 4096 --block 256 --arg n=1048576 --line 29
+  sector-estimate sweep examples/vec_add.cu --grid 'ceil(n/block)' --block 32..1024:x2 --arg n=1048576
+  sector-estimate check                      # sector-estimate.toml here or in a parent directory
+  sector-estimate kernels examples/gather.cu";
+
 #[derive(Parser)]
 #[command(
     name = "sector-estimate",
-    version,
-    about = "Predict the 32-byte sectors each warp memory instruction of a CUDA kernel touches, before any run"
+    version = VERSION,
+    about = "Predict the 32-byte sectors each warp memory instruction of a CUDA kernel touches, before any run",
+    after_help = EXAMPLES
 )]
 struct Cli {
+    /// Colour in messages and snippets: auto (a terminal, unless NO_COLOR is set or TERM=dumb),
+    /// always or never.
+    #[arg(long, value_enum, default_value = "auto", global = true)]
+    color: ColorArg,
     #[command(subcommand)]
     cmd: Cmd,
 }
 
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+enum ColorArg {
+    Auto,
+    Always,
+    Never,
+}
+
+static COLOR: std::sync::OnceLock<ColorArg> = std::sync::OnceLock::new();
+
+/// Whether to colour what goes to a stream (stdout or stderr) that is or is not a terminal.
+pub fn color_on(stream_is_terminal: bool) -> bool {
+    match COLOR.get().copied().unwrap_or(ColorArg::Auto) {
+        ColorArg::Always => true,
+        ColorArg::Never => false,
+        ColorArg::Auto => {
+            stream_is_terminal
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::env::var("TERM").map_or(true, |t| t != "dumb")
+        }
+    }
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum Format {
+    /// The accounting sheet for a person.
     Text,
+    /// The same sheet as Markdown tables.
     Markdown,
+    /// The machine form (CONTRACT.md's JSON), alone on stdout.
+    Json,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ListFormat {
+    /// One kernel a line: its signature and where it starts.
+    Text,
+    /// An array of {name, line, column, parameters, error}.
     Json,
 }
 
@@ -62,17 +111,24 @@ struct SourceArgs {
 #[derive(Subcommand)]
 enum Cmd {
     /// Print the accounting sheet of one kernel under one launch.
+    #[command(after_help = "Examples:
+  sector-estimate analyze examples/vec_add.cu --grid 'ceil(n/256)' --block 256 --arg n=1048576
+  sector-estimate analyze examples/transpose_naive.cu --grid 64,256 --block 32x8 --arg rows=2048 --arg cols=2048 --format json
+  sector-estimate analyze examples/gather.cu --kernel gather --grid 4096 --block 256 --arg n=1048576 --fill idx=permutation:1048576:1
+  sector-estimate analyze examples/loops.cu --kernel row_sums --emit dot | dot -Tsvg > cfg.svg")]
     Analyze {
         #[command(flatten)]
         src: SourceArgs,
         /// The kernel; may be left out when the file has exactly one.
         #[arg(long)]
         kernel: Option<String>,
-        /// X[,Y[,Z]]: integers or integer expressions over --arg values (`ceil(n/256)`).
+        /// The grid, X[,Y[,Z]] or XxY[xZ]: integers or integer expressions over --arg values
+        /// (`ceil(n/256)`) and the block's shape (`ceil(n/block)`).
         #[arg(long, allow_hyphen_values = true)]
-        grid: String,
+        grid: Option<String>,
+        /// The block, X[,Y[,Z]] or XxY[xZ] (`256`, `32,8`, `32x8`).
         #[arg(long, allow_hyphen_values = true)]
-        block: String,
+        block: Option<String>,
         /// A kernel parameter's value (or a template parameter's): NAME=VALUE.
         #[arg(long = "arg", value_name = "NAME=VALUE")]
         args: Vec<String>,
@@ -82,6 +138,7 @@ enum Cmd {
         /// A pointer parameter's byte offset past a 256-byte boundary: NAME=BYTES.
         #[arg(long = "offset", value_name = "NAME=BYTES")]
         offsets: Vec<String>,
+        /// How to print the sheet.
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
         /// GPU profile for the boundary model: h200, h100, a100, rtx3060ti, rtx2080ti, tesla-p4.
@@ -101,7 +158,7 @@ enum Cmd {
         /// summarise); enumerate: run every lane of every warp (the reference).
         #[arg(long, value_enum, default_value = "symbolic")]
         engine: EngineKind,
-        /// Print a derived view instead of the sheet.
+        /// Print a derived view instead of the sheet (needs no launch).
         #[arg(long, value_enum)]
         emit: Option<Emit>,
     },
@@ -113,10 +170,15 @@ enum Cmd {
     /// Check the kernels and budgets of a config file (sector-estimate.toml); exit 1 when a
     /// budget is exceeded.
     Check(check::CheckArgs),
-    /// List the kernels (`__global__` functions) of a file.
+    /// List the kernels (`__global__` functions) of a file, in source order, with their
+    /// parameters.
+    #[command(after_help = "Example:\n  sector-estimate kernels examples/gather.cu --format json")]
     Kernels {
         #[command(flatten)]
         src: SourceArgs,
+        /// How to print the list.
+        #[arg(long, value_enum, default_value = "text")]
+        format: ListFormat,
     },
 }
 
@@ -165,16 +227,18 @@ pub fn run() -> i32 {
             return code;
         }
     };
+    let _ = COLOR.set(cli.color);
     match cli.cmd {
         Cmd::Explain(a) => explain::run(a),
         Cmd::Sweep(a) => sweep::run(a),
         Cmd::Check(a) => check::run(a),
-        Cmd::Kernels { src } => {
+        Cmd::Kernels { src, format } => {
             let opts =
                 AnalyzeOptions { defines: defines(&src), include_dirs: src.include.clone(), ..Default::default() };
-            match sector_analyzer::list_kernels(Input::File(&src.file), &opts, &DiskLoader) {
-                Ok(names) => out(&names.iter().map(|n| format!("{n}\n")).collect::<String>()),
-                Err(f) => report(&f),
+            let mut files = SourceFiles::default();
+            match sector_analyzer::analyze::lower(&Input::File(&src.file), &opts, &DiskLoader, &mut files) {
+                Ok(m) => out(&kernel_list(&m, format)),
+                Err(diagnostic) => report(&Failure { diagnostic, files }),
             }
         }
         Cmd::Analyze {
@@ -193,6 +257,17 @@ pub fn run() -> i32 {
             engine,
             emit,
         } => {
+            // Only the sheet needs a launch; `--emit dot` reads the source alone.
+            let (grid, block) = match (grid, block, emit) {
+                (Some(g), Some(b), _) => (g, b),
+                (g, b, Some(Emit::Dot)) => (g.unwrap_or_else(|| "1".into()), b.unwrap_or_else(|| "32".into())),
+                (g, _, None) => {
+                    return usage(&format!(
+                        "analyze needs the launch: add {}(e.g. --grid 'ceil(n/256)' --block 256)",
+                        if g.is_none() { "--grid and --block " } else { "--block " }
+                    ))
+                }
+            };
             let mut opts = AnalyzeOptions {
                 kernel,
                 grid,
@@ -319,13 +394,9 @@ fn report(f: &Failure) -> i32 {
         None => cs = cs.with_message(d.message.clone()),
     }
     cs = cs.with_notes(d.notes.clone());
-    // Colour only for a person at a terminal (termcolor's Auto looks at TERM, not at the stream).
+    // Colour only for a person at a terminal, or when asked (`--color`).
     use std::io::IsTerminal;
-    let color = if std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none() {
-        ColorChoice::Auto
-    } else {
-        ColorChoice::Never
-    };
+    let color = if color_on(std::io::stderr().is_terminal()) { ColorChoice::Always } else { ColorChoice::Never };
     let writer = StandardStream::stderr(color);
     let config = term::Config::default();
     if term::emit(&mut writer.lock(), &config, &files, &cs).is_err() {
@@ -334,5 +405,67 @@ fn report(f: &Failure) -> i32 {
     match d.kind {
         ErrorKind::Usage => 2,
         _ => 1,
+    }
+}
+
+/// `kernels`: every kernel in source order, with its parameters; kernels that cannot be
+/// analysed are listed too, with why.
+fn kernel_list(m: &sector_analyzer::ir::Module, format: ListFormat) -> String {
+    struct Entry {
+        name: String,
+        line: u32,
+        column: u32,
+        params: Vec<(String, String)>,
+        error: Option<String>,
+    }
+    let mut all: Vec<Entry> = m
+        .kernels
+        .iter()
+        .map(|k| Entry {
+            name: k.name.clone(),
+            line: k.span.line,
+            column: k.span.column,
+            params: k.params.iter().map(|p| (p.name.clone(), p.ty.display())).collect(),
+            error: None,
+        })
+        .collect();
+    all.extend(m.failed.iter().map(|(n, d)| Entry {
+        name: n.clone(),
+        line: d.span.map_or(0, |s| s.line),
+        column: d.span.map_or(0, |s| s.column),
+        params: Vec::new(),
+        error: Some(d.message.clone()),
+    }));
+    all.sort_by_key(|e| (e.line, e.column));
+    match format {
+        ListFormat::Text => all
+            .iter()
+            .map(|e| match &e.error {
+                None => format!(
+                    "{}({})  line {}\n",
+                    e.name,
+                    e.params.iter().map(|(n, t)| format!("{t} {n}")).collect::<Vec<_>>().join(", "),
+                    e.line
+                ),
+                Some(err) => format!("{}  line {}: cannot be analysed: {err}\n", e.name, e.line),
+            })
+            .collect(),
+        ListFormat::Json => {
+            let v: Vec<serde_json::Value> = all
+                .iter()
+                .map(|e| {
+                    serde_json::json!({
+                        "name": e.name,
+                        "line": e.line,
+                        "column": e.column,
+                        "parameters": e.params.iter().map(|(n, t)| serde_json::json!({"name": n, "type": t})).collect::<Vec<_>>(),
+                        "error": e.error,
+                    })
+                })
+                .collect();
+            let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+            s.push('\n');
+            s
+        }
     }
 }

@@ -10,8 +10,11 @@ use std::io::{IsTerminal, Write};
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 pub enum SweepFormat {
+    /// A table for a person.
     Text,
+    /// One row per configuration.
     Csv,
+    /// Every configuration with its metrics or its error.
     Json,
 }
 
@@ -24,6 +27,9 @@ pub enum MetricArg {
 }
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sector-estimate sweep examples/vec_add.cu --grid 'ceil(n/block)' --block 32..1024:x2 --arg n=1048576
+  sector-estimate sweep examples/transpose_naive.cu --grid 'ceil(cols/block_x),ceil(rows/block_y)' --block 32x8,16x16,32x32 --arg rows=2048 --arg cols=2048 --svg map.svg --metric efficiency")]
 pub struct SweepArgs {
     #[command(flatten)]
     src: SourceArgs,
@@ -37,20 +43,27 @@ pub struct SweepArgs {
     /// (`32..1024:x2`).
     #[arg(long)]
     block: String,
+    /// How to print the table.
     #[arg(long, value_enum, default_value = "text")]
     format: SweepFormat,
     /// Also write an SVG heatmap of --metric to this file.
     #[arg(long, value_name = "FILE")]
     svg: Option<std::path::PathBuf>,
-    /// What the heatmap shows.
-    #[arg(long, value_enum, default_value = "sectors-per-request")]
-    metric: MetricArg,
-    /// Threads to use (default: all cores).
+    /// What the --svg heatmap shows (default: sectors-per-request).
+    #[arg(long, value_enum)]
+    metric: Option<MetricArg>,
+    /// Threads to use, at least 1 (default: all cores).
     #[arg(long)]
     jobs: Option<usize>,
 }
 
 pub fn run(a: SweepArgs) -> i32 {
+    if a.metric.is_some() && a.svg.is_none() {
+        return usage("--metric picks what the --svg heatmap shows: add --svg FILE");
+    }
+    if a.jobs == Some(0) {
+        return usage("--jobs 0: give at least 1 thread (or leave --jobs out for every core)");
+    }
     let mut base = match a.launch.options(&a.src, &a.grid, "1", false) {
         Ok(o) => o,
         Err(m) => return usage(&m),
@@ -85,7 +98,7 @@ pub fn run(a: SweepArgs) -> i32 {
     };
     let bar = if std::io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new(total as u64);
-        if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} configurations {elapsed}") {
+        if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} configuration(s) {elapsed}") {
             b.set_style(style);
         }
         b
@@ -107,7 +120,7 @@ pub fn run(a: SweepArgs) -> i32 {
         Err(d) => return report(&Failure { diagnostic: d, files: SourceFiles::default() }),
     };
     if let Some(path) = &a.svg {
-        let metric = match a.metric {
+        let metric = match a.metric.unwrap_or(MetricArg::SectorsPerRequest) {
             MetricArg::SectorsPerRequest => Metric::SectorsPerRequest,
             MetricArg::BytesPerUsefulByte => Metric::BytesPerUsefulByte,
             MetricArg::Efficiency => Metric::Efficiency,

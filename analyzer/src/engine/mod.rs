@@ -585,6 +585,8 @@ pub struct Engine<'a> {
     promoted: Vec<bool>,
     /// Set only by [`probe()`] (`explain`): copies one execution out, lane by lane.
     probe: Option<Box<probe::ProbeState>>,
+    /// The first read past the end of a filled array: (parameter, element index, fill length).
+    fill_ran_out: Option<(ParamId, i64, u64)>,
 }
 
 /// Per memory operation, its address expression's value number: equal keys mean the compiler
@@ -664,6 +666,21 @@ pub fn run_blocks(
             e.exec_block(&kernel.body, shape.mask, &mut st)?;
         }
     }
+    // The launch said what the array holds, and the kernel reads past it: counting those reads
+    // as unknown data would hide the mistake (on a GPU it reads past the buffer).
+    if let Some((p, k, len)) = e.fill_ran_out {
+        let param = kernel.param(p);
+        let fill = setup.fills[p.0 as usize].as_ref().map(|(f, _)| f.to_string()).unwrap_or_default();
+        return Err(Diagnostic::at(
+            ErrorKind::Launch,
+            param.span,
+            format!(
+                "the fill of `{}` ran out: the kernel reads element {k}, and `{fill}` gives {len} elements",
+                param.name
+            ),
+        )
+        .note(format!("give a fill at least as long as the reads (--fill {}=permutation:{}:SEED)", param.name, k + 1)));
+    }
     Ok(e.finish())
 }
 
@@ -699,6 +716,7 @@ impl<'a> Engine<'a> {
             loop_stack: Vec::new(),
             pool: Pool::default(),
             probe: None,
+            fill_ran_out: None,
         }
     }
 
@@ -1367,6 +1385,9 @@ impl<'a> Engine<'a> {
                                 _ => v as i128,
                             };
                             return V { k: K::Int(v), data: true };
+                        }
+                        if let (crate::fill::Fill::Permutation { len, .. }, None) = (fill, &self.fill_ran_out) {
+                            self.fill_ran_out = Some((p, off / width as i64, *len));
                         }
                     }
                 }

@@ -23,7 +23,7 @@ pub fn launch_line(sheet: &Sheet) -> String {
     let blocks = g.iter().map(|&d| d as u64).product::<u64>();
     let warps = threads.div_ceil(32);
     let mut s = format!(
-        "grid ({}, {}, {}) x block ({}, {}, {}): {} blocks of {} threads ({} warps{})",
+        "grid ({}, {}, {}) x block ({}, {}, {}): {} block{} of {} thread{} ({} warp{}{})",
         g[0],
         g[1],
         g[2],
@@ -31,8 +31,11 @@ pub fn launch_line(sheet: &Sheet) -> String {
         b[1],
         b[2],
         thousands(blocks),
+        if blocks == 1 { "" } else { "s" },
         threads,
+        if threads == 1 { "" } else { "s" },
         warps,
+        if warps == 1 { "" } else { "s" },
         if threads % 32 != 0 { format!(", the last with {} lanes", threads % 32) } else { String::new() }
     );
     if !sheet.launch.args.is_empty() {

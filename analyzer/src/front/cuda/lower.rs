@@ -221,6 +221,51 @@ fn first_error(n: Node) -> Option<Node> {
     Some(n)
 }
 
+/// A parse error as clang words it: `expected ';'` where a token is missing (at the end of the
+/// code before it), else the token that cannot be parsed.
+fn syntax_error(unit: &Unit, e: Node, kernel: &str) -> Diagnostic {
+    let src = unit.src;
+    let start = e.start_byte().min(src.len());
+    // The last token before the error: clang's caret for a missing token goes just after it;
+    // ours is on its last character (a span past the line's end would run into the next).
+    let prev = src[..start].iter().rposition(|b| !b.is_ascii_whitespace());
+    let at = |byte: usize| {
+        let row = src[..byte].iter().filter(|&&b| b == b'\n').count();
+        let col = byte - src[..byte].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        unit.pre.locate(row, col, 1)
+    };
+    let prev_token = |end: usize| {
+        let line_start = src[..end].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let text = String::from_utf8_lossy(&src[line_start..end]).to_string();
+        text.rsplit(char::is_whitespace).next().unwrap_or("").chars().rev().take(30).collect::<Vec<_>>().into_iter().rev().collect::<String>()
+    };
+    if e.is_missing() {
+        let what = e.kind();
+        return match prev {
+            Some(i) => Diagnostic::at(
+                ErrorKind::Syntax,
+                at(i),
+                format!("expected `{what}` after `{}` in kernel `{kernel}`", prev_token(i + 1)),
+            ),
+            None => Diagnostic::at(ErrorKind::Syntax, unit.span(e), format!("expected `{what}` in kernel `{kernel}`")),
+        };
+    }
+    // A statement that runs on into the next line: the `;` at its end is missing.
+    if let Some(i) = prev {
+        let next_line = src[i..start].contains(&b'\n');
+        if next_line && !b";{}:,(".contains(&src[i]) && !src[..=i].ends_with(b"*/") {
+            return Diagnostic::at(
+                ErrorKind::Syntax,
+                at(i),
+                format!("expected `;` after `{}` in kernel `{kernel}`", prev_token(i + 1)),
+            );
+        }
+    }
+    let text = unit.text(e);
+    let token: String = text.split_whitespace().next().unwrap_or(text).chars().take(40).collect();
+    Diagnostic::at(ErrorKind::Syntax, unit.span(e), format!("unexpected `{token}` in kernel `{kernel}`"))
+}
+
 /// A type from a `type_specifier` node (no declarator).
 fn type_of_specifier(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) -> Result<Ty> {
     let text = unit.text(t);
@@ -324,18 +369,7 @@ fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> 
     let name = function_name(unit, f).unwrap_or_default();
     let span = unit.span(function_declarator(f).and_then(|d| d.child_by_field_name("declarator")).unwrap_or(f));
     if let Some(e) = first_error(f) {
-        if e.is_missing() {
-            return Err(Diagnostic::at(
-                ErrorKind::Syntax,
-                unit.span(e),
-                format!("syntax error in kernel `{name}`: missing `{}`", e.kind()),
-            ));
-        }
-        return Err(Diagnostic::at(
-            ErrorKind::Syntax,
-            unit.span(e),
-            format!("syntax error in kernel `{name}` near `{}`", unit.text(e).chars().take(40).collect::<String>()),
-        ));
+        return Err(syntax_error(unit, e, &name));
     }
     let mut l = Lowerer {
         unit,
@@ -400,12 +434,14 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         self.unit.span(n)
     }
     fn unsupported(&self, n: Node, what: &str) -> Diagnostic {
-        let t: String = self.text(n).chars().take(60).collect();
-        Diagnostic::at(
-            ErrorKind::Unsupported,
-            self.span(n),
-            format!("{what} is not supported: `{}`", t.replace('\n', " ")),
-        )
+        // The construct's first line, as written (the snippet below the message shows where).
+        let text = self.text(n);
+        let first = text.lines().next().unwrap_or("").trim_end();
+        let mut t: String = first.chars().take(60).collect();
+        if t.len() < text.trim_end().len() {
+            t.push_str(" ...");
+        }
+        Diagnostic::at(ErrorKind::Unsupported, self.span(n), format!("{what} is not supported: `{t}`"))
     }
     fn enter(&mut self, n: Node) -> Result<()> {
         self.depth += 1;

@@ -325,7 +325,12 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     }
 
     fn unsupported(&self, s: proc_macro2::Span, what: &str) -> Diagnostic {
-        let text: String = self.cx.text(s).chars().take(60).collect();
+        // The construct's first line, as written.
+        let all = self.cx.text(s);
+        let mut text: String = all.lines().next().unwrap_or("").trim_end().chars().take(60).collect();
+        if text.len() < all.trim_end().len() {
+            text.push_str(" ...");
+        }
         Diagnostic::at(ErrorKind::Unsupported, self.span(s), format!("{what} is not supported: `{text}`"))
     }
 

@@ -1,0 +1,259 @@
+//! The first hour of a new user (issue 17): one shape syntax, the usage errors a CI script
+//! meets, CI formats from the repository root, messages as clang words them, and the README's
+//! first commands and Rust crate as they are.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_sector-estimate"));
+    c.env_remove("NO_COLOR").env_remove("TERM");
+    c
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn ex(name: &str) -> String {
+    root().join("examples").join(name).display().to_string()
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A fresh directory under the system's temporary one.
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("sector-estimate-first-hour-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn one_shape_syntax_in_analyze_explain_and_sweep() {
+    let t = ex("transpose_naive.cu");
+    let a = |block: &str| {
+        run(&["analyze", &t, "--grid", "8,32", "--block", block, "--arg", "rows=256", "--arg", "cols=256"])
+    };
+    let (comma, x) = (a("32,8"), a("32x8"));
+    assert_eq!(comma.status.code(), Some(0), "{}", text(&comma.stderr));
+    assert_eq!(comma.stdout, x.stdout);
+    assert!(text(&x.stdout).contains("block (32, 8, 1)"));
+    let e = run(&[
+        "explain", &t, "--grid", "8x32", "--block", "32x8", "--arg", "rows=256", "--arg", "cols=256", "--line", "24",
+    ]);
+    assert_eq!(e.status.code(), Some(0), "{}", text(&e.stderr));
+    let s = run(&["sweep", &t, "--grid", "8,32", "--block", "32x8", "--arg", "rows=256", "--arg", "cols=256"]);
+    assert_eq!(s.status.code(), Some(0), "{}", text(&s.stderr));
+    // The kernel's name is in the header though --kernel was left out; one configuration.
+    let out = text(&s.stdout);
+    assert!(out.starts_with("sector-estimate sweep: kernel `transpose_naive` in "), "{out}");
+    assert!(out.contains("\n1 configuration (1 analysed"), "{out}");
+}
+
+#[test]
+fn sweep_usage_errors_exit_2() {
+    let v = ex("vec_add.cu");
+    let o = run(&["sweep", &v, "--grid", "ceil(n/block)", "--block", "128,256", "--arg", "nn=1024"]);
+    assert_eq!(o.status.code(), Some(2), "{}{}", text(&o.stdout), text(&o.stderr));
+    assert!(text(&o.stderr).contains("no parameter named `nn`"), "{}", text(&o.stderr));
+    let base = ["sweep", &v, "--grid", "4", "--block", "256", "--arg", "n=1024"];
+    let o = run(&[&base[..], &["--jobs", "0"]].concat());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("--jobs 0"), "{}", text(&o.stderr));
+    let o = run(&[&base[..], &["--metric", "efficiency"]].concat());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("--svg"), "{}", text(&o.stderr));
+}
+
+#[test]
+fn emit_dot_needs_no_launch_and_the_sheet_does() {
+    let o = run(&["analyze", &ex("vec_add.cu"), "--emit", "dot"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).starts_with("digraph \"vec_add\""));
+    let o = run(&["analyze", &ex("vec_add.cu"), "--grid", "4"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("--block"), "{}", text(&o.stderr));
+}
+
+#[test]
+fn kernels_in_source_order_with_signatures_and_json() {
+    let o = run(&["kernels", &ex("gather.cu")]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = text(&o.stdout);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("gather(") && lines[0].contains("int* index") && lines[0].ends_with("line 19"), "{out}");
+    assert!(lines[1].starts_with("scatter("), "{out}");
+    let o = run(&["kernels", &ex("gather.cu"), "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v[0]["name"], "gather");
+    assert_eq!(v[0]["line"], 19);
+    assert_eq!(v[0]["parameters"][3]["name"], "n");
+    assert_eq!(v[1]["name"], "scatter");
+}
+
+#[test]
+fn messages_as_a_compiler_words_them() {
+    let d = tmp("messages");
+    let p = d.join("missing_semicolon.cu");
+    std::fs::write(&p, "__global__ void k(float *a) {\n    int i = threadIdx.x\n    a[i] = 1.0f;\n}\n").unwrap();
+    let o = run(&["analyze", p.to_str().unwrap(), "--grid", "1", "--block", "32"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    // clang: `missing_semicolon.cu:2:24: error: expected ';' at end of declaration`.
+    assert!(err.contains("expected `;` after `threadIdx.x`") && err.contains(":2:23"), "{err}");
+    // An unsupported statement is quoted by its first line, not its whole text on one line.
+    let p = d.join("switch.cu");
+    std::fs::write(
+        &p,
+        "__global__ void k(float *a, int mode) {\n    switch (mode) {\n    case 0: a[0] = 1.0f; break;\n    default: break;\n    }\n}\n",
+    )
+    .unwrap();
+    let o = run(&["analyze", p.to_str().unwrap(), "--grid", "1", "--block", "32", "--arg", "mode=0"]);
+    let err = text(&o.stderr);
+    assert!(err.contains("is not supported: `switch (mode) { ...`") && !err.contains("case 0: a[0] = 1.0f; break;  "), "{err}");
+    // A fill shorter than the reads: index[1000..] has no value (an out-of-bounds read on a GPU).
+    let o = run(&[
+        "analyze", &ex("gather.cu"), "--kernel", "gather", "--grid", "8", "--block", "256", "--arg", "n=2048",
+        "--fill", "index=permutation:1000:1",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
+    let err = text(&o.stderr);
+    assert!(err.contains("the fill of `index` ran out: the kernel reads element 1000"), "{err}");
+}
+
+#[test]
+fn plurals_color_version_and_help() {
+    let o = run(&["analyze", &ex("vec_add.cu"), "--grid", "1", "--block", "32", "--arg", "n=32"]);
+    assert!(text(&o.stdout).contains("1 block of 32 threads (1 warp)"), "{}", text(&o.stdout));
+    // Colour only when asked (the tests' stderr is not a terminal).
+    let bad = ["analyze", "/nonexistent/x.cu", "--grid", "1", "--block", "32"];
+    let o = run(&[&["--color", "always"][..], &bad[..]].concat());
+    assert!(text(&o.stderr).contains("\x1b["), "{}", text(&o.stderr));
+    for color in ["never", "auto"] {
+        let o = run(&[&["--color", color][..], &bad[..]].concat());
+        assert!(!text(&o.stderr).contains("\x1b["), "{}", text(&o.stderr));
+    }
+    // The commit, when built from a git checkout.
+    let v = text(&run(&["--version"]).stdout);
+    assert!(v.starts_with(&format!("sector-estimate {}", env!("CARGO_PKG_VERSION"))), "{v}");
+    if root().join(".git").exists() {
+        assert!(v.contains("(commit "), "{v}");
+    }
+    // Every option of every subcommand is described; each subcommand shows examples.
+    for sub in ["analyze", "explain", "sweep", "check", "kernels"] {
+        let h = text(&run(&[sub, "--help"]).stdout);
+        assert!(h.contains("Example"), "{sub}: {h}");
+        let lines: Vec<&str> = h.lines().collect();
+        for (i, l) in lines.iter().enumerate() {
+            let t = l.trim_start();
+            // Option lines (`-D`, `--grid`), not the lists of values (`- enumerate: ...`).
+            let option = t.starts_with("--") || t.as_bytes().get(1).is_some_and(|b| b.is_ascii_alphabetic());
+            if !t.starts_with('-') || !option {
+                continue;
+            }
+            let described = t.split_once("  ").is_some_and(|(_, d)| !d.trim().is_empty())
+                || lines.get(i + 1).is_some_and(|n| n.starts_with("          ") && !n.trim().is_empty());
+            assert!(described, "{sub} --help: `{l}` has no description");
+        }
+    }
+}
+
+/// A repository with a config at its root, checked from a folder below it.
+fn repo_with_config(name: &str, config: &str) -> (PathBuf, PathBuf) {
+    let repo = tmp(name);
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir_all(repo.join("kernels")).unwrap();
+    std::fs::copy(root().join("examples/strided.cu"), repo.join("kernels/strided.cu")).unwrap();
+    std::fs::write(repo.join("sector-estimate.toml"), config).unwrap();
+    let below = repo.join("src/deep");
+    std::fs::create_dir_all(&below).unwrap();
+    (repo, below)
+}
+
+const STRIDED_OVER_BUDGET: &str = "[[kernel]]\nfile = \"kernels/strided.cu\"\nbudgets = { max_sectors_per_request = 4 }\nlaunch = [{ name = \"s2\", grid = 4, block = 256, args = { stride = 2 } }]\n";
+
+#[test]
+fn check_finds_its_config_upward_and_reports_from_the_repository_root() {
+    let (repo, below) = repo_with_config("upward", STRIDED_OVER_BUDGET);
+    let check = |format: &str| bin().current_dir(&below).args(["check", "--format", format]).output().unwrap();
+    let o = check("text");
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("check ../../sector-estimate.toml"), "{}", text(&o.stdout));
+    // GitHub: `file=` from the repository root, or the annotation attaches to nothing.
+    let gh = text(&check("github").stdout);
+    assert!(gh.starts_with("::error file=kernels/strided.cu,line=19,col="), "{gh}");
+    // SARIF: a relative URI against %SRCROOT%, which is the repository's absolute URI.
+    let s: serde_json::Value = serde_json::from_slice(&check("sarif").stdout).unwrap();
+    let loc = &s["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"];
+    assert_eq!(loc["uri"], "kernels/strided.cu");
+    assert_eq!(loc["uriBaseId"], "SRCROOT");
+    let base = s["runs"][0]["originalUriBaseIds"]["SRCROOT"]["uri"].as_str().unwrap();
+    let canonical = repo.canonicalize().unwrap();
+    assert_eq!(base, format!("file://{}/", canonical.display()));
+    // No config anywhere up: a usage error that says where it looked.
+    let lonely = tmp("lonely");
+    let o = bin().current_dir(&lonely).arg("check").output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("no sector-estimate.toml in"), "{}", text(&o.stderr));
+}
+
+#[test]
+fn config_errors_in_the_format_asked_for() {
+    let bad = "[[kernel]]\nfile = \"kernels/strided.cu\"\nlaunch = [{ grid = 1, block = 32 }]\nbudget = 3\n";
+    let (_repo, below) = repo_with_config("config-error", bad);
+    let check = |format: &str| bin().current_dir(&below).args(["check", "--format", format]).output().unwrap();
+    let o = check("github");
+    assert_eq!(o.status.code(), Some(2));
+    let gh = text(&o.stdout);
+    assert!(gh.starts_with("::error file=sector-estimate.toml,line=4,col=1,title=sector-estimate config::"), "{gh}");
+    let o = check("json");
+    assert_eq!(o.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["passed"], false);
+    assert!(v["findings"][0]["message"].as_str().unwrap().contains("unknown field `budget`"));
+    let o = check("sarif");
+    let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(s["runs"][0]["results"][0]["ruleId"], "config");
+    assert_eq!(s["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"], 4);
+    // An entry without a single budget checks nothing: a usage error.
+    let none = "[[kernel]]\nfile = \"kernels/strided.cu\"\nlaunch = [{ grid = 1, block = 32, args = { stride = 1 } }]\n";
+    let (_repo, below) = repo_with_config("no-budgets", none);
+    let o = bin().current_dir(&below).arg("check").output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("no budgets to check"), "{}", text(&o.stderr));
+}
+
+/// The README's text between a line and the closing fence of the block that follows it.
+fn readme_block_after(readme: &str, marker: &str) -> String {
+    let at = readme.find(marker).unwrap_or_else(|| panic!("README has no `{marker}`"));
+    let rest = &readme[at..];
+    let open = rest.find("```").unwrap();
+    let body = &rest[open..];
+    let body = &body[body.find('\n').unwrap() + 1..];
+    body[..body.find("```").unwrap()].to_string()
+}
+
+#[test]
+fn readme_first_commands_and_rust_crate_are_the_tested_ones() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let first = readme_block_after(&readme, "## First commands on a fresh machine");
+    assert!(first.contains("cargo install --locked --path analyzer"), "{first}");
+    // The crate the README shows is tests/fixtures/user-crate, which .ci/run builds with
+    // warnings denied (edition 2024).
+    let fixture = root().join("tests/fixtures/user-crate");
+    let lib = std::fs::read_to_string(fixture.join("src/lib.rs")).unwrap();
+    assert_eq!(readme_block_after(&readme, "`src/lib.rs`:"), lib);
+    let manifest = readme_block_after(&readme, "`Cargo.toml`:");
+    let fixture_manifest = std::fs::read_to_string(fixture.join("Cargo.toml")).unwrap();
+    for line in manifest.lines().filter(|l| !l.starts_with('#') && !l.contains("path = ")) {
+        assert!(fixture_manifest.contains(line), "README's Cargo.toml line `{line}` is not the fixture's");
+    }
+    assert!(manifest.contains("estimator-macros = { path = "), "{manifest}");
+}
