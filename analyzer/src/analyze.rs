@@ -1,6 +1,7 @@
 //! The pipeline: source -> IR -> engine -> sheet. One entry point for the CLI, the attribute,
 //! the validator and the tests.
 
+use crate::cache::CacheModel;
 use crate::diag::{Diagnostic, ErrorKind, Result};
 use crate::fill::Fill;
 use crate::sheet::Sheet;
@@ -16,7 +17,8 @@ pub const DEFAULT_MAX_WORK: u64 = 400_000_000;
 pub const STREAM_WORK: u64 = 40_000_000;
 
 /// Which engine counts.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum EngineKind {
     /// Whole boxes of warps at once, in closed form; enumerates only what it cannot summarise.
     #[default]
@@ -67,6 +69,27 @@ impl Default for AnalyzeOptions {
     }
 }
 
+impl AnalyzeOptions {
+    /// The launch's part of the options.
+    pub fn launch(&self) -> crate::launch::LaunchSpec<'_> {
+        crate::launch::LaunchSpec {
+            grid: &self.grid,
+            block: &self.block,
+            args: &self.args,
+            fills: &self.fills,
+            offsets: &self.offsets,
+            gpu: &self.gpu,
+            max_work: self.max_work,
+            shared_bytes: self.shared_bytes,
+        }
+    }
+
+    /// The CUDA front end's part of the options.
+    pub fn cuda(&self) -> crate::front::cuda::CudaOptions<'_> {
+        crate::front::cuda::CudaOptions { defines: &self.defines, include_dirs: &self.include_dirs, args: &self.args }
+    }
+}
+
 /// Where the source comes from.
 pub enum Input<'a> {
     File(&'a Path),
@@ -80,6 +103,8 @@ pub enum Input<'a> {
 /// A finished analysis, with the files read (for rendering snippets).
 pub struct Analysis {
     pub sheet: Sheet,
+    /// What the user should see beside the sheet (`#warning`): severity warning or note.
+    pub warnings: Vec<Diagnostic>,
     pub files: SourceFiles,
 }
 
@@ -95,6 +120,18 @@ impl std::fmt::Debug for Failure {
             Some(s) => write!(f, "{}: {}", self.files.describe(s), self.diagnostic.message),
             None => write!(f, "{}", self.diagnostic.message),
         }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{self:?}")
+    }
+}
+
+impl std::error::Error for Failure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.diagnostic)
     }
 }
 
@@ -131,7 +168,7 @@ pub fn lower(
     if is_rust(files, root) {
         return crate::front::rust::lower_file(files, root);
     }
-    crate::front::cuda::lower_file(files, root, opts, loader)
+    crate::front::cuda::lower_file(files, root, &opts.cuda(), loader)
 }
 
 /// Names of the kernels in a file, in source order.
@@ -151,7 +188,7 @@ pub fn list_kernels(
 pub fn analyze(input: Input, opts: &AnalyzeOptions, loader: &dyn FileLoader) -> std::result::Result<Analysis, Failure> {
     let mut files = SourceFiles::default();
     match analyze_inner(&input, opts, loader, &mut files) {
-        Ok(sheet) => Ok(Analysis { sheet, files }),
+        Ok((sheet, warnings)) => Ok(Analysis { sheet, warnings, files }),
         Err(diagnostic) => Err(Failure { diagnostic, files }),
     }
 }
@@ -170,7 +207,7 @@ pub fn prepare(
     ) -> Result<(crate::ir::Kernel, crate::launch::Setup)> {
         let module = lower(input, opts, loader, files)?;
         let kernel = pick_kernel(&module, opts.kernel.as_deref(), files)?.clone();
-        let setup = crate::launch::Setup::new(&kernel, opts)?;
+        let setup = crate::launch::Setup::new(&kernel, &opts.launch())?;
         Ok((kernel, setup))
     }
     let mut files = SourceFiles::default();
@@ -188,53 +225,67 @@ fn analyze_inner(
     opts: &AnalyzeOptions,
     loader: &dyn FileLoader,
     files: &mut SourceFiles,
-) -> Result<Sheet> {
+) -> Result<(Sheet, Vec<Diagnostic>)> {
     let module = lower(input, opts, loader, files)?;
     let kernel = pick_kernel(&module, opts.kernel.as_deref(), files)?;
-    let setup = crate::launch::Setup::new(kernel, opts)?;
-    let (trace, engine, notes) = count(kernel, &setup, opts.engine)?;
-    let mut sheet = crate::sheet::build::build(kernel, &setup, trace, files);
+    let setup = crate::launch::Setup::new(kernel, &opts.launch())?;
+    let (trace, cache, engine, notes) = count(kernel, &setup, opts.engine)?;
+    let mut sheet = crate::sheet::build::build(kernel, &setup, trace, cache, files);
     sheet.engine = engine;
     sheet.assumptions.extend(notes);
-    Ok(sheet)
+    Ok((sheet, module.warnings.clone()))
 }
 
-/// Runs the chosen engine: the trace, the engine's name for the sheet, and what the sheet must
-/// say about how it was counted.
+/// Runs the chosen engine: the trace, the cache model fed with its sector stream, the engine's
+/// name for the sheet, and what the sheet must say about how it was counted.
 fn count(
     kernel: &crate::ir::Kernel,
     setup: &crate::launch::Setup,
     engine: EngineKind,
-) -> Result<(crate::engine::Trace, &'static str, Vec<String>)> {
+) -> Result<(crate::engine::Trace, CacheModel, &'static str, Vec<String>)> {
     use crate::engine::symbolic::{self, Fallback};
+    let reference = || -> Result<(crate::engine::Trace, CacheModel)> {
+        let mut cache = CacheModel::new(kernel, setup);
+        let trace = crate::engine::run_with(kernel, setup, &mut cache)?;
+        Ok((trace, cache))
+    };
     if engine == EngineKind::Enumerate {
-        return Ok((crate::engine::run(kernel, setup)?, "enumerate", Vec::new()));
+        let (trace, cache) = reference()?;
+        return Ok((trace, cache, "enumerate", Vec::new()));
     }
     match symbolic::run(kernel, setup) {
-        Ok((mut trace, stats)) => {
+        Ok((trace, stats)) => {
             let mut notes = vec![format!(
                 "symbolic engine: {} warp-level steps counted in {} abstract steps: the launch in {} piece(s) ({} of them a single warp, enumerated); {} loop iteration(s) run one at a time, {} covered by {} summaries",
                 trace.work, stats.steps, stats.pieces, stats.single_warps, stats.single_iterations, stats.summarised_iterations, stats.summaries
             )];
-            if trace.work <= STREAM_WORK.min(setup.max_work) {
+            let cache = if trace.work <= STREAM_WORK.min(setup.max_work) {
                 // The cache model needs the sectors in execution order: the reference engine
                 // gives them (and its counts equal the summary's).
-                trace.boundary = crate::engine::run(kernel, setup)?.boundary;
+                reference()?.1
             } else {
                 notes.push(format!(
                     "boundaries not simulated: the launch takes {} warp-level steps, more than the {} streamed through the cache model",
                     trace.work, STREAM_WORK
                 ));
-            }
-            Ok((trace, "symbolic", notes))
+                CacheModel::default()
+            };
+            Ok((trace, cache, "symbolic", notes))
         }
         // The reference engine words every error.
-        Err(Fallback::Error) => Ok((crate::engine::run(kernel, setup)?, "enumerate", Vec::new())),
-        Err(Fallback::GiveUp(why)) => Ok((
-            crate::engine::run(kernel, setup)?,
-            "enumerate",
-            vec![format!("symbolic engine could not summarise this launch ({why}): every warp was enumerated")],
-        )),
+        Err(Fallback::Error) => {
+            let (trace, cache) = reference()?;
+            Ok((trace, cache, "enumerate", Vec::new()))
+        }
+        Err(Fallback::GiveUp(why)) => {
+            let (trace, cache) = reference()?;
+            Ok((
+                trace,
+                cache,
+                "enumerate",
+                vec![format!("symbolic engine could not summarise this launch ({why}): every warp was enumerated")],
+            ))
+        }
     }
 }
 

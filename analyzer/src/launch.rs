@@ -1,17 +1,45 @@
 //! The launch an analysis runs under: grid and block (checked as CUDA would check them),
 //! parameter values, known contents of index arrays and pointer alignment offsets.
 
-use crate::analyze::AnalyzeOptions;
 use crate::diag::{Diagnostic, ErrorKind, Result};
 use crate::fill::Fill;
 use crate::ir::{Kernel, Ty};
-use crate::sheet::ArgValue;
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Static `__shared__` arrays may total at most 48 KiB per block.
 pub const MAX_STATIC_SHARED: u64 = 48 * 1024;
 /// Static plus dynamic shared memory per block on Hopper (with the opt-in attribute).
 pub const MAX_SHARED_PER_BLOCK: u64 = 232_448;
+
+/// What a launch is given, as written by the caller (the `--grid`, `--block`, `--arg`, `--fill`,
+/// `--offset`, `--gpu`, `--shared-bytes` and `--max-work` flags). The launch owns this type;
+/// `AnalyzeOptions::launch` borrows one from the options.
+#[derive(Clone, Copy, Debug)]
+pub struct LaunchSpec<'a> {
+    /// One to three comma-separated integer expressions over the args.
+    pub grid: &'a str,
+    pub block: &'a str,
+    /// `NAME=VALUE` pairs as written.
+    pub args: &'a [(String, String)],
+    /// Known contents of pointer parameters (index arrays).
+    pub fills: &'a [(String, Fill)],
+    /// Byte offset of a pointer parameter past a 256-byte boundary.
+    pub offsets: &'a [(String, i64)],
+    /// A [`crate::gpu`] profile name.
+    pub gpu: &'a str,
+    pub max_work: u64,
+    /// Dynamic shared memory per block.
+    pub shared_bytes: u64,
+}
+
+/// A scalar argument as the user gave it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum ArgValue {
+    Int(i128),
+    Float(f64),
+}
 
 /// A parameter's value for the engine.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -45,11 +73,11 @@ impl Setup {
         self.grid.iter().map(|&d| d as u64).product()
     }
 
-    pub fn new(kernel: &Kernel, opts: &AnalyzeOptions) -> Result<Setup> {
+    pub fn new(kernel: &Kernel, spec: &LaunchSpec) -> Result<Setup> {
         let mut values = vec![None; kernel.params.len()];
         let mut args = BTreeMap::new();
         let mut named: BTreeMap<String, i128> = BTreeMap::new();
-        for (name, text) in &opts.args {
+        for (name, text) in spec.args {
             let v = parse_number(text).ok_or_else(|| {
                 Diagnostic::new(
                     ErrorKind::Usage,
@@ -92,8 +120,8 @@ impl Setup {
                 }
                 // Rust slices' lengths (`a_len`) and names used only in --grid are fine.
                 None if name.ends_with("_len")
-                    || opts.grid.contains(name.as_str())
-                    || opts.block.contains(name.as_str()) => {}
+                    || spec.grid.contains(name.as_str())
+                    || spec.block.contains(name.as_str()) => {}
                 None => {
                     return Err(Diagnostic::new(
                         ErrorKind::Usage,
@@ -106,25 +134,25 @@ impl Setup {
                 }
             }
         }
-        let block = parse_dims("--block", &opts.block, &named)?;
+        let block = parse_dims("--block", spec.block, &named)?;
         // The grid may depend on the block's shape: `--grid 'ceil(n/block)'` (`block` is x).
         for (name, v) in [("block", block[0]), ("block_x", block[0]), ("block_y", block[1]), ("block_z", block[2])] {
             named.entry(name.to_string()).or_insert(v as i128);
         }
-        let grid = parse_dims("--grid", &opts.grid, &named)?;
+        let grid = parse_dims("--grid", spec.grid, &named)?;
         check_launch(grid, block)?;
 
         let mut fills: Vec<Option<(Fill, Option<Vec<u32>>)>> = vec![None; kernel.params.len()];
-        for (name, fill) in &opts.fills {
+        for (name, fill) in spec.fills {
             let p = pointer_param(kernel, name, "--fill")?;
             fills[p] = Some((fill.clone(), fill.table()));
         }
         let mut offsets = vec![0; kernel.params.len()];
-        for (name, off) in &opts.offsets {
+        for (name, off) in spec.offsets {
             let p = pointer_param(kernel, name, "--offset")?;
             offsets[p] = *off;
         }
-        crate::cache::profile::lookup(&opts.gpu).map_err(|m| Diagnostic::new(ErrorKind::Usage, m))?;
+        crate::gpu::lookup(spec.gpu).map_err(|m| Diagnostic::new(ErrorKind::Usage, m))?;
         let static_shared: u64 = kernel.shared.iter().map(|a| a.bytes()).sum();
         if static_shared > MAX_STATIC_SHARED {
             return Err(Diagnostic::new(
@@ -132,17 +160,17 @@ impl Setup {
                 format!("kernel `{}` declares {static_shared} bytes of static shared memory; CUDA allows at most {MAX_STATIC_SHARED}", kernel.name),
             ));
         }
-        if static_shared + opts.shared_bytes > MAX_SHARED_PER_BLOCK {
+        if static_shared + spec.shared_bytes > MAX_SHARED_PER_BLOCK {
             return Err(Diagnostic::new(
                 ErrorKind::Launch,
                 format!(
                     "{} bytes of shared memory per block ({static_shared} static + {} dynamic); an H200 block may use at most {MAX_SHARED_PER_BLOCK}",
-                    static_shared + opts.shared_bytes,
-                    opts.shared_bytes
+                    static_shared + spec.shared_bytes,
+                    spec.shared_bytes
                 ),
             ));
         }
-        if kernel.shared.iter().any(|a| a.is_extern) && opts.shared_bytes == 0 {
+        if kernel.shared.iter().any(|a| a.is_extern) && spec.shared_bytes == 0 {
             return Err(Diagnostic::new(
                 ErrorKind::MissingArgument,
                 format!(
@@ -152,15 +180,15 @@ impl Setup {
             ));
         }
         Ok(Setup {
-            shared_bytes: opts.shared_bytes,
+            shared_bytes: spec.shared_bytes,
             grid,
             block,
             values,
             args,
             fills,
             offsets,
-            max_work: opts.max_work,
-            gpu: opts.gpu.clone(),
+            max_work: spec.max_work,
+            gpu: spec.gpu.to_string(),
         })
     }
 }

@@ -13,6 +13,7 @@ pub mod fill;
 pub mod front;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod gpu;
 pub mod ir;
 pub mod launch;
 pub mod manifest;
@@ -24,6 +25,8 @@ pub mod attribute;
 pub mod check;
 pub mod explain;
 pub mod finding;
+/// Sweeps run on the rayon pool and write CSV and SVG: part of the `cli` feature.
+#[cfg(feature = "cli")]
 pub mod sweep;
 
 pub use analyze::{analyze, analyze_source, list_kernels, Analysis, AnalyzeOptions, Input};

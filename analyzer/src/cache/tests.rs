@@ -1,6 +1,6 @@
 //! The cache model on tiny caches, every number worked by hand.
 
-use super::profile::{Profile, PROFILES};
+use crate::gpu::{Profile, PROFILES};
 use super::*;
 
 /// Two SMs, an L1 of 2 lines (256 B, no carveout) per SM, an L2 of 2 lines, 64-byte granules.

@@ -2,14 +2,13 @@
 //! boundary model and every assumption in force.
 
 use super::*;
-use crate::cache::profile::{self, Occupancy, Profile};
+use crate::gpu::{self as profile, Occupancy, Profile};
 use crate::engine::{OpStats, Trace};
 use crate::ir::{AccessKind, Base, Kernel, Space, Ty};
 use crate::launch::Setup;
 use crate::source::SourceFiles;
 
-/// The engine's sink for global sectors: the cache model of [`crate::cache`].
-pub type BoundaryCounter = crate::cache::CacheModel;
+use crate::cache::CacheModel;
 
 fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup) -> Row {
     let op = &kernel.mem_ops[i];
@@ -69,10 +68,11 @@ fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup)
     }
 }
 
-pub fn build(kernel: &Kernel, setup: &Setup, trace: Trace, files: &SourceFiles) -> Sheet {
-    let mut trace = trace;
+/// The sheet of one launch from the engine's trace and the cache model that took its sector
+/// stream (unfed when the stream was not simulated).
+pub fn build(kernel: &Kernel, setup: &Setup, trace: Trace, mut cache: CacheModel, files: &SourceFiles) -> Sheet {
     // The last block's accesses are still buffered in the cache model.
-    trace.boundary.flush();
+    cache.flush();
     let mut rows: Vec<Row> = trace.ops.iter().enumerate().map(|(i, st)| row_of(kernel, i, st, &trace, setup)).collect();
     // Source order.
     let mut order: Vec<usize> = (0..rows.len()).collect();
@@ -136,8 +136,8 @@ pub fn build(kernel: &Kernel, setup: &Setup, trace: Trace, files: &SourceFiles) 
     assumptions.extend(kernel.notes.iter().cloned());
 
     let footprints = footprints(kernel, &trace);
-    let boundaries = if trace.boundary.fed || totals.global_load.sectors + totals.global_store.sectors == 0 {
-        boundaries(&trace.boundary, &totals, &mut rows, &order)
+    let boundaries = if cache.fed || totals.global_load.sectors + totals.global_store.sectors == 0 {
+        boundaries(&cache, &totals, &mut rows, &order)
     } else {
         boundaries_unsimulated(kernel, setup, &totals, &footprints)
     };
@@ -239,7 +239,7 @@ fn profile_assumptions(p: &Profile, o: &Occupancy, together: u64) -> Vec<String>
 
 /// Boundary traffic from the cache model that saw the launch's sector stream; fills each
 /// global row's share (`rows[k]` is memory operation `order[k]`).
-fn boundaries(m: &BoundaryCounter, totals: &Totals, rows: &mut [Row], order: &[usize]) -> Boundaries {
+fn boundaries(m: &CacheModel, totals: &Totals, rows: &mut [Row], order: &[usize]) -> Boundaries {
     let p = m.profile;
     let g = (p.dram_granule_bytes / p.sector_bytes).max(1) as u64;
     let (sim_l2, sim_dram) = m.ops.iter().fold((0u64, 0u64), |a, t| (a.0 + t.l2_reads, a.1 + t.dram_reads));

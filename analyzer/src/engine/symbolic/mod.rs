@@ -28,7 +28,7 @@ pub use form::{Form, Scope, NV};
 use super::{
     absolute, address_keys, int_op, lanes, loop_table, may_alias, sectors_of, shared_layout, wavefronts, OpStats, Trace,
 };
-use super::{HELD_MAX, SECTOR, WARP};
+use super::{count, HELD_MAX, SECTOR, WARP};
 use crate::diag::Diagnostic;
 use crate::ir::*;
 use crate::launch::{ParamValue, Setup};
@@ -350,7 +350,6 @@ impl<'a> Sym<'a> {
             data_branches,
             varying_loops,
             used_fills: Vec::new(),
-            boundary: Default::default(),
             work: narrow(self.work)?,
         };
         Ok((trace, Stats { steps: self.steps, ..self.stats }))
@@ -1355,11 +1354,7 @@ impl<'a> Sym<'a> {
         let mut scratch = Vec::with_capacity(64);
         match op.space {
             Space::Global => {
-                let per_lane = (width as u64).div_ceil(SECTOR);
-                let mut distinct = consts.clone();
-                distinct.sort_unstable();
-                distinct.dedup();
-                let ideal = ((distinct.len() as u64 + n_unknown) * width as u64).div_ceil(SECTOR);
+                let ideal = count::ideal_sectors(&consts, n_unknown, width);
                 s.ideal_sectors = s.ideal_sectors.saturating_add(vol.saturating_mul(ideal as u128));
                 if n_unknown > 0 {
                     s.unknown_executions = s.unknown_executions.saturating_add(vol);
@@ -1369,11 +1364,8 @@ impl<'a> Sym<'a> {
                         *x = c.wrapping_add(r as i64);
                     }
                     let k = sectors_of(&addrs, width, &mut scratch);
-                    let (sec, lo, hi) = if n_unknown == 0 {
-                        (k, k, k)
-                    } else {
-                        (k + n_unknown * per_lane, k.max(per_lane), k + n_unknown * per_lane)
-                    };
+                    let count::GlobalSectors { sectors: sec, min: lo, max: hi } =
+                        count::global_sectors(k, n_unknown, width);
                     s.sectors = s.sectors.saturating_add(count.saturating_mul(sec as u128));
                     s.sectors_min = s.sectors_min.saturating_add(count.saturating_mul(lo as u128));
                     s.sectors_max = s.sectors_max.saturating_add(count.saturating_mul(hi as u128));
