@@ -76,7 +76,11 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             module.warnings = a
                 .warnings
                 .iter()
-                .map(|w| crate::finding::concise(&a.files, &crate::finding::Finding::from_diagnostic(w)).trim_end().to_string())
+                .map(|w| {
+                    crate::finding::concise(&a.files, &crate::finding::Finding::from_diagnostic(w))
+                        .trim_end()
+                        .to_string()
+                })
                 .collect();
             emit(&errors, &item, Some((&module, Some(&a.sheet))))
         }

@@ -50,9 +50,9 @@ pub use analyze::{analyze, analyze_source, list_kernels, Analysis, AnalyzeOption
 pub use check::{check, CheckReport};
 pub use diag::{Diagnostic, ErrorKind, Severity};
 pub use explain::{explain, ExplainOptions, Explanation};
+pub use fill::Fill;
 pub use finding::Finding;
 pub use gpu::Profile;
 pub use launch::LaunchSpec;
-pub use fill::Fill;
 pub use sheet::Sheet;
 pub use source::{SourceFiles, Span};

@@ -140,7 +140,8 @@ fn no_module_uses_a_module_of_its_own_or_a_higher_layer() {
 fn the_checker_sees_imports() {
     let r = reexports();
     assert_eq!(r.get("Diagnostic").map(String::as_str), Some("diag"));
-    let u = uses("use crate::engine::{self, Trace};\nuse crate::{fill::Fill, Sheet};\nlet x = crate::gpu::lookup(a);", &r);
+    let u =
+        uses("use crate::engine::{self, Trace};\nuse crate::{fill::Fill, Sheet};\nlet x = crate::gpu::lookup(a);", &r);
     assert_eq!(u, ["engine", "fill", "sheet", "gpu"]);
     assert_eq!(layer_of("engine").unwrap() + 1, layer_of("cache").unwrap());
 }

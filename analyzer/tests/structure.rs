@@ -83,7 +83,10 @@ fn the_cli_shows_warnings_in_every_message_format() {
 
 #[test]
 fn errors_in_clangs_layout_with_concise() {
-    let file = write_tmp("missing.cu", "__global__ void k(float *a, int n) {\n    if (threadIdx.x < n) a[threadIdx.x] = 0;\n}\n");
+    let file = write_tmp(
+        "missing.cu",
+        "__global__ void k(float *a, int n) {\n    if (threadIdx.x < n) a[threadIdx.x] = 0;\n}\n",
+    );
     let o = bin()
         .arg("analyze")
         .arg(&file)
@@ -98,9 +101,34 @@ fn errors_in_clangs_layout_with_concise() {
 
 #[test]
 fn every_subcommand_takes_every_gpu_profile_through_one_parser() {
-    let analyze = ["analyze", "examples/vec_add.cu", "--kernel", "vec_add", "--grid", "4", "--block", "256", "--arg", "n=1024"];
-    let explain = ["explain", "examples/vec_add.cu", "--kernel", "vec_add", "--grid", "4", "--block", "256", "--arg", "n=1024", "--line", "29"];
-    let sweep = ["sweep", "examples/vec_add.cu", "--kernel", "vec_add", "--grid", "4", "--block", "256", "--arg", "n=1024..2048:x2"];
+    let analyze =
+        ["analyze", "examples/vec_add.cu", "--kernel", "vec_add", "--grid", "4", "--block", "256", "--arg", "n=1024"];
+    let explain = [
+        "explain",
+        "examples/vec_add.cu",
+        "--kernel",
+        "vec_add",
+        "--grid",
+        "4",
+        "--block",
+        "256",
+        "--arg",
+        "n=1024",
+        "--line",
+        "29",
+    ];
+    let sweep = [
+        "sweep",
+        "examples/vec_add.cu",
+        "--kernel",
+        "vec_add",
+        "--grid",
+        "4",
+        "--block",
+        "256",
+        "--arg",
+        "n=1024..2048:x2",
+    ];
     for cmd in [&analyze[..], &explain[..], &sweep[..]] {
         for gpu in sector_analyzer::gpu::names() {
             let o = bin().current_dir(root()).args(cmd).args(["--gpu", gpu]).output().unwrap();

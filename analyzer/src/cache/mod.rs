@@ -27,9 +27,9 @@
 /// The profiles live in the leaf module [`crate::gpu`]; `cache::profile` is kept as its old path.
 pub use crate::gpu as profile;
 
+use crate::gpu::{Occupancy, Profile};
 use crate::ir::{AccessKind, CacheOp, Kernel};
 use crate::launch::Setup;
-use crate::gpu::{Occupancy, Profile};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 

@@ -1,7 +1,7 @@
 //! The cache model on tiny caches, every number worked by hand.
 
-use crate::gpu::{Profile, PROFILES};
 use super::*;
+use crate::gpu::{Profile, PROFILES};
 
 /// Two SMs, an L1 of 2 lines (256 B, no carveout) per SM, an L2 of 2 lines, 64-byte granules.
 static TINY: Profile = Profile {

@@ -1,9 +1,10 @@
 //! The reference engine: every warp of every block, lanes in lockstep under an active mask.
 //!
 //! Sectors and wavefronts are counted only in [`count`], which [`Engine::record`] calls once
-//! per warp-level execution; the global sectors stream out through a [`SectorSink`]. Values are tracked per lane with C's integer semantics; anything read
-//! from memory is data (exact when the launch gives the array's fill, otherwise unknown and
-//! handled by the stated default assumption).
+//! per warp-level execution; the global sectors stream out through a [`SectorSink`]. Values
+//! are tracked per lane with C's integer semantics; anything read from memory is data (exact
+//! when the launch gives the array's fill, otherwise unknown and handled by the stated default
+//! assumption).
 
 pub mod count;
 mod probe;
@@ -15,8 +16,8 @@ use crate::launch::{ParamValue, Setup};
 use crate::source::Span;
 use std::collections::{HashMap, HashSet};
 
-pub use probe::{probe, Capture, LaneAddr, Probe, ProbeOutcome};
 pub use count::{may_alias, sectors_of, wavefronts, NoSink, SectorSink, Wavefronts, SECTOR};
+pub use probe::{probe, Capture, LaneAddr, Probe, ProbeOutcome};
 
 pub const WARP: usize = 32;
 

@@ -2,8 +2,8 @@
 //! boundary model and every assumption in force.
 
 use super::*;
-use crate::gpu::{self as profile, Occupancy, Profile};
 use crate::engine::{OpStats, Trace};
+use crate::gpu::{self as profile, Occupancy, Profile};
 use crate::ir::{AccessKind, Base, Kernel, Space, Ty};
 use crate::launch::Setup;
 use crate::source::SourceFiles;

@@ -345,13 +345,7 @@ impl<'a> Sym<'a> {
         let mut data_branches: Vec<Span> = self.data_branches.into_iter().collect();
         data_branches.sort_by_key(|s| (s.file, s.line, s.column));
         let varying_loops = self.loop_spans.iter().zip(&self.varying).filter(|(_, v)| **v).map(|(s, _)| *s).collect();
-        let trace = Trace {
-            ops,
-            data_branches,
-            varying_loops,
-            used_fills: Vec::new(),
-            work: narrow(self.work)?,
-        };
+        let trace = Trace { ops, data_branches, varying_loops, used_fills: Vec::new(), work: narrow(self.work)? };
         Ok((trace, Stats { steps: self.steps, ..self.stats }))
     }
 
