@@ -613,6 +613,11 @@ pub fn render_text(r: &CheckReport, color: bool) -> String {
     s
 }
 
+/// One line per finding in clang's layout, for editors' problem matchers.
+pub fn render_concise(r: &CheckReport) -> String {
+    finding::concise_placed(&placed(r))
+}
+
 fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{} {}", thousands(n as u64), if n == 1 { one } else { many })
 }

@@ -110,18 +110,23 @@ pub fn render(files: &SourceFiles, f: &Finding, color: bool) -> String {
 /// One line in clang's layout: `file:line:col: error: message [rule]` (`error: message` when the
 /// finding has no place in `files`).
 pub fn concise(files: &SourceFiles, f: &Finding) -> String {
-    let rule = if f.rule.is_empty() { String::new() } else { format!(" [{}]", f.rule) };
-    match f.span.filter(|s| (s.file.0 as usize) < files.files.len()) {
-        Some(s) => format!(
-            "{}:{}:{}: {}: {}{rule}\n",
-            files.path(s.file).display(),
-            s.line,
-            s.column,
-            f.severity.word(),
-            f.message
-        ),
-        None => format!("{}: {}{rule}\n", f.severity.word(), f.message),
+    concise_placed(&[Placed::of(files, f, "")])
+}
+
+/// [`concise`] for findings already placed: one line each.
+pub fn concise_placed(items: &[Placed]) -> String {
+    let mut s = String::new();
+    for p in items {
+        let rule = if p.finding.rule.is_empty() { String::new() } else { format!(" [{}]", p.finding.rule) };
+        let place = match (p.file.is_empty(), p.line, p.column) {
+            (true, ..) => String::new(),
+            (false, Some(l), Some(c)) => format!("{}:{l}:{c}: ", p.file),
+            (false, Some(l), None) => format!("{}:{l}: ", p.file),
+            (false, None, _) => format!("{}: ", p.file),
+        };
+        let _ = writeln!(s, "{place}{}: {}{rule}", p.finding.severity.word(), p.finding.message);
     }
+    s
 }
 
 /// A finding with its place written out (the file as the user names it), for the renderers that

@@ -158,3 +158,38 @@ fn a_failure_is_a_std_error() {
     assert!(e.to_string().starts_with("bad.cu:1:"), "{e}");
     assert!(e.source().is_some());
 }
+
+/// 32 lanes read `a[2 * i]`: 256 bytes from a 256-byte boundary, 8 sectors per request, over
+/// a budget of 4; `out[i]`: 4 sectors, within it. The `#warning` is reported and fails nothing.
+#[test]
+fn check_reports_warnings_and_findings_in_clangs_layout() {
+    let cu = "#warning check the launch\n__global__ void k(const float *a, float *out) {\n    int i = threadIdx.x;\n    out[i] = a[2 * i];\n}\n";
+    let file = write_tmp("k.cu", cu);
+    let dir = file.parent().unwrap().to_path_buf();
+    let budgeted = write_tmp(
+        "budgeted.toml",
+        "[[kernel]]\nfile = \"k.cu\"\nlaunch = [{ name = \"one\", grid = 1, block = 32 }]\nbudgets = { max_sectors_per_request = 4 }\n",
+    );
+    let plain =
+        write_tmp("plain.toml", "[[kernel]]\nfile = \"k.cu\"\nlaunch = [{ name = \"one\", grid = 1, block = 32 }]\n");
+    let run = |config: &PathBuf| {
+        bin().current_dir(&dir).args(["check", "--format", "concise", "--config"]).arg(config).output().unwrap()
+    };
+    let o = run(&budgeted);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(
+        lines.iter().any(|l| l.contains("k.cu:4:14: error: [one] `a[2 * i]` touches 8.00 sectors per request")),
+        "{text}"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("k.cu:1:") && l.contains(": warning: [one] #warning check the launch")),
+        "{text}"
+    );
+
+    let o = run(&plain);
+    assert_eq!(o.status.code(), Some(0), "a warning fails no check: {}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 1);
+}

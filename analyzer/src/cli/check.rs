@@ -13,6 +13,8 @@ use std::path::PathBuf;
 pub enum CheckFormat {
     /// Findings with source snippets, then a summary.
     Text,
+    /// One line per finding in clang's layout (`file:line:col: error: message [rule]`).
+    Concise,
     Json,
     /// GitHub Actions annotations (`::error file=..,line=..::message`).
     Github,
@@ -36,6 +38,7 @@ pub fn run(a: CheckArgs) -> i32 {
     };
     let code = out(&match a.format {
         CheckFormat::Text => check::render_text(&r, color_for(std::io::stdout().is_terminal())),
+        CheckFormat::Concise => check::render_concise(&r),
         CheckFormat::Json => check::render_json(&r),
         CheckFormat::Github => check::render_github(&r),
         CheckFormat::Sarif => check::render_sarif(&r),
