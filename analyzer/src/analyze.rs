@@ -71,14 +71,14 @@ impl Default for AnalyzeOptions {
 
 impl AnalyzeOptions {
     /// The launch's part of the options.
-    pub fn launch(&self) -> crate::launch::LaunchSpec<'_> {
+    pub fn launch(&self) -> crate::launch::LaunchSpec {
         crate::launch::LaunchSpec {
-            grid: &self.grid,
-            block: &self.block,
-            args: &self.args,
-            fills: &self.fills,
-            offsets: &self.offsets,
-            gpu: &self.gpu,
+            grid: self.grid.clone(),
+            block: self.block.clone(),
+            args: self.args.clone(),
+            fills: self.fills.clone(),
+            offsets: self.offsets.clone(),
+            gpu: self.gpu.clone(),
             max_work: self.max_work,
             shared_bytes: self.shared_bytes,
         }

@@ -12,22 +12,23 @@ pub const MAX_STATIC_SHARED: u64 = 48 * 1024;
 /// Static plus dynamic shared memory per block on Hopper (with the opt-in attribute).
 pub const MAX_SHARED_PER_BLOCK: u64 = 232_448;
 
-/// What a launch is given, as written by the caller (the `--grid`, `--block`, `--arg`, `--fill`,
+/// What a launch is given, as the caller wrote it (the `--grid`, `--block`, `--arg`, `--fill`,
 /// `--offset`, `--gpu`, `--shared-bytes` and `--max-work` flags). The launch owns this type;
-/// `AnalyzeOptions::launch` borrows one from the options.
-#[derive(Clone, Copy, Debug)]
-pub struct LaunchSpec<'a> {
+/// [`crate::AnalyzeOptions::launch`] makes one from the options, whose fields of the same names
+/// it copies.
+#[derive(Clone, Debug)]
+pub struct LaunchSpec {
     /// One to three comma-separated integer expressions over the args.
-    pub grid: &'a str,
-    pub block: &'a str,
+    pub grid: String,
+    pub block: String,
     /// `NAME=VALUE` pairs as written.
-    pub args: &'a [(String, String)],
+    pub args: Vec<(String, String)>,
     /// Known contents of pointer parameters (index arrays).
-    pub fills: &'a [(String, Fill)],
+    pub fills: Vec<(String, Fill)>,
     /// Byte offset of a pointer parameter past a 256-byte boundary.
-    pub offsets: &'a [(String, i64)],
+    pub offsets: Vec<(String, i64)>,
     /// A [`crate::gpu`] profile name.
-    pub gpu: &'a str,
+    pub gpu: String,
     pub max_work: u64,
     /// Dynamic shared memory per block.
     pub shared_bytes: u64,
@@ -73,11 +74,11 @@ impl Setup {
         self.grid.iter().map(|&d| d as u64).product()
     }
 
-    pub fn new(kernel: &Kernel, spec: &LaunchSpec) -> Result<Setup> {
+    pub fn new(kernel: &Kernel, opts: &LaunchSpec) -> Result<Setup> {
         let mut values = vec![None; kernel.params.len()];
         let mut args = BTreeMap::new();
         let mut named: BTreeMap<String, i128> = BTreeMap::new();
-        for (name, text) in spec.args {
+        for (name, text) in &opts.args {
             let v = parse_number(text).ok_or_else(|| {
                 Diagnostic::new(
                     ErrorKind::Usage,
@@ -120,8 +121,8 @@ impl Setup {
                 }
                 // Rust slices' lengths (`a_len`) and names used only in --grid are fine.
                 None if name.ends_with("_len")
-                    || spec.grid.contains(name.as_str())
-                    || spec.block.contains(name.as_str()) => {}
+                    || opts.grid.contains(name.as_str())
+                    || opts.block.contains(name.as_str()) => {}
                 None => {
                     return Err(Diagnostic::new(
                         ErrorKind::Usage,
@@ -134,25 +135,25 @@ impl Setup {
                 }
             }
         }
-        let block = parse_dims("--block", spec.block, &named)?;
+        let block = parse_dims("--block", &opts.block, &named)?;
         // The grid may depend on the block's shape: `--grid 'ceil(n/block)'` (`block` is x).
         for (name, v) in [("block", block[0]), ("block_x", block[0]), ("block_y", block[1]), ("block_z", block[2])] {
             named.entry(name.to_string()).or_insert(v as i128);
         }
-        let grid = parse_dims("--grid", spec.grid, &named)?;
+        let grid = parse_dims("--grid", &opts.grid, &named)?;
         check_launch(grid, block)?;
 
         let mut fills: Vec<Option<(Fill, Option<Vec<u32>>)>> = vec![None; kernel.params.len()];
-        for (name, fill) in spec.fills {
+        for (name, fill) in &opts.fills {
             let p = pointer_param(kernel, name, "--fill")?;
             fills[p] = Some((fill.clone(), fill.table()));
         }
         let mut offsets = vec![0; kernel.params.len()];
-        for (name, off) in spec.offsets {
+        for (name, off) in &opts.offsets {
             let p = pointer_param(kernel, name, "--offset")?;
             offsets[p] = *off;
         }
-        crate::gpu::lookup(spec.gpu).map_err(|m| Diagnostic::new(ErrorKind::Usage, m))?;
+        crate::gpu::lookup(&opts.gpu).map_err(|m| Diagnostic::new(ErrorKind::Usage, m))?;
         let static_shared: u64 = kernel.shared.iter().map(|a| a.bytes()).sum();
         if static_shared > MAX_STATIC_SHARED {
             return Err(Diagnostic::new(
@@ -160,17 +161,17 @@ impl Setup {
                 format!("kernel `{}` declares {static_shared} bytes of static shared memory; CUDA allows at most {MAX_STATIC_SHARED}", kernel.name),
             ));
         }
-        if static_shared + spec.shared_bytes > MAX_SHARED_PER_BLOCK {
+        if static_shared + opts.shared_bytes > MAX_SHARED_PER_BLOCK {
             return Err(Diagnostic::new(
                 ErrorKind::Launch,
                 format!(
                     "{} bytes of shared memory per block ({static_shared} static + {} dynamic); an H200 block may use at most {MAX_SHARED_PER_BLOCK}",
-                    static_shared + spec.shared_bytes,
-                    spec.shared_bytes
+                    static_shared + opts.shared_bytes,
+                    opts.shared_bytes
                 ),
             ));
         }
-        if kernel.shared.iter().any(|a| a.is_extern) && spec.shared_bytes == 0 {
+        if kernel.shared.iter().any(|a| a.is_extern) && opts.shared_bytes == 0 {
             return Err(Diagnostic::new(
                 ErrorKind::MissingArgument,
                 format!(
@@ -180,15 +181,15 @@ impl Setup {
             ));
         }
         Ok(Setup {
-            shared_bytes: spec.shared_bytes,
+            shared_bytes: opts.shared_bytes,
             grid,
             block,
             values,
             args,
             fills,
             offsets,
-            max_work: spec.max_work,
-            gpu: spec.gpu.to_string(),
+            max_work: opts.max_work,
+            gpu: opts.gpu.clone(),
         })
     }
 }
