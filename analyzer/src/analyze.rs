@@ -1,6 +1,7 @@
 //! The pipeline: source -> IR -> engine -> sheet. One entry point for the CLI, the attribute,
 //! the validator and the tests.
 
+use crate::cache::CacheModel;
 use crate::diag::{Diagnostic, ErrorKind, Result};
 use crate::fill::Fill;
 use crate::sheet::Sheet;
@@ -21,7 +22,8 @@ pub const DEFAULT_TIME_LIMIT_S: u64 = 10;
 pub const STREAM_WORK: u64 = crate::cache::sample::SAMPLE_WORK;
 
 /// Which engine counts.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum EngineKind {
     /// Whole boxes of warps at once, in closed form; enumerates only what it cannot summarise.
     #[default]
@@ -79,6 +81,29 @@ impl Default for AnalyzeOptions {
     }
 }
 
+impl AnalyzeOptions {
+    /// The launch's part of the options.
+    pub fn launch(&self) -> crate::launch::LaunchSpec {
+        crate::launch::LaunchSpec {
+            grid: self.grid.clone(),
+            block: self.block.clone(),
+            args: self.args.clone(),
+            fills: self.fills.clone(),
+            offsets: self.offsets.clone(),
+            gpu: self.gpu.clone(),
+            max_work: self.max_work,
+            shared_bytes: self.shared_bytes,
+            time_limit: self.time_limit,
+            progress: self.progress.clone(),
+        }
+    }
+
+    /// The CUDA front end's part of the options.
+    pub fn cuda(&self) -> crate::front::cuda::CudaOptions<'_> {
+        crate::front::cuda::CudaOptions { defines: &self.defines, include_dirs: &self.include_dirs, args: &self.args }
+    }
+}
+
 /// Where the source comes from.
 pub enum Input<'a> {
     File(&'a Path),
@@ -92,6 +117,8 @@ pub enum Input<'a> {
 /// A finished analysis, with the files read (for rendering snippets).
 pub struct Analysis {
     pub sheet: Sheet,
+    /// What the user should see beside the sheet (`#warning`): severity warning or note.
+    pub warnings: Vec<Diagnostic>,
     pub files: SourceFiles,
 }
 
@@ -107,6 +134,18 @@ impl std::fmt::Debug for Failure {
             Some(s) => write!(f, "{}: {}", self.files.describe(s), self.diagnostic.message),
             None => write!(f, "{}", self.diagnostic.message),
         }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{self:?}")
+    }
+}
+
+impl std::error::Error for Failure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.diagnostic)
     }
 }
 
@@ -146,7 +185,7 @@ pub fn lower(
     let mut module = if is_rust(files, root) {
         crate::front::rust::lower_file(files, root)?
     } else {
-        crate::front::cuda::lower_file(files, root, opts, loader)?
+        crate::front::cuda::lower_file(files, root, &opts.cuda(), loader)?
     };
     // What the compiler removes before any memory instruction is issued.
     for k in &mut module.kernels {
@@ -172,7 +211,7 @@ pub fn list_kernels(
 pub fn analyze(input: Input, opts: &AnalyzeOptions, loader: &dyn FileLoader) -> std::result::Result<Analysis, Failure> {
     let mut files = SourceFiles::default();
     match analyze_inner(&input, opts, loader, &mut files) {
-        Ok(sheet) => Ok(Analysis { sheet, files }),
+        Ok((sheet, warnings)) => Ok(Analysis { sheet, warnings, files }),
         Err(diagnostic) => Err(Failure { diagnostic, files }),
     }
 }
@@ -191,7 +230,7 @@ pub fn prepare(
     ) -> Result<(crate::ir::Kernel, crate::launch::Setup)> {
         let module = lower(input, opts, loader, files)?;
         let kernel = pick_kernel(&module, opts.kernel.as_deref(), files)?.clone();
-        let setup = crate::launch::Setup::new(&kernel, opts)?;
+        let setup = crate::launch::Setup::new(&kernel, &opts.launch())?;
         Ok((kernel, setup))
     }
     let mut files = SourceFiles::default();
@@ -209,16 +248,16 @@ fn analyze_inner(
     opts: &AnalyzeOptions,
     loader: &dyn FileLoader,
     files: &mut SourceFiles,
-) -> Result<Sheet> {
+) -> Result<(Sheet, Vec<Diagnostic>)> {
     let module = lower(input, opts, loader, files)?;
     let kernel = pick_kernel(&module, opts.kernel.as_deref(), files)?;
-    let setup = crate::launch::Setup::new(kernel, opts)?;
-    let (trace, engine, notes) = count(kernel, &setup, opts.engine)?;
+    let setup = crate::launch::Setup::new(kernel, &opts.launch())?;
+    let (trace, cache, engine, notes) = count(kernel, &setup, opts.engine)?;
     check_totals(kernel, &trace)?;
-    let mut sheet = crate::sheet::build::build(kernel, &setup, trace, files);
+    let mut sheet = crate::sheet::build::build(kernel, &setup, trace, cache, files);
     sheet.engine = engine;
     sheet.assumptions.extend(notes);
-    Ok(sheet)
+    Ok((sheet, module.warnings.clone()))
 }
 
 /// Every count the sheet prints, and the byte totals made from them, must fit in 64 bits:
@@ -245,19 +284,25 @@ fn check_totals(kernel: &crate::ir::Kernel, trace: &crate::engine::Trace) -> Res
     Ok(())
 }
 
-/// Runs the chosen engine: the trace, the engine's name for the sheet, and what the sheet must
-/// say about how it was counted.
+/// Runs the chosen engine: the trace, the cache model fed with its sector stream, the engine's
+/// name for the sheet, and what the sheet must say about how it was counted.
 fn count(
     kernel: &crate::ir::Kernel,
     setup: &crate::launch::Setup,
     engine: EngineKind,
-) -> Result<(crate::engine::Trace, &'static str, Vec<String>)> {
+) -> Result<(crate::engine::Trace, CacheModel, &'static str, Vec<String>)> {
     use crate::engine::symbolic::{self, Fallback};
+    let reference = || -> Result<(crate::engine::Trace, CacheModel)> {
+        let mut cache = CacheModel::new(kernel, setup);
+        let trace = crate::engine::run_with(kernel, setup, &mut cache)?;
+        Ok((trace, cache))
+    };
     if engine == EngineKind::Enumerate {
-        return Ok((crate::engine::run(kernel, setup)?, "enumerate", Vec::new()));
+        let (trace, cache) = reference()?;
+        return Ok((trace, cache, "enumerate", Vec::new()));
     }
     match symbolic::run(kernel, setup) {
-        Ok((mut trace, stats)) => {
+        Ok((trace, stats)) => {
             let notes = vec![format!(
                 "symbolic engine: {} warp-level steps counted in {} abstract steps: the launch in {} piece(s) ({} of them a single warp, enumerated); {} loop iteration(s) run one at a time, {} covered by {} summaries",
                 trace.work, stats.steps, stats.pieces, stats.single_warps, stats.single_iterations, stats.summarised_iterations, stats.summaries
@@ -265,18 +310,25 @@ fn count(
             // The cache model needs sectors in execution order: the reference engine gives
             // them for all units of the launch, or for a sample of them (its counts equal the
             // summary's).
-            trace.boundary =
+            let cache =
                 crate::cache::sample::stream(kernel, setup, &trace, crate::cache::sample::SAMPLE_WORK.min(setup.max_work))?;
-            Ok((trace, "symbolic", notes))
+            Ok((trace, cache, "symbolic", notes))
         }
         // The reference engine words every error.
         Err(Fallback::Refused(d)) => Err(d),
-        Err(Fallback::Error) => Ok((crate::engine::run(kernel, setup)?, "enumerate", Vec::new())),
-        Err(Fallback::GiveUp(why)) => Ok((
-            crate::engine::run(kernel, setup)?,
-            "enumerate",
-            vec![format!("symbolic engine could not summarise this launch ({why}): every warp was enumerated")],
-        )),
+        Err(Fallback::Error) => {
+            let (trace, cache) = reference()?;
+            Ok((trace, cache, "enumerate", Vec::new()))
+        }
+        Err(Fallback::GiveUp(why)) => {
+            let (trace, cache) = reference()?;
+            Ok((
+                trace,
+                cache,
+                "enumerate",
+                vec![format!("symbolic engine could not summarise this launch ({why}): every warp was enumerated")],
+            ))
+        }
     }
 }
 

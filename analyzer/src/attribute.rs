@@ -40,9 +40,10 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         Err(e) => return emit(&errors_with(e), &item, None),
     };
     let args = Args::parse(attr, &target, &mut errors);
-    let module = ModuleSpec {
+    let mut module = ModuleSpec {
         vis: target.vis.clone(),
         name: format_ident!("{}_sector_estimate", snake(&target.ident.to_string())),
+        warnings: Vec::new(),
     };
     if !errors.is_empty() {
         return emit(&errors, &item, Some((&module, None)));
@@ -116,6 +117,16 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     match analyze_source(&name, &text, &opts) {
         Ok(a) => {
             check_budgets(&a.sheet, &args, &target, &mut errors);
+            // Stable Rust has no warning API for proc macros: warnings go into the module.
+            module.warnings = a
+                .warnings
+                .iter()
+                .map(|w| {
+                    crate::finding::concise(&a.files, &crate::finding::Finding::from_diagnostic(w))
+                        .trim_end()
+                        .to_string()
+                })
+                .collect();
             emit(&errors, &item, Some((&module, Some(&a.sheet))))
         }
         Err(f) => {
@@ -133,6 +144,8 @@ fn errors_with(e: syn::Error) -> Vec<syn::Error> {
 struct ModuleSpec {
     vis: syn::Visibility,
     name: Ident,
+    /// The analysis's warnings, one line each (clang's layout).
+    warnings: Vec<String>,
 }
 
 /// The item unchanged, every error, and the module of constants.
@@ -167,13 +180,22 @@ fn module_tokens(m: &ModuleSpec, sheet: Option<&Sheet>) -> TokenStream {
         }
         None => (0, 0, 0, 0, 0, 0, 0, String::new(), String::new(), [0; 3], [0; 3]),
     };
-    let doc = match sheet {
+    let mut doc = match sheet {
         Some(s) => format!(
             " The accounting sheet of kernel `{}` under `#[sector_estimate]`'s launch (whole launch, global memory).\n\n```text\n{}```",
             s.kernel, text
         ),
         None => " The analysis failed: see the compile error.".to_string(),
     };
+    // Present only when there is something to say, as `WARNINGS`.
+    let warnings = (!m.warnings.is_empty()).then(|| {
+        let w = &m.warnings;
+        doc.push_str(&format!("\n\nWarnings:\n\n```text\n{}\n```", w.join("\n")));
+        quote! {
+            /// The analysis's warnings (`#warning`, ...), one line each: `file:line:col: warning: message`.
+            pub const WARNINGS: &[&str] = &[#(#w),*];
+        }
+    });
     let [gx, gy, gz] = grid;
     let [bx, by, bz] = block;
     quote! {
@@ -201,6 +223,7 @@ fn module_tokens(m: &ModuleSpec, sheet: Option<&Sheet>) -> TokenStream {
             pub const SHEET: &str = #text;
             /// The sheet as `sector-estimate --format json` prints it.
             pub const JSON: &str = #json;
+            #warnings
         }
     }
 }

@@ -26,6 +26,7 @@ use crate::manifest::{Launch, Manifest};
 use crate::sheet::text::thousands;
 use crate::sheet::Row;
 use crate::source::{FileId, FileLoader, SourceFiles, Span};
+#[cfg(feature = "cli")]
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -308,7 +309,11 @@ pub fn check(config_path: &Path, loader: &(dyn FileLoader + Sync)) -> Result<Che
 pub fn check_config(config: &Config, config_path: &Path, loader: &(dyn FileLoader + Sync)) -> Result<CheckReport> {
     let dir = config_path.parent().unwrap_or(Path::new(""));
     let jobs = jobs(config, dir)?;
-    let results: Vec<(Checked, Vec<CheckFinding>, SourceFiles)> = jobs.par_iter().map(|j| run_job(j, loader)).collect();
+    #[cfg(feature = "cli")]
+    let jobs = jobs.par_iter();
+    #[cfg(not(feature = "cli"))]
+    let jobs = jobs.iter();
+    let results: Vec<(Checked, Vec<CheckFinding>, SourceFiles)> = jobs.map(|j| run_job(j, loader)).collect();
     let mut report = CheckReport {
         config: config_path.display().to_string(),
         passed: true,
@@ -398,8 +403,8 @@ fn run_job(j: &Job, loader: &dyn FileLoader) -> (Checked, Vec<CheckFinding>, Sou
         Err(d) => return (checked, vec![failed(d, files.clone(), &kernel_name)], files),
     };
     checked.kernel = name.clone();
-    let sheet = match analyze(Input::File(&j.path), &j.opts, loader) {
-        Ok(a) => a.sheet,
+    let (sheet, warnings) = match analyze(Input::File(&j.path), &j.opts, loader) {
+        Ok(a) => (a.sheet, a.warnings),
         Err(f) => return (checked, vec![failed(f.diagnostic, f.files.clone(), &name)], f.files),
     };
     checked.accesses = sheet.instructions.len();
@@ -568,7 +573,20 @@ fn run_job(j: &Job, loader: &dyn FileLoader) -> (Checked, Vec<CheckFinding>, Sou
             findings.push(f);
         }
     }
-    checked.ok = findings.is_empty();
+    // Warnings (`#warning`) reach the report; they fail no budget.
+    for w in &warnings {
+        let mut f = base.clone();
+        f.kernel = name.clone();
+        f.finding = Finding::from_diagnostic(w);
+        f.finding.message = format!("[{}] {}", j.launch, w.message);
+        if let Some(s) = w.span.filter(|s| s.file == FileId(0)) {
+            f.line = Some(s.line);
+            f.column = Some(s.column);
+            f.end_column = Some(s.column + s.len.max(1));
+        }
+        findings.push(f);
+    }
+    checked.ok = findings.iter().all(|f| f.finding.severity != Severity::Error);
     (checked, findings, files)
 }
 
@@ -603,6 +621,11 @@ pub fn render_text(r: &CheckReport, color: bool) -> String {
     s
 }
 
+/// One line per finding in clang's layout, for editors' problem matchers.
+pub fn render_concise(r: &CheckReport) -> String {
+    finding::concise_placed(&placed(r))
+}
+
 fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{} {}", thousands(n as u64), if n == 1 { one } else { many })
 }
@@ -613,62 +636,46 @@ pub fn render_json(r: &CheckReport) -> String {
     s
 }
 
-/// GitHub Actions workflow commands: one `::error` annotation per finding.
-pub fn render_github(r: &CheckReport) -> String {
-    fn data(s: &str) -> String {
-        s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
-    }
-    fn prop(s: &str) -> String {
-        data(s).replace(':', "%3A").replace(',', "%2C")
-    }
-    let mut s = String::new();
-    for f in &r.findings {
-        let level = match f.finding.severity {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Note => "notice",
-        };
-        let mut props = vec![format!("file={}", prop(&f.file))];
-        if let Some(l) = f.line {
-            props.push(format!("line={l}"));
-        }
-        if let Some(c) = f.column {
-            props.push(format!("col={c}"));
-        }
-        if let Some(e) = f.end_column {
-            props.push(format!("endColumn={e}"));
-        }
-        props.push(format!("title={}", prop(&format!("sector-estimate {}", f.finding.rule))));
-        let _ = writeln!(s, "::{level} {}::{}", props.join(","), data(&f.finding.message));
-    }
-    s
+/// Each finding placed in its file, with the launch's properties for SARIF.
+fn placed(r: &CheckReport) -> Vec<finding::Placed<'_>> {
+    r.findings
+        .iter()
+        .map(|f| {
+            let mut properties = serde_json::Map::new();
+            properties.insert("kernel".into(), serde_json::json!(f.kernel));
+            properties.insert("launch".into(), serde_json::json!(f.launch));
+            properties.insert("value".into(), serde_json::json!(f.value));
+            properties.insert("budget".into(), serde_json::json!(f.budget));
+            finding::Placed {
+                finding: &f.finding,
+                file: f.file.clone(),
+                line: f.line,
+                column: f.column,
+                end_column: f.end_column,
+                properties,
+            }
+        })
+        .collect()
 }
 
-pub const SARIF_SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+/// GitHub Actions workflow commands: one `::error` annotation per finding.
+pub fn render_github(r: &CheckReport) -> String {
+    finding::github(&placed(r))
+}
+
+pub use crate::finding::SARIF_SCHEMA;
 
 /// SARIF 2.1.0 for code scanning, with the findings' paths as they are.
 pub fn render_sarif(r: &CheckReport) -> String {
     render_sarif_at(r, None)
 }
 
-/// A relative path as a URI reference: `/` separators, reserved bytes percent-encoded.
-pub fn uri_path(path: &str) -> String {
-    let mut out = String::new();
-    for b in path.replace('\\', "/").bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
+pub use crate::finding::uri_path;
 
 /// SARIF 2.1.0 for code scanning. Findings' paths are taken as relative to the repository root
 /// (`%SRCROOT%`, GitHub code scanning's convention); `root`, when known, is given as that base's
 /// absolute URI in `originalUriBaseIds`.
 pub fn render_sarif_at(r: &CheckReport, root: Option<&Path>) -> String {
-    use serde_json::json;
     let rules = [
         ("max-sectors-per-request", "A global access touches more 32-byte sectors per request than its budget allows"),
         (
@@ -683,59 +690,5 @@ pub fn render_sarif_at(r: &CheckReport, root: Option<&Path>) -> String {
         ("analysis-failed", "A launch in the config could not be analysed"),
         ("config", "The config names something that is not there"),
     ];
-    let results: Vec<serde_json::Value> = r
-        .findings
-        .iter()
-        .map(|f| {
-            let mut region = serde_json::Map::new();
-            if let Some(l) = f.line {
-                region.insert("startLine".into(), json!(l));
-            }
-            if let Some(c) = f.column {
-                region.insert("startColumn".into(), json!(c));
-            }
-            if let Some(e) = f.end_column {
-                region.insert("endColumn".into(), json!(e));
-            }
-            let mut physical = serde_json::Map::new();
-            physical.insert("artifactLocation".into(), json!({ "uri": uri_path(&f.file), "uriBaseId": "SRCROOT" }));
-            if !region.is_empty() {
-                physical.insert("region".into(), serde_json::Value::Object(region));
-            }
-            json!({
-                "ruleId": f.finding.rule,
-                "ruleIndex": rules.iter().position(|(id, _)| *id == f.finding.rule).unwrap_or(0),
-                "level": match f.finding.severity { Severity::Error => "error", Severity::Warning => "warning", Severity::Note => "note" },
-                "message": { "text": f.finding.message },
-                "locations": [{ "physicalLocation": physical }],
-                "properties": { "kernel": f.kernel, "launch": f.launch, "value": f.value, "budget": f.budget },
-            })
-        })
-        .collect();
-    let base = match root {
-        Some(root) => {
-            let mut uri = format!("file://{}", uri_path(&root.display().to_string()));
-            if !uri.ends_with('/') {
-                uri.push('/');
-            }
-            json!({ "SRCROOT": { "uri": uri } })
-        }
-        None => json!({ "SRCROOT": { "description": { "text": "The repository root" } } }),
-    };
-    let doc = json!({
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [{
-            "originalUriBaseIds": base,
-            "tool": { "driver": {
-                "name": "sector-estimate",
-                "version": env!("CARGO_PKG_VERSION"),
-                "rules": rules.iter().map(|(id, text)| json!({ "id": id, "shortDescription": { "text": text } })).collect::<Vec<_>>(),
-            }},
-            "results": results,
-        }],
-    });
-    let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
-    s.push('\n');
-    s
+    finding::sarif(&placed(r), &rules, root)
 }

@@ -2,7 +2,7 @@
 //! lane's thread, element, byte offset and sector; a map of the 128-byte lines and 32-byte
 //! sectors the warp touches with the useful bytes marked; then why (active lanes, stride,
 //! alignment, broadcast). The lanes come from the reference engine ([`crate::engine::probe()`]);
-//! the sectors are counted by the engine's own [`crate::engine::sectors_of`].
+//! the sectors are counted by the engine's own rule ([`crate::engine::count`]).
 
 use crate::analyze::{AnalyzeOptions, Failure, Input};
 use crate::diag::{Diagnostic, ErrorKind, Result};
@@ -160,7 +160,7 @@ fn explain_inner(
 ) -> Result<Explanation> {
     let module = crate::analyze::lower(input, &opts.analyze, loader, files)?;
     let kernel = crate::analyze::pick_kernel(&module, opts.analyze.kernel.as_deref(), files)?;
-    let setup = Setup::new(kernel, &opts.analyze)?;
+    let setup = Setup::new(kernel, &opts.analyze.launch())?;
     let file = files.files.first().map(|f| f.path.display().to_string()).unwrap_or_default();
 
     // The accesses on the line, in column order (an inlined helper called twice gives two).
@@ -348,8 +348,6 @@ fn explain_one(kernel: &Kernel, setup: &Setup, id: MemOpId, c: &Capture, row: Op
     let abs: Vec<i64> = known.iter().map(|(_, a)| a.absolute).collect();
     let mut scratch = Vec::new();
     let known_sectors = engine::sectors_of(&abs, width, &mut scratch);
-    let unique: BTreeSet<i64> = abs.iter().copied().collect();
-    let per_lane = (width as u64).div_ceil(SECTOR);
     let requests = u64::from(active != 0 && !c.promoted);
     let (mut sectors, mut ideal_sectors, mut wavefronts, mut ideal_wavefronts) = (0, 0, None, None);
     if requests == 1 {
@@ -358,8 +356,8 @@ fn explain_one(kernel: &Kernel, setup: &Setup, id: MemOpId, c: &Capture, row: Op
             wavefronts = Some(wf.wavefronts);
             ideal_wavefronts = Some(wf.ideal);
         } else {
-            sectors = known_sectors + n_unknown * per_lane;
-            ideal_sectors = ((unique.len() as u64 + n_unknown) * width as u64).div_ceil(SECTOR);
+            sectors = engine::count::global_sectors(known_sectors, n_unknown, width).sectors;
+            ideal_sectors = engine::count::ideal_sectors(&abs, n_unknown, width);
         }
     }
 

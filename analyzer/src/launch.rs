@@ -1,17 +1,50 @@
 //! The launch an analysis runs under: grid and block (checked as CUDA would check them),
 //! parameter values, known contents of index arrays and pointer alignment offsets.
 
-use crate::analyze::AnalyzeOptions;
 use crate::diag::{Diagnostic, ErrorKind, Result};
 use crate::fill::Fill;
 use crate::ir::{Kernel, Ty};
-use crate::sheet::ArgValue;
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Static `__shared__` arrays may total at most 48 KiB per block.
 pub const MAX_STATIC_SHARED: u64 = 48 * 1024;
 /// Static plus dynamic shared memory per block on Hopper (with the opt-in attribute).
 pub const MAX_SHARED_PER_BLOCK: u64 = 232_448;
+
+/// What a launch is given, as the caller wrote it (the `--grid`, `--block`, `--arg`, `--fill`,
+/// `--offset`, `--gpu`, `--shared-bytes` and `--max-work` flags). The launch owns this type;
+/// [`crate::AnalyzeOptions::launch`] makes one from the options, whose fields of the same names
+/// it copies.
+#[derive(Clone, Debug)]
+pub struct LaunchSpec {
+    /// One to three comma-separated integer expressions over the args.
+    pub grid: String,
+    pub block: String,
+    /// `NAME=VALUE` pairs as written.
+    pub args: Vec<(String, String)>,
+    /// Known contents of pointer parameters (index arrays).
+    pub fills: Vec<(String, Fill)>,
+    /// Byte offset of a pointer parameter past a 256-byte boundary.
+    pub offsets: Vec<(String, i64)>,
+    /// A [`crate::gpu`] profile name.
+    pub gpu: String,
+    pub max_work: u64,
+    /// Dynamic shared memory per block.
+    pub shared_bytes: u64,
+    /// Wall-clock limit of the analysis, beside the work budget.
+    pub time_limit: Option<std::time::Duration>,
+    /// Told the effort so far now and then while an engine runs (for a progress bar).
+    pub progress: Option<Progress>,
+}
+
+/// A scalar argument as the user gave it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum ArgValue {
+    Int(i128),
+    Float(f64),
+}
 
 /// A parameter's value for the engine.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -106,7 +139,7 @@ impl Setup {
         self.grid.iter().map(|&d| d as u64).product()
     }
 
-    pub fn new(kernel: &Kernel, opts: &AnalyzeOptions) -> Result<Setup> {
+    pub fn new(kernel: &Kernel, opts: &LaunchSpec) -> Result<Setup> {
         let mut values = vec![None; kernel.params.len()];
         let mut args = BTreeMap::new();
         let mut named: BTreeMap<String, i128> = BTreeMap::new();
@@ -219,7 +252,7 @@ impl Setup {
             }
             offsets[p] = *off;
         }
-        crate::cache::profile::lookup(&opts.gpu).map_err(|m| Diagnostic::new(ErrorKind::Usage, m))?;
+        crate::gpu::lookup(&opts.gpu).map_err(|m| Diagnostic::new(ErrorKind::Usage, m))?;
         let static_shared: u64 = kernel.shared.iter().map(|a| a.bytes()).sum();
         if static_shared > MAX_STATIC_SHARED {
             return Err(Diagnostic::new(

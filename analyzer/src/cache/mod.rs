@@ -1,6 +1,6 @@
 //! The cache model: turns the engine's stream of global sectors into boundary traffic (L1 hits,
 //! L1 -> L2 reads and writes, L2 -> DRAM reads and writes) for one launch under a GPU
-//! [`profile::Profile`].
+//! [`crate::gpu::Profile`].
 //!
 //! What it assumes (each one is written on the sheet):
 //! - caches are cold at launch, as Nsight Compute's default cache control leaves them;
@@ -24,12 +24,13 @@
 //! [`SIM_BUDGET`] sectors the rest of the stream is only counted and extrapolated with the
 //! simulated part's ratios, per instruction (the sheet says so).
 
-pub mod profile;
 pub mod sample;
+/// The profiles live in the leaf module [`crate::gpu`]; `cache::profile` is kept as its old path.
+pub use crate::gpu as profile;
 
+use crate::gpu::{Occupancy, Profile};
 use crate::ir::{AccessKind, CacheOp, Kernel};
 use crate::launch::Setup;
-use profile::{Occupancy, Profile};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -317,6 +318,22 @@ pub const SYNC_WORK: u64 = 1_200;
 /// Steps per global access assumed where the launch's ratio is not known beforehand (the
 /// reference engine streaming a whole launch): about three in a simple loop.
 pub const DEFAULT_WORK_PER_ACCESS: u64 = 3;
+
+/// The engine streams its global sectors straight into the model.
+impl crate::engine::SectorSink for CacheModel {
+    fn begin_block(&mut self, block: u64) {
+        CacheModel::begin_block(self, block)
+    }
+    fn begin_warp(&mut self) {
+        CacheModel::begin_warp(self)
+    }
+    fn access(&mut self, op: usize, kind: AccessKind, cache: CacheOp, sectors: &[i64], addrs: &[i64], width: u32) {
+        CacheModel::access(self, op, kind, cache, sectors, addrs, width)
+    }
+    fn unknown(&mut self, op: usize, kind: AccessKind, n: u64) {
+        CacheModel::unknown(self, op, kind, n)
+    }
+}
 
 impl Default for CacheModel {
     /// The H200 profile, 256 threads per block, no shared memory and no instructions known.

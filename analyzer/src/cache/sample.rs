@@ -113,8 +113,8 @@ pub fn stream(kernel: &Kernel, setup: &Setup, trace: &Trace, budget: u64) -> Res
     let shape =
         Shape { sms: m.profile.sms.max(1) as u64, group: m.merge_group as u64, together: m.together.max(1) as u64 };
     let mut order = picks.iter().flat_map(|&(w, g)| unit_blocks(shape, blocks, w, g));
-    let mut trace = crate::engine::run_blocks(kernel, setup, &mut order, m)?;
-    trace.boundary.flush();
-    trace.boundary.sample = sampled.then_some(info);
-    Ok(trace.boundary)
+    crate::engine::run_blocks(kernel, setup, &mut order, &mut m)?;
+    m.flush();
+    m.sample = sampled.then_some(info);
+    Ok(m)
 }

@@ -1,7 +1,7 @@
 //! The cache model on tiny caches, every number worked by hand.
 
-use super::profile::{Profile, PROFILES};
 use super::*;
+use crate::gpu::{Profile, PROFILES};
 
 /// Two SMs, an L1 of 2 lines (256 B, no carveout) per SM, an L2 of 2 lines, 64-byte granules.
 static TINY: Profile = Profile {
@@ -21,6 +21,7 @@ static TINY: Profile = Profile {
     max_threads_per_sm: 1024,
     l1_caches_global_loads: true,
     launch_dram_read_sectors: 0,
+    merge_group_sms: 1,
     source: "test",
 };
 

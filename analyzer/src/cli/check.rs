@@ -16,6 +16,8 @@ pub const CONFIG_NAME: &str = "sector-estimate.toml";
 pub enum CheckFormat {
     /// Findings with source snippets, then a summary.
     Text,
+    /// One line per finding in clang's layout (`file:line:col: error: message [rule]`).
+    Concise,
     /// The report as data: every launch checked and every finding.
     Json,
     /// GitHub Actions annotations (`::error file=..,line=..::message`), paths from the
@@ -97,6 +99,7 @@ pub fn run(a: CheckArgs) -> i32 {
     }
     let code = out(&match a.format {
         CheckFormat::Text => check::render_text(&r, color_for(std::io::stdout().is_terminal())),
+        CheckFormat::Concise => check::render_concise(&r),
         CheckFormat::Json => check::render_json(&r),
         CheckFormat::Github => check::render_github(&r),
         CheckFormat::Sarif => {

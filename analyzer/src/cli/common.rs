@@ -4,6 +4,22 @@ use super::{defines, split_pair, SourceArgs};
 use sector_analyzer::analyze::{DEFAULT_MAX_WORK, DEFAULT_TIME_LIMIT_S};
 use sector_analyzer::{AnalyzeOptions, Fill};
 
+/// The one `--gpu` flag of every subcommand, checked against the library's profiles
+/// ([`sector_analyzer::gpu::PROFILES`]).
+#[derive(clap::Args, Clone)]
+pub struct GpuArg {
+    /// GPU profile for the boundary model: h200, h100, a100, rtx3060ti, rtx2080ti, tesla-p4.
+    #[arg(long, default_value = "h200", value_parser = parse_gpu)]
+    pub gpu: String,
+}
+
+fn parse_gpu(name: &str) -> Result<String, String> {
+    match sector_analyzer::gpu::lookup(name) {
+        Ok(_) => Ok(name.to_string()),
+        Err(_) => Err(format!("unknown GPU profile; known profiles are {}", sector_analyzer::gpu::names().join(", "))),
+    }
+}
+
 #[derive(clap::Args)]
 pub struct LaunchArgs {
     /// The kernel; may be left out when the file has exactly one.
@@ -18,9 +34,8 @@ pub struct LaunchArgs {
     /// A pointer parameter's byte offset past a 256-byte boundary: NAME=BYTES.
     #[arg(long = "offset", value_name = "NAME=BYTES")]
     pub offsets: Vec<String>,
-    /// GPU profile for the boundary model: h200, h100, a100, rtx3060ti, rtx2080ti, tesla-p4.
-    #[arg(long, default_value = "h200")]
-    pub gpu: String,
+    #[command(flatten)]
+    pub gpu: GpuArg,
     /// Dynamic shared memory per block (`extern __shared__` arrays), in bytes.
     #[arg(long, default_value_t = 0)]
     pub shared_bytes: u64,
@@ -48,7 +63,7 @@ impl LaunchArgs {
             block: block.to_string(),
             defines: defines(src),
             include_dirs: src.include.clone(),
-            gpu: self.gpu.clone(),
+            gpu: self.gpu.gpu.clone(),
             max_work: self.max_work,
             time_limit: (self.time_limit > 0).then(|| std::time::Duration::from_secs(self.time_limit)),
             shared_bytes: self.shared_bytes,
@@ -70,7 +85,6 @@ impl LaunchArgs {
                 _ => return Err(format!("--offset {o}: expected a byte count from 0 to 1048575")),
             }
         }
-        sector_analyzer::cache::profile::lookup(&opts.gpu)?;
         Ok(opts)
     }
 }

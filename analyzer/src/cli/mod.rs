@@ -2,14 +2,7 @@
 //! outcomes to exit codes (0 sheet produced, 1 source or launch not analysable, 2 bad usage).
 
 use clap::{Parser, Subcommand, ValueEnum};
-use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label};
-use codespan_reporting::files::SimpleFiles;
-use codespan_reporting::term::{
-    self,
-    termcolor::{ColorChoice, StandardStream},
-};
 use sector_analyzer::analyze::{EngineKind, Failure, DEFAULT_MAX_WORK, DEFAULT_TIME_LIMIT_S};
-use sector_analyzer::finding::line_col_offset;
 use sector_analyzer::ir::cfg::Cfg;
 use sector_analyzer::source::DiskLoader;
 use sector_analyzer::{AnalyzeOptions, ErrorKind, Fill, Input, SourceFiles};
@@ -80,6 +73,21 @@ enum Format {
     Json,
 }
 
+/// How errors and warnings are written to stderr.
+#[derive(Clone, Copy, ValueEnum)]
+enum MessageFormat {
+    /// The message, the source line and a caret under the construct (rustc's layout).
+    Full,
+    /// One line per message in clang's layout, `file:line:col: error: message [rule]`, for
+    /// editors' problem matchers.
+    Concise,
+    Json,
+    /// GitHub Actions workflow commands.
+    Github,
+    /// SARIF 2.1.0.
+    Sarif,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum ListFormat {
     /// One kernel a line: its signature and where it starts.
@@ -141,9 +149,8 @@ enum Cmd {
         /// How to print the sheet.
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
-        /// GPU profile for the boundary model: h200, h100, a100, rtx3060ti, rtx2080ti, tesla-p4.
-        #[arg(long, default_value = "h200")]
-        gpu: String,
+        #[command(flatten)]
+        gpu: common::GpuArg,
         /// Dynamic shared memory per block (`extern __shared__` arrays), in bytes.
         #[arg(long, default_value_t = 0)]
         shared_bytes: u64,
@@ -161,6 +168,9 @@ enum Cmd {
         /// Print a derived view instead of the sheet (needs no launch).
         #[arg(long, value_enum)]
         emit: Option<Emit>,
+        /// How errors and warnings are written to stderr.
+        #[arg(long, value_enum, default_value = "full")]
+        message_format: MessageFormat,
     },
     /// Show one warp-level execution of the access(es) on a line, lane by lane, and why it
     /// touches the sectors it does.
@@ -256,6 +266,7 @@ pub fn run() -> i32 {
             time_limit,
             engine,
             emit,
+            message_format,
         } => {
             // Only the sheet needs a launch; `--emit dot` reads the source alone.
             let (grid, block) = match (grid, block, emit) {
@@ -274,7 +285,7 @@ pub fn run() -> i32 {
                 block,
                 defines: defines(&src),
                 include_dirs: src.include.clone(),
-                gpu,
+                gpu: gpu.gpu,
                 max_work,
                 engine,
                 shared_bytes,
@@ -307,9 +318,6 @@ pub fn run() -> i32 {
                     _ => return usage(&format!("--offset {o}: expected a byte count from 0 to 1048575")),
                 }
             }
-            if let Err(m) = sector_analyzer::cache::profile::lookup(&opts.gpu) {
-                return usage(&m);
-            }
             if let Some(what) = emit {
                 let mut files = SourceFiles::default();
                 return match sector_analyzer::analyze::lower(&Input::File(&src.file), &opts, &DiskLoader, &mut files) {
@@ -324,7 +332,7 @@ pub fn run() -> i32 {
                             None => usage("no such kernel"),
                         }
                     }
-                    Err(diagnostic) => report(&Failure { diagnostic, files }),
+                    Err(diagnostic) => report_as(&Failure { diagnostic, files }, message_format),
                 };
             }
             let bar = progress_bar(&mut opts);
@@ -333,12 +341,17 @@ pub fn run() -> i32 {
                 b.finish_and_clear();
             }
             match result {
-                Ok(a) => out(&match format {
-                    Format::Text => sector_analyzer::sheet::text::render(&a.sheet),
-                    Format::Markdown => sector_analyzer::sheet::markdown::render(&a.sheet),
-                    Format::Json => sector_analyzer::sheet::json::render(&a.sheet),
-                }),
-                Err(f) => report(&f),
+                Ok(a) => {
+                    if !a.warnings.is_empty() {
+                        let _ = std::io::stderr().write_all(messages(&a.files, &a.warnings, message_format).as_bytes());
+                    }
+                    out(&match format {
+                        Format::Text => sector_analyzer::sheet::text::render(&a.sheet),
+                        Format::Markdown => sector_analyzer::sheet::markdown::render(&a.sheet),
+                        Format::Json => sector_analyzer::sheet::json::render(&a.sheet),
+                    })
+                }
+                Err(f) => report_as(&f, message_format),
             }
         }
     }
@@ -373,36 +386,15 @@ fn progress_bar(opts: &mut AnalyzeOptions) -> Option<indicatif::ProgressBar> {
     Some(bar)
 }
 
-/// Renders a failure with its source snippet; returns the exit code.
+/// Renders a failure (full form) on stderr; returns the exit code.
 fn report(f: &Failure) -> i32 {
-    let d = &f.diagnostic;
-    let mut files = SimpleFiles::new();
-    let ids: Vec<usize> =
-        f.files.files.iter().map(|sf| files.add(sf.path.display().to_string(), sf.text.clone())).collect();
-    let mut cs = CsDiagnostic::error();
-    match d.span {
-        Some(span) => {
-            cs = cs.with_message(format!("{}: {}", f.files.describe(span), d.message));
-            if let Some(&fid) = ids.get(span.file.0 as usize) {
-                let text = f.files.text(span.file);
-                if let Some(start) = line_col_offset(text, span.line, span.column) {
-                    let end = (start + span.len as usize).min(text.len()).max(start);
-                    cs = cs.with_labels(vec![Label::primary(fid, start..end)]);
-                }
-            }
-        }
-        None => cs = cs.with_message(d.message.clone()),
-    }
-    cs = cs.with_notes(d.notes.clone());
-    // Colour only for a person at a terminal, or when asked (`--color`).
-    use std::io::IsTerminal;
-    let color = if color_on(std::io::stderr().is_terminal()) { ColorChoice::Always } else { ColorChoice::Never };
-    let writer = StandardStream::stderr(color);
-    let config = term::Config::default();
-    if term::emit(&mut writer.lock(), &config, &files, &cs).is_err() {
-        let _ = writeln!(std::io::stderr(), "error: {}", f.one_line());
-    }
-    match d.kind {
+    report_as(f, MessageFormat::Full)
+}
+
+/// Renders a failure on stderr in `format`; returns the exit code (2 for usage, else 1).
+fn report_as(f: &Failure, format: MessageFormat) -> i32 {
+    let _ = std::io::stderr().write_all(messages(&f.files, std::slice::from_ref(&f.diagnostic), format).as_bytes());
+    match f.diagnostic.kind {
         ErrorKind::Usage => 2,
         _ => 1,
     }
@@ -466,6 +458,39 @@ fn kernel_list(m: &sector_analyzer::ir::Module, format: ListFormat) -> String {
             let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
             s.push('\n');
             s
+        }
+    }
+}
+
+/// Diagnostics (errors, warnings) rendered by the library's one set of renderers.
+fn messages(files: &SourceFiles, ds: &[sector_analyzer::Diagnostic], format: MessageFormat) -> String {
+    use sector_analyzer::finding::{self, Finding, Placed};
+    let findings: Vec<Finding> = ds.iter().map(Finding::from_diagnostic).collect();
+    let file = files.files.first().map(|f| f.path.display().to_string()).unwrap_or_default();
+    let placed = || findings.iter().map(|f| Placed::of(files, f, &file)).collect::<Vec<_>>();
+    match format {
+        MessageFormat::Full => {
+            // Colour only for a person at a terminal (termcolor's Auto looks at TERM, not at the stream).
+            use std::io::IsTerminal;
+            let color = common::color_for(std::io::stderr().is_terminal());
+            findings.iter().map(|f| finding::render(files, f, color)).collect()
+        }
+        MessageFormat::Concise => findings.iter().map(|f| finding::concise(files, f)).collect(),
+        MessageFormat::Json => finding::json(&placed()),
+        MessageFormat::Github => finding::github(&placed()),
+        MessageFormat::Sarif => {
+            let rules: Vec<(&str, &str)> = [
+                ("syntax", "The source could not be read or parsed"),
+                ("preprocess", "The preprocessor failed, or #warning"),
+                ("unsupported", "A construct inside a kernel that the analyzer does not model"),
+                ("missing-argument", "A parameter value the analysis needs was not given"),
+                ("launch", "The launch configuration is invalid"),
+                ("arithmetic", "Arithmetic the C rules leave undefined"),
+                ("limit", "The analysis would exceed its work budget"),
+                ("usage", "Bad usage"),
+            ]
+            .to_vec();
+            finding::sarif(&placed(), &rules, None)
         }
     }
 }

@@ -1,12 +1,13 @@
 //! The reference engine: every warp of every block, lanes in lockstep under an active mask.
 //!
-//! This module is the one place where a sector is counted ([`sectors_of`] and
-//! [`Engine::record`]). Values are tracked per lane with C's integer semantics; anything read
-//! from memory is data (exact when the launch gives the array's fill, otherwise unknown and
-//! handled by the stated default assumption).
+//! Sectors and wavefronts are counted only in [`count`], which [`Engine::record`] calls once
+//! per warp-level execution; the global sectors stream out through a [`SectorSink`]. Values
+//! are tracked per lane with C's integer semantics; anything read from memory is data (exact
+//! when the launch gives the array's fill, otherwise unknown and handled by the stated default
+//! assumption).
 
+pub mod count;
 mod probe;
-mod shared;
 pub mod symbolic;
 mod warp;
 
@@ -16,11 +17,10 @@ use crate::launch::{ParamValue, Setup};
 use crate::source::Span;
 use std::collections::{HashMap, HashSet};
 
+pub use count::{may_alias, sectors_of, wavefronts, NoSink, SectorSink, Wavefronts, SECTOR};
 pub use probe::{probe, Capture, LaneAddr, Probe, ProbeOutcome};
-pub use shared::{wavefronts, Wavefronts};
 
 pub const WARP: usize = 32;
-pub const SECTOR: u64 = 32;
 
 /// Where parameter `p`'s buffer starts: far apart, 256-byte aligned, plus the user's offset.
 pub fn param_base(p: ParamId, offset: i64) -> i64 {
@@ -28,51 +28,6 @@ pub fn param_base(p: ParamId, offset: i64) -> i64 {
 }
 /// Shared arrays live in their own window.
 const SHARED_WINDOW: i64 = 1 << 60;
-
-/// Distinct 32-byte sectors covering `[a, a + width)` for each address; `buf` is scratch and
-/// ends up holding them in increasing order.
-pub fn sectors_of(addrs: &[i64], width: u32, buf: &mut Vec<i64>) -> u64 {
-    buf.clear();
-    // Addresses in increasing order (the usual access) cover their sectors in increasing order
-    // too, so the new ones are those past the last one kept, and no sort is needed.
-    let ordered = addrs.windows(2).all(|w| w[0] <= w[1]);
-    for &a in addrs {
-        let first = a.div_euclid(SECTOR as i64);
-        let last = (a + width as i64 - 1).div_euclid(SECTOR as i64);
-        let from = match buf.last() {
-            Some(&s) if ordered => first.max(s + 1),
-            _ => first,
-        };
-        buf.extend(from..=last);
-    }
-    if !ordered {
-        buf.sort_unstable();
-        buf.dedup();
-    }
-    buf.len() as u64
-}
-
-/// Sectors one warp-level atomic costs. Lanes on the same address are served one after the
-/// other (measured on the H200: 32 lanes adding to one int cost 32 sectors, 32 consecutive ints
-/// 4), so the lanes are taken in passes, the `k`-th pass holding the `k`-th lane of every
-/// address, and each pass costs its distinct sectors.
-pub fn atomic_sectors(addrs: &[i64], width: u32, buf: &mut Vec<i64>) -> u64 {
-    let mut sorted = addrs.to_vec();
-    sorted.sort_unstable();
-    if sorted.windows(2).all(|w| w[0] != w[1]) {
-        return sectors_of(&sorted, width, buf);
-    }
-    let mut passes: Vec<Vec<i64>> = Vec::new();
-    for run in sorted.chunk_by(|a, b| a == b) {
-        for (k, &a) in run.iter().enumerate() {
-            if passes.len() <= k {
-                passes.push(Vec::new());
-            }
-            passes[k].push(a);
-        }
-    }
-    passes.iter().map(|p| sectors_of(p, width, buf)).sum()
-}
 
 /// Counts for one memory instruction over the launch.
 #[derive(Clone, Debug, Default)]
@@ -107,8 +62,6 @@ pub struct Trace {
     pub varying_loops: Vec<Span>,
     /// Reads that used a fill, by parameter.
     pub used_fills: Vec<ParamId>,
-    /// Sector streams for the cache model: (block, op, sector) in execution order, global only.
-    pub boundary: crate::sheet::build::BoundaryCounter,
     pub work: u64,
 }
 
@@ -577,7 +530,8 @@ pub struct Engine<'a> {
     /// Effort other engines spent on this launch before this run (one `--max-work` for all).
     effort_before: u64,
     scratch: Vec<i64>,
-    boundary: crate::sheet::build::BoundaryCounter,
+    /// Where the global sectors go, in execution order (the cache model, or nowhere).
+    boundary: &'a mut (dyn SectorSink + 'static),
     loop_ids: HashMap<Span, usize>,
     loop_stack: Vec<usize>,
     pool: Pool,
@@ -605,21 +559,6 @@ pub(crate) fn loop_table(k: &Kernel) -> (Vec<Vec<usize>>, Vec<Span>, HashMap<Spa
     (op_loops, spans, ids)
 }
 
-/// Whether a store through `b` may change memory read earlier through `a`; `restrict` says, by
-/// parameter, which pointers are `__restrict__`.
-pub(crate) fn may_alias(a: Base, b: Base, restrict: &[bool]) -> bool {
-    let restricted = |x: Base| match x {
-        Base::Param(p) => restrict[p.0 as usize],
-        Base::Shared(_) => true,
-    };
-    match (a, b) {
-        (Base::Shared(x), Base::Shared(y)) => x == y,
-        (Base::Shared(_), _) | (_, Base::Shared(_)) => false,
-        (x, y) if x == y => true,
-        (x, y) => !(restricted(x) || restricted(y)),
-    }
-}
-
 /// Byte offset of each shared array in the block's shared window: declaration order, 16-byte
 /// aligned, dynamic (`extern`) arrays after the static ones, as the compiler places them.
 pub(crate) fn shared_layout(k: &Kernel) -> Vec<i64> {
@@ -635,23 +574,26 @@ pub(crate) fn shared_layout(k: &Kernel) -> Vec<i64> {
     at
 }
 
-/// Runs the whole launch.
+/// Runs the whole launch for its counts.
 pub fn run(kernel: &Kernel, setup: &Setup) -> Result<Trace> {
-    let boundary = crate::sheet::build::BoundaryCounter::new(kernel, setup);
-    run_blocks(kernel, setup, &mut (0..setup.blocks()), boundary)
+    run_with(kernel, setup, &mut NoSink)
+}
+
+/// Runs the whole launch, streaming every global sector into `sink` in execution order.
+pub fn run_with(kernel: &Kernel, setup: &Setup, sink: &mut (dyn SectorSink + 'static)) -> Result<Trace> {
+    run_blocks(kernel, setup, &mut (0..setup.blocks()), sink)
 }
 
 /// Runs the blocks `order` names by linear index (x fastest, then y, z), in that order, feeding
-/// their global sectors to `boundary`: the cache model's sampled units. The trace counts those
+/// their global sectors to `sink`: the cache model's sampled units. The trace counts those
 /// blocks alone.
 pub fn run_blocks(
     kernel: &Kernel,
     setup: &Setup,
     order: &mut dyn Iterator<Item = u64>,
-    boundary: crate::sheet::build::BoundaryCounter,
+    sink: &mut (dyn SectorSink + 'static),
 ) -> Result<Trace> {
-    let mut e = Engine::new(kernel, setup);
-    e.boundary = boundary;
+    let mut e = Engine::new(kernel, setup, sink);
     let [gx, gy, _] = setup.grid;
     let (gx, gy) = (gx as u64, gy as u64);
     let shapes = warp_shapes(setup.block);
@@ -685,7 +627,7 @@ pub fn run_blocks(
 }
 
 impl<'a> Engine<'a> {
-    fn new(k: &'a Kernel, s: &'a Setup) -> Self {
+    fn new(k: &'a Kernel, s: &'a Setup, boundary: &'a mut (dyn SectorSink + 'static)) -> Self {
         let keys = address_keys(k);
         let (op_loops, loop_spans, loop_ids) = loop_table(k);
         // Shared arrays laid out in declaration order, each aligned to 16 bytes (an assumption
@@ -711,7 +653,7 @@ impl<'a> Engine<'a> {
             work: 0,
             effort_before: s.budget.spent(),
             scratch: Vec::with_capacity(64),
-            boundary: crate::sheet::build::BoundaryCounter::new(k, s),
+            boundary,
             loop_ids,
             loop_stack: Vec::new(),
             pool: Pool::default(),
@@ -731,7 +673,7 @@ impl<'a> Engine<'a> {
         let varying_loops = self.loop_spans.iter().zip(&self.varying).filter(|(_, v)| **v).map(|(s, _)| *s).collect();
         let used_fills =
             self.used_fills.iter().enumerate().filter(|(_, u)| **u).map(|(p, _)| ParamId(p as u32)).collect();
-        Trace { ops: self.ops, data_branches, varying_loops, used_fills, boundary: self.boundary, work: self.work }
+        Trace { ops: self.ops, data_branches, varying_loops, used_fills, work: self.work }
     }
 
     fn tick(&mut self, span: Span) -> Result<()> {
@@ -1420,48 +1362,27 @@ impl<'a> Engine<'a> {
         match op.space {
             Space::Global => {
                 let known = if op.kind.is_atomic() && !op.warp_aggregated {
-                    atomic_sectors(addrs, width, &mut self.scratch)
+                    count::atomic_sectors(addrs, width, &mut self.scratch)
                 } else {
                     sectors_of(addrs, width, &mut self.scratch)
                 };
-                let per_lane = (width as u64).div_ceil(SECTOR);
-                // The fewest sectors that carry the bytes the lanes ask for: lanes reading the
-                // same element share its bytes.
-                let mut distinct = [0i64; WARP];
-                distinct[..addrs.len()].copy_from_slice(addrs);
-                let distinct = &mut distinct[..addrs.len()];
-                distinct.sort_unstable();
-                let unique = 1 + distinct.windows(2).filter(|w| w[0] != w[1]).count() as u64;
-                let unique = if addrs.is_empty() { 0 } else { unique };
-                let _ = lanes_active;
-                let ideal = ((unique + n_unknown) * width as u64).div_ceil(SECTOR);
-                s.ideal_sectors += ideal;
-                // Atomics are performed in L2 and counted apart there: the cache model's
-                // reads and writes do not include them.
+                s.ideal_sectors += count::ideal_sectors(addrs, n_unknown, width);
+                let g = count::global_sectors(known, n_unknown, width);
+                s.sectors += g.sectors;
+                s.sectors_min += g.min;
+                s.sectors_max += g.max;
+                // Atomics are performed in L2 and counted apart there: the cache model's reads
+                // and writes do not include them. The known lanes' sectors travel; the unknown
+                // ones are counted apart.
                 let feed = !op.kind.is_atomic();
-                if n_unknown == 0 {
-                    s.sectors += known;
-                    s.sectors_min += known;
-                    s.sectors_max += known;
-                    if feed {
-                        self.boundary.access(id.0 as usize, op.kind, op.cache, &self.scratch, addrs, width);
-                    }
-                } else if !feed {
-                    s.unknown_executions += 1;
-                    s.sectors += known + n_unknown * per_lane;
-                    s.sectors_min += known.max(per_lane);
-                    s.sectors_max += known + n_unknown * per_lane;
-                } else {
-                    // Default assumption (DESIGN.md): every unknown lane touches its own sectors.
-                    s.unknown_executions += 1;
-                    s.sectors += known + n_unknown * per_lane;
-                    // Unknown lanes may all fall in sectors already counted, or each in its own
-                    // (naturally aligned elements never straddle a sector).
-                    s.sectors_min += known.max(per_lane);
-                    s.sectors_max += known + n_unknown * per_lane;
-                    // The known lanes' sectors still travel; the unknown ones are counted apart.
+                if feed {
                     self.boundary.access(id.0 as usize, op.kind, op.cache, &self.scratch, addrs, width);
-                    self.boundary.unknown(id.0 as usize, op.kind, n_unknown * per_lane);
+                }
+                if n_unknown > 0 {
+                    s.unknown_executions += 1;
+                    if feed {
+                        self.boundary.unknown(id.0 as usize, op.kind, g.sectors - known);
+                    }
                 }
             }
             Space::Shared => {

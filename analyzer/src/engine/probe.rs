@@ -143,7 +143,8 @@ pub fn probe(kernel: &Kernel, setup: &Setup, probe: Probe) -> Result<ProbeOutcom
             ));
         }
     }
-    let mut e = Engine::new(kernel, setup);
+    let mut none = super::NoSink;
+    let mut e = Engine::new(kernel, setup, &mut none);
     e.probe = Some(Box::new(ProbeState { probe, seen: 0, capture: None }));
     let mut st = WarpState::new(kernel.locals.len());
     let mut most = 0u64;

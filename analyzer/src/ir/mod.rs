@@ -518,4 +518,6 @@ pub struct Module {
     pub kernels: Vec<Kernel>,
     /// Kernels that could not be lowered, with why: an error only when one of them is analysed.
     pub failed: Vec<(String, crate::diag::Diagnostic)>,
+    /// Warnings about the file (`#warning`): shown beside the result, never instead of it.
+    pub warnings: Vec<crate::diag::Diagnostic>,
 }

@@ -2,14 +2,13 @@
 //! boundary model and every assumption in force.
 
 use super::*;
-use crate::cache::profile::{self, Occupancy, Profile};
 use crate::engine::{OpStats, Trace};
+use crate::gpu::{self as profile, Occupancy, Profile};
 use crate::ir::{AccessKind, Base, Kernel, Space, Ty};
 use crate::launch::Setup;
 use crate::source::SourceFiles;
 
-/// The engine's sink for global sectors: the cache model of [`crate::cache`].
-pub type BoundaryCounter = crate::cache::CacheModel;
+use crate::cache::CacheModel;
 
 fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup) -> Row {
     let op = &kernel.mem_ops[i];
@@ -66,10 +65,11 @@ fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup)
     }
 }
 
-pub fn build(kernel: &Kernel, setup: &Setup, trace: Trace, files: &SourceFiles) -> Sheet {
-    let mut trace = trace;
+/// The sheet of one launch from the engine's trace and the cache model that took its sector
+/// stream (unfed when the stream was not simulated).
+pub fn build(kernel: &Kernel, setup: &Setup, trace: Trace, mut cache: CacheModel, files: &SourceFiles) -> Sheet {
     // The last block's accesses are still buffered in the cache model.
-    trace.boundary.flush();
+    cache.flush();
     let mut rows: Vec<Row> = trace.ops.iter().enumerate().map(|(i, st)| row_of(kernel, i, st, &trace, setup)).collect();
     // Source order.
     let mut order: Vec<usize> = (0..rows.len()).collect();
@@ -149,8 +149,8 @@ pub fn build(kernel: &Kernel, setup: &Setup, trace: Trace, files: &SourceFiles) 
     assumptions.extend(kernel.notes.iter().cloned());
 
     let footprints = footprints(kernel, &trace);
-    let boundaries = if trace.boundary.fed || totals.global_load.sectors + totals.global_store.sectors == 0 {
-        boundaries(&trace.boundary, &totals, &mut rows, &order, &footprints)
+    let boundaries = if cache.fed || totals.global_load.sectors + totals.global_store.sectors == 0 {
+        boundaries(&cache, &totals, &mut rows, &order, &footprints)
     } else {
         boundaries_unsimulated(kernel, setup, &totals, &footprints)
     };
@@ -272,7 +272,7 @@ fn profile_assumptions(p: &Profile, o: &Occupancy, together: u64, sync_accesses:
 /// Boundary traffic from the cache model that saw the launch's sector stream; fills each
 /// global row's share (`rows[k]` is memory operation `order[k]`).
 fn boundaries(
-    m: &BoundaryCounter,
+    m: &CacheModel,
     totals: &Totals,
     rows: &mut [Row],
     order: &[usize],

@@ -9,13 +9,7 @@ pub mod text;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// A scalar argument as the user gave it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum ArgValue {
-    Int(i128),
-    Float(f64),
-}
+pub use crate::launch::ArgValue;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct LaunchInfo {

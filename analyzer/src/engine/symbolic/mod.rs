@@ -28,7 +28,7 @@ pub use form::{Form, Scope, NV};
 use super::{
     absolute, address_keys, int_op, lanes, loop_table, may_alias, sectors_of, shared_layout, wavefronts, OpStats, Trace,
 };
-use super::{HELD_MAX, SECTOR, WARP};
+use super::{count, HELD_MAX, SECTOR, WARP};
 use crate::diag::Diagnostic;
 use crate::ir::*;
 use crate::launch::{ParamValue, Setup};
@@ -353,14 +353,7 @@ impl<'a> Sym<'a> {
         let mut data_branches: Vec<Span> = self.data_branches.into_iter().collect();
         data_branches.sort_by_key(|s| (s.file, s.line, s.column));
         let varying_loops = self.loop_spans.iter().zip(&self.varying).filter(|(_, v)| **v).map(|(s, _)| *s).collect();
-        let trace = Trace {
-            ops,
-            data_branches,
-            varying_loops,
-            used_fills: Vec::new(),
-            boundary: Default::default(),
-            work: narrow(self.work)?,
-        };
+        let trace = Trace { ops, data_branches, varying_loops, used_fills: Vec::new(), work: narrow(self.work)? };
         Ok((trace, Stats { steps: self.steps, ..self.stats }))
     }
 
@@ -1392,11 +1385,7 @@ impl<'a> Sym<'a> {
         let mut scratch = Vec::with_capacity(64);
         match op.space {
             Space::Global => {
-                let per_lane = (width as u64).div_ceil(SECTOR);
-                let mut distinct = consts.clone();
-                distinct.sort_unstable();
-                distinct.dedup();
-                let ideal = ((distinct.len() as u64 + n_unknown) * width as u64).div_ceil(SECTOR);
+                let ideal = count::ideal_sectors(&consts, n_unknown, width);
                 s.ideal_sectors = s.ideal_sectors.saturating_add(vol.saturating_mul(ideal as u128));
                 if n_unknown > 0 {
                     s.unknown_executions = s.unknown_executions.saturating_add(vol);
@@ -1406,15 +1395,12 @@ impl<'a> Sym<'a> {
                         *x = c.wrapping_add(r as i64);
                     }
                     let k = if op.kind.is_atomic() && !op.warp_aggregated {
-                        super::atomic_sectors(&addrs, width, &mut scratch)
+                        count::atomic_sectors(&addrs, width, &mut scratch)
                     } else {
                         sectors_of(&addrs, width, &mut scratch)
                     };
-                    let (sec, lo, hi) = if n_unknown == 0 {
-                        (k, k, k)
-                    } else {
-                        (k + n_unknown * per_lane, k.max(per_lane), k + n_unknown * per_lane)
-                    };
+                    let count::GlobalSectors { sectors: sec, min: lo, max: hi } =
+                        count::global_sectors(k, n_unknown, width);
                     s.sectors = s.sectors.saturating_add(count.saturating_mul(sec as u128));
                     s.sectors_min = s.sectors_min.saturating_add(count.saturating_mul(lo as u128));
                     s.sectors_max = s.sectors_max.saturating_add(count.saturating_mul(hi as u128));

@@ -175,7 +175,7 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
             }
         }
     }
-    Ok(Module { kernels, failed })
+    Ok(Module { kernels, failed, ..Module::default() })
 }
 
 fn has_qualifier(unit: &Unit, f: Node, q: &str) -> bool {

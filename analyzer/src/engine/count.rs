@@ -1,0 +1,222 @@
+//! The counting rule: the one place where a warp-level execution becomes sectors (global
+//! memory) or wavefronts (shared memory), and where the engines' sector stream leaves the
+//! engine (through [`SectorSink`]).
+//!
+//! Both engines call these functions: the reference engine once per execution, the symbolic
+//! engine once per residue of a box of executions (the counts are invariant under a shift by
+//! the period). `explain` calls them on the lanes it shows. Nothing else counts a sector.
+
+use crate::ir::{AccessKind, Base, CacheOp};
+
+/// Bytes in a sector.
+pub const SECTOR: u64 = 32;
+
+/// Distinct 32-byte sectors covering `[a, a + width)` for each address; `buf` is scratch and
+/// ends up holding them in increasing order.
+pub fn sectors_of(addrs: &[i64], width: u32, buf: &mut Vec<i64>) -> u64 {
+    buf.clear();
+    // Addresses in increasing order (the usual access) cover their sectors in increasing order
+    // too, so the new ones are those past the last one kept, and no sort is needed.
+    let ordered = addrs.windows(2).all(|w| w[0] <= w[1]);
+    for &a in addrs {
+        let first = a.div_euclid(SECTOR as i64);
+        let last = (a + width as i64 - 1).div_euclid(SECTOR as i64);
+        let from = match buf.last() {
+            Some(&s) if ordered => first.max(s + 1),
+            _ => first,
+        };
+        buf.extend(from..=last);
+    }
+    if !ordered {
+        buf.sort_unstable();
+        buf.dedup();
+    }
+    buf.len() as u64
+}
+
+/// Sectors one warp-level atomic costs. Lanes on the same address are served one after the
+/// other (measured on the H200: 32 lanes adding to one int cost 32 sectors, 32 consecutive ints
+/// 4), so the lanes are taken in passes, the `k`-th pass holding the `k`-th lane of every
+/// address, and each pass costs its distinct sectors.
+pub fn atomic_sectors(addrs: &[i64], width: u32, buf: &mut Vec<i64>) -> u64 {
+    let mut sorted = addrs.to_vec();
+    sorted.sort_unstable();
+    if sorted.windows(2).all(|w| w[0] != w[1]) {
+        return sectors_of(&sorted, width, buf);
+    }
+    let mut passes: Vec<Vec<i64>> = Vec::new();
+    for run in sorted.chunk_by(|a, b| a == b) {
+        for (k, &a) in run.iter().enumerate() {
+            if passes.len() <= k {
+                passes.push(Vec::new());
+            }
+            passes[k].push(a);
+        }
+    }
+    passes.iter().map(|p| sectors_of(p, width, buf)).sum()
+}
+
+/// One warp-level execution of a global access: the sectors counted, and the fewest and most
+/// the unknown lanes allow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GlobalSectors {
+    pub sectors: u64,
+    pub min: u64,
+    pub max: u64,
+}
+
+/// The rule for one execution whose known lanes cover `known` distinct sectors and whose
+/// `n_unknown` lanes read data-dependent addresses of `width` bytes.
+pub fn global_sectors(known: u64, n_unknown: u64, width: u32) -> GlobalSectors {
+    if n_unknown == 0 {
+        return GlobalSectors { sectors: known, min: known, max: known };
+    }
+    let per_lane = (width as u64).div_ceil(SECTOR);
+    // Default assumption (DESIGN.md): every unknown lane touches its own sectors. They may also
+    // all fall in sectors already counted, or each in its own (naturally aligned elements never
+    // straddle a sector).
+    GlobalSectors { sectors: known + n_unknown * per_lane, min: known.max(per_lane), max: known + n_unknown * per_lane }
+}
+
+/// The fewest sectors that carry the bytes the lanes ask for: lanes reading the same element
+/// share its bytes; `addrs` are the known lanes' addresses, `n_unknown` the other lanes.
+pub fn ideal_sectors(addrs: &[i64], n_unknown: u64, width: u32) -> u64 {
+    let mut distinct = [0i64; 32];
+    let unique = if addrs.len() <= 32 {
+        let d = &mut distinct[..addrs.len()];
+        d.copy_from_slice(addrs);
+        d.sort_unstable();
+        d.windows(2).filter(|w| w[0] != w[1]).count() as u64 + u64::from(!addrs.is_empty())
+    } else {
+        let mut d = addrs.to_vec();
+        d.sort_unstable();
+        d.dedup();
+        d.len() as u64
+    };
+    ((unique + n_unknown) * width as u64).div_ceil(SECTOR)
+}
+
+/// Whether a store through `b` may change memory read earlier through `a`; `restrict` says, by
+/// parameter, which pointers are `__restrict__`.
+pub fn may_alias(a: Base, b: Base, restrict: &[bool]) -> bool {
+    let restricted = |x: Base| match x {
+        Base::Param(p) => restrict[p.0 as usize],
+        Base::Shared(_) => true,
+    };
+    match (a, b) {
+        (Base::Shared(x), Base::Shared(y)) => x == y,
+        (Base::Shared(_), _) | (_, Base::Shared(_)) => false,
+        (x, y) if x == y => true,
+        (x, y) => !(restricted(x) || restricted(y)),
+    }
+}
+
+/// Where the reference engine sends the global sectors it counts, in execution order: the
+/// cache model implements it ([`crate::cache::CacheModel`]); the engine does not know it.
+pub trait SectorSink {
+    /// Block `block` (linear, x fastest) starts.
+    fn begin_block(&mut self, block: u64);
+    /// The block's next warp starts.
+    fn begin_warp(&mut self);
+    /// Instruction `op` touched `sectors` (sorted, distinct) at the known lanes' `addrs`.
+    fn access(&mut self, op: usize, kind: AccessKind, cache: CacheOp, sectors: &[i64], addrs: &[i64], width: u32);
+    /// Instruction `op` touched `n` sectors at addresses the analysis does not know.
+    fn unknown(&mut self, op: usize, kind: AccessKind, n: u64);
+}
+
+/// A sink that drops the stream (engines run for their counts alone).
+pub struct NoSink;
+
+impl SectorSink for NoSink {
+    fn begin_block(&mut self, _: u64) {}
+    fn begin_warp(&mut self) {}
+    fn access(&mut self, _: usize, _: AccessKind, _: CacheOp, _: &[i64], _: &[i64], _: u32) {}
+    fn unknown(&mut self, _: usize, _: AccessKind, _: u64) {}
+}
+
+// Shared-memory wavefronts: 32 banks of 4 bytes (Hopper and earlier).
+
+/// Wavefronts one shared-memory instruction needs, and the fewest it could need.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wavefronts {
+    pub wavefronts: u64,
+    pub ideal: u64,
+}
+
+const BANKS: i64 = 32;
+const WORD: i64 = 4;
+
+/// `addrs` are the active lanes' byte addresses in lane order.
+///
+/// Model: a request is split into phases of 128 bytes worth of lanes (all 32 lanes for accesses
+/// of up to 4 bytes, 16 for 8 bytes, 8 for 16 bytes). In a phase each bank serves one 4-byte word
+/// per wavefront; lanes reading the same word share it (broadcast). A phase needs as many
+/// wavefronts as its busiest bank has distinct words.
+pub fn wavefronts(addrs: &[i64], width: u32) -> Wavefronts {
+    if addrs.is_empty() {
+        return Wavefronts { wavefronts: 0, ideal: 0 };
+    }
+    let width = width.max(1) as i64;
+    let per_phase = (128 / width.max(WORD)).max(1) as usize;
+    let mut total = 0u64;
+    let mut words: Vec<i64> = Vec::with_capacity(128);
+    for phase in addrs.chunks(per_phase) {
+        words.clear();
+        for &a in phase {
+            let first = a.div_euclid(WORD);
+            let last = (a + width - 1).div_euclid(WORD);
+            words.extend(first..=last);
+        }
+        words.sort_unstable();
+        words.dedup();
+        let mut per_bank = [0u64; BANKS as usize];
+        for &w in &words {
+            per_bank[w.rem_euclid(BANKS) as usize] += 1;
+        }
+        total += per_bank.iter().copied().max().unwrap_or(0).max(1);
+    }
+    let bytes = addrs.len() as u64 * width as u64;
+    Wavefronts { wavefronts: total, ideal: bytes.div_ceil(128).max(1) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lanes(f: impl Fn(i64) -> i64) -> Vec<i64> {
+        (0..32).map(f).collect()
+    }
+
+    #[test]
+    fn row_of_floats_is_one_wavefront() {
+        assert_eq!(wavefronts(&lanes(|l| 4 * l), 4).wavefronts, 1);
+    }
+
+    #[test]
+    fn column_of_unpadded_tile_conflicts_32_ways() {
+        // tile[32][32] read by column: every lane in bank 0.
+        assert_eq!(wavefronts(&lanes(|l| 4 * 32 * l), 4).wavefronts, 32);
+    }
+
+    #[test]
+    fn column_of_padded_tile_is_conflict_free() {
+        // tile[32][33]: lane l at word 33 l, bank l.
+        assert_eq!(wavefronts(&lanes(|l| 4 * 33 * l), 4).wavefronts, 1);
+    }
+
+    #[test]
+    fn broadcast_is_one_wavefront() {
+        assert_eq!(wavefronts(&lanes(|_| 64), 4).wavefronts, 1);
+    }
+
+    #[test]
+    fn stride_two_is_two_way() {
+        assert_eq!(wavefronts(&lanes(|l| 8 * l), 4).wavefronts, 2);
+    }
+
+    #[test]
+    fn float4_copy_takes_four() {
+        let w = wavefronts(&lanes(|l| 16 * l), 16);
+        assert_eq!((w.wavefronts, w.ideal), (4, 4));
+    }
+}
