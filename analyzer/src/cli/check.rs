@@ -162,6 +162,7 @@ fn config_error(d: &Diagnostic, config: &str, format: CheckFormat, cwd: &Path, r
     };
     let _ = match format {
         CheckFormat::Text => 0,
+        CheckFormat::Concise => out(&check::render_concise(&r)),
         CheckFormat::Json => out(&check::render_json(&r)),
         CheckFormat::Github => out(&check::render_github(&r)),
         CheckFormat::Sarif => {

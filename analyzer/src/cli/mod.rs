@@ -268,10 +268,10 @@ pub fn run() -> i32 {
             emit,
             message_format,
         } => {
-            // Only the sheet needs a launch; `--emit dot` reads the source alone.
+            // Only the sheet needs a launch; `--emit dot|ir` reads the source alone.
             let (grid, block) = match (grid, block, emit) {
                 (Some(g), Some(b), _) => (g, b),
-                (g, b, Some(Emit::Dot)) => (g.unwrap_or_else(|| "1".into()), b.unwrap_or_else(|| "32".into())),
+                (g, b, Some(_)) => (g.unwrap_or_else(|| "1".into()), b.unwrap_or_else(|| "32".into())),
                 (g, _, None) => {
                     return usage(&format!(
                         "analyze needs the launch: add {}(e.g. --grid 'ceil(n/256)' --block 256)",
