@@ -871,6 +871,17 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let e = self.convert(e, &et, &ty, i)?;
                 self.flush(out);
                 out.push(Stmt::Assign { local: id, value: e, span: self.span(d) });
+                // A pointer initialised from a shared-memory pointer points into shared memory.
+                if let (Ty::Ptr(lp), Ty::Ptr(ip)) = (&ty, &et) {
+                    if ip.space == Space::Shared && lp.space != Space::Shared {
+                        let mut shared = (**lp).clone();
+                        shared.space = Space::Shared;
+                        let ty = Ty::Ptr(Box::new(shared));
+                        self.k.locals[id.0 as usize].ty = ty.clone();
+                        self.scopes.last_mut().unwrap().insert(name, Sym::Local(id, ty));
+                        continue;
+                    }
+                }
             }
             self.scopes.last_mut().unwrap().insert(name, Sym::Local(id, ty));
         }
@@ -1348,13 +1359,19 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let v = n.child_by_field_name("value").ok_or_else(|| self.unsupported(n, "this cast"))?;
                 let ty = self.type_descriptor(td)?;
                 let (e, et) = self.expr(v)?;
+                let ty = keep_space(ty, &et);
                 Ok((self.convert(e, &et, &ty, n)?, ty))
             }
             "sizeof_expression" => {
                 let size = if let Some(td) = n.child_by_field_name("type") {
                     self.type_descriptor(td)?.size()
                 } else if let Some(v) = n.child_by_field_name("value") {
-                    self.const_expr_ro(v)?.1.size()
+                    // `sizeof(float4)` parses as the size of a parenthesised name.
+                    let name = self.text(v).trim_start_matches('(').trim_end_matches(')').trim();
+                    match named_type(name) {
+                        Some(t) if self.lookup(name).is_none() => t.size(),
+                        _ => self.const_expr_ro(v)?.1.size(),
+                    }
                 } else {
                     return Err(self.unsupported(n, "this sizeof"));
                 };
@@ -1664,6 +1681,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let td = targs.named_children(&mut cc).next().ok_or_else(|| self.unsupported(f, "this cast"))?;
                 let ty = self.type_descriptor(td)?;
                 let (e, et) = self.expr(arg_nodes[0])?;
+                let ty = keep_space(ty, &et);
                 return Ok((self.convert(e, &et, &ty, n)?, ty));
             }
             return Err(self.unsupported(n, "a call to a template function"));
@@ -2051,6 +2069,18 @@ fn known_function(name: &str) -> Option<Ty> {
         return named_type(rest).or(Some(Ty::Void));
     }
     None
+}
+
+/// A pointer cast keeps the address space of what it casts: `reinterpret_cast<float4 *>(&tile[i])`
+/// still points into shared memory.
+fn keep_space(ty: Ty, from: &Ty) -> Ty {
+    match (ty, from) {
+        (Ty::Ptr(mut p), Ty::Ptr(f)) if f.space == Space::Shared => {
+            p.space = Space::Shared;
+            Ty::Ptr(p)
+        }
+        (ty, _) => ty,
+    }
 }
 
 fn mul64(e: Expr, k: i128) -> Expr {

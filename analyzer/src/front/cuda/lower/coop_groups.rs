@@ -65,6 +65,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let declared = group_type(ttext);
         let mut c = n.walk();
         let decls: Vec<Node> = n.children_by_field_name("declarator", &mut c).collect();
+        if declared.is_none() && self.aligned_size_declaration(n, &decls)? {
+            return Ok(true);
+        }
         if declared.is_none() {
             // `auto g = cg::this_thread_block();`
             let auto_group = ttext == "auto"
@@ -591,6 +594,28 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             return Err(self.unsupported(n, "a cooperative group whose kind is not known here"));
         };
         self.scopes.last_mut().unwrap().insert(name.to_string(), Sym::Group(g));
+        Ok(true)
+    }
+
+    /// `const auto shape = cuda::aligned_size_t<16>(sizeof(float4));`: a constant size.
+    fn aligned_size_declaration(&mut self, n: Node, decls: &[Node]) -> Result<bool> {
+        let Some(t) = n.child_by_field_name("type") else { return Ok(false) };
+        if self.text(t) != "auto" || decls.len() != 1 || decls[0].kind() != "init_declarator" {
+            return Ok(false);
+        }
+        let (Some(target), Some(init)) = (decls[0].child_by_field_name("declarator"), decls[0].child_by_field_name("value"))
+        else {
+            return Ok(false);
+        };
+        if init.kind() != "call_expression"
+            || !init.child_by_field_name("function").is_some_and(|f| simple_name(self.text(f)).0 == "aligned_size_t")
+        {
+            return Ok(false);
+        }
+        let (e, _) = self.expr(init)?;
+        let Some(v) = const_eval(&e) else { return Ok(false) };
+        let name = self.text(target).to_string();
+        self.scopes.last_mut().unwrap().insert(name, Sym::Const(v, IntTy::U64));
         Ok(true)
     }
 }

@@ -42,6 +42,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 format!("`{name}` is not supported: write it with atomicAdd, atomicCAS, ... (CUDA's atomic functions)"),
             ));
         }
+        // `cuda::aligned_size_t<16>(bytes)`: the size, with an alignment promise.
+        if (name.starts_with("cuda::aligned_size_t") || name.starts_with("aligned_size_t")) && args.len() == 1 {
+            let (e, t) = self.expr(args[0])?;
+            return Ok(Some((e, t)));
+        }
         if matches!(name, "__cvta_generic_to_shared" | "__cvta_generic_to_global") && args.len() == 1 {
             // An address for inline PTX: the pointer itself, as the asm operand needs it.
             let (p, _) = self.expr(args[0])?;
