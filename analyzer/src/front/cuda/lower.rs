@@ -781,7 +781,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     }
 
     fn declaration(&mut self, n: Node, out: &mut Vec<Stmt>) -> Result<()> {
-        if self.group_declaration(n)? {
+        if self.group_declaration(n, out)? {
             return Ok(());
         }
         let t = n.child_by_field_name("type").ok_or_else(|| self.unsupported(n, "this declaration"))?;

@@ -18,6 +18,9 @@ pub(super) enum Group {
     Grid,
     /// `this_thread()`.
     Thread,
+    /// `labeled_partition` / `binary_partition` of a warp-sized group: the lanes whose mask of
+    /// equal labels is held in this local.
+    Partition(LocalId),
     /// `cuda::pipeline`, an arrival token: waits are barriers.
     Sync,
     /// `cuda::barrier`: waits are barriers; a group's 16-byte aligned copy completing on one is
@@ -59,7 +62,7 @@ fn group_type(text: &str) -> Option<Option<Group>> {
 impl<'u, 'a> Lowerer<'u, 'a> {
     /// `cg::thread_block b = cg::this_thread_block();` and the like: binds names, emits nothing.
     /// `Ok(false)` when the declaration is not of a group.
-    pub(super) fn group_declaration(&mut self, n: Node) -> Result<bool> {
+    pub(super) fn group_declaration(&mut self, n: Node, out: &mut Vec<Stmt>) -> Result<bool> {
         let Some(t) = n.child_by_field_name("type") else { return Ok(false) };
         let ttext = self.text(t);
         let declared = group_type(ttext);
@@ -67,6 +70,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let decls: Vec<Node> = n.children_by_field_name("declarator", &mut c).collect();
         if declared.is_none() && self.aligned_size_declaration(n, &decls)? {
             return Ok(true);
+        }
+        if let Some(done) = self.partition_declaration(&decls, out)? {
+            return Ok(done);
         }
         if declared.is_none() {
             // `auto g = cg::this_thread_block();`
@@ -296,6 +302,28 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                         }
                     }
                 }
+                (Group::Partition(mask), "thread_rank") => {
+                    let below = bin(BinOp::Sub, IntTy::U32, bin(BinOp::Shl, IntTy::U32, k(1), lane()), k(1));
+                    let x = bin(BinOp::And, IntTy::U32, Expr::Local(mask), below);
+                    (Expr::Warp { op: WarpOp::Popc(32), ty: IntTy::U32, args: vec![x], span }, u32t)
+                }
+                (Group::Partition(mask), "size" | "num_threads") => {
+                    (Expr::Warp { op: WarpOp::Popc(32), ty: IntTy::U32, args: vec![Expr::Local(mask)], span }, u32t)
+                }
+                (Group::Coalesced | Group::Partition(_), "shfl")
+                    if args.len() == 2 && self.const_text(self.text(args[1])) == Some(0) =>
+                {
+                    // Rank 0 is the group's lowest lane.
+                    let members = match g {
+                        Group::Partition(mask) => Expr::Local(mask),
+                        _ => Expr::Warp { op: WarpOp::ActiveMask, ty: IntTy::U32, args: Vec::new(), span },
+                    };
+                    let first = Expr::Warp { op: WarpOp::Ffs(32), ty: IntTy::I32, args: vec![members], span };
+                    let src = bin(BinOp::Sub, IntTy::I32, first, Expr::Int(1, IntTy::I32));
+                    let (v, vt) = self.expr(args[0])?;
+                    let ty = if let Ty::Int(t) = vt { t } else { IntTy::I32 };
+                    (Expr::Warp { op: WarpOp::Shfl, ty, args: vec![v, src, Expr::Int(32, IntTy::I32)], span }, vt)
+                }
                 (Group::Coalesced, "thread_rank") => {
                     let below = bin(BinOp::Sub, IntTy::U32, bin(BinOp::Shl, IntTy::U32, k(1), lane()), k(1));
                     let act = Expr::Warp { op: WarpOp::ActiveMask, ty: IntTy::U32, args: Vec::new(), span };
@@ -381,6 +409,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let width = match g {
                     Group::Tile(t) if t <= 32 => t,
                     Group::Coalesced => 32,
+                    // Scattered lanes: the value is data to the model.
+                    Group::Partition(_) => {
+                        return Ok(Some((Expr::Opaque { args: vec![v], what: format!("{name}()") }, vt)));
+                    }
                     _ => return Err(self.unsupported(n, &format!("`{name}` over a group larger than a warp"))),
                 };
                 if name != "reduce" {
@@ -617,5 +649,43 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let name = self.text(target).to_string();
         self.scopes.last_mut().unwrap().insert(name, Sym::Const(v, IntTy::U64));
         Ok(true)
+    }
+
+    /// `auto g = cg::labeled_partition(tile, label);` / `cg::binary_partition(tile, pred)`: the
+    /// mask of the lanes with the same label, computed once into a local. `None`: not one.
+    fn partition_declaration(&mut self, decls: &[Node], out: &mut Vec<Stmt>) -> Result<Option<bool>> {
+        let [d] = decls else { return Ok(None) };
+        let (Some(target), Some(init)) = (d.child_by_field_name("declarator"), d.child_by_field_name("value")) else {
+            return Ok(None);
+        };
+        if init.kind() != "call_expression" {
+            return Ok(None);
+        }
+        let Some(f) = init.child_by_field_name("function") else { return Ok(None) };
+        let (fname, _) = simple_name(self.text(f));
+        if !matches!(fname, "labeled_partition" | "binary_partition") {
+            return Ok(None);
+        }
+        let Some(list) = init.child_by_field_name("arguments") else { return Ok(None) };
+        let mut c = list.walk();
+        let items: Vec<Node> = list.named_children(&mut c).collect();
+        let parent = items.first().and_then(|p| self.group_of(*p));
+        if items.len() != 2 || !matches!(parent, Some(Group::Coalesced | Group::Tile(32) | Group::Partition(_))) {
+            return Err(self.unsupported(init, "a partition of a group other than a warp-sized tile or coalesced group"));
+        }
+        let (v, vt) = self.expr(items[1])?;
+        let v = if fname == "binary_partition" { self.truth(v, &vt) } else { v };
+        let span = self.span(init);
+        let mut label = Expr::Warp { op: WarpOp::MatchAny, ty: IntTy::U32, args: vec![v], span };
+        if let Some(Group::Partition(p)) = parent {
+            // A partition of a partition: the lanes that share both.
+            label = Expr::Binary { op: BinOp::And, ty: IntTy::U32, lhs: Box::new(label), rhs: Box::new(Expr::Local(p)), span };
+        }
+        let mask = self.temp(Ty::Int(IntTy::U32));
+        self.flush(out);
+        out.push(Stmt::Assign { local: mask, value: label, span });
+        let name = self.text(target).trim_start_matches(['&', '*', ' ']).to_string();
+        self.scopes.last_mut().unwrap().insert(name, Sym::Group(Group::Partition(mask)));
+        Ok(Some(true))
     }
 }

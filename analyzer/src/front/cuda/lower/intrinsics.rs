@@ -161,6 +161,15 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             let p = self.truth(p, &pt);
             return Ok(Some((Expr::Warp { op, ty, args: vec![p], span }, Ty::Int(ty))));
         }
+        if name == "__match_any_sync" && args.len() == 2 {
+            let (v, vt) = self.expr(args[1])?;
+            let ty = if let Ty::Int(t) = vt { t } else { IntTy::I64 };
+            let _ = ty;
+            return Ok(Some((
+                Expr::Warp { op: WarpOp::MatchAny, ty: IntTy::U32, args: vec![v], span },
+                Ty::Int(IntTy::U32),
+            )));
+        }
         if name == "__activemask" {
             return Ok(Some((
                 Expr::Warp { op: WarpOp::ActiveMask, ty: IntTy::U32, args: Vec::new(), span },
