@@ -111,6 +111,13 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
             v
         };
+        // A `"memory"` clobber is a compiler barrier: no loaded value is reused across it.
+        if let Some(c) = n.child_by_field_name("clobbers") {
+            if self.text(c).contains("\"memory\"") {
+                self.flush(out);
+                out.push(Stmt::Barrier);
+            }
+        }
         let outs = operands("output_operands");
         let ins = operands("input_operands");
         let nouts = outs.len();

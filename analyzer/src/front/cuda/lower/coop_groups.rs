@@ -560,18 +560,22 @@ impl<'u, 'a> Lowerer<'u, 'a> {
 
     /// `block.group_index().x`, `block.thread_index().y`, `block.group_dim().z`,
     /// `grid.dim_blocks().x`: the builtin. `None` when `n` is not such a member.
-    pub(super) fn group_member_field(&self, n: Node) -> Result<Option<(Expr, Ty)>> {
+    pub(super) fn group_member_field(&mut self, n: Node) -> Result<Option<(Expr, Ty)>> {
         let Some(arg) = n.child_by_field_name("argument") else { return Ok(None) };
         if arg.kind() != "call_expression" {
             return Ok(None);
         }
         let Some(f) = arg.child_by_field_name("function") else { return Ok(None) };
-        if f.kind() != "field_expression" {
-            return Ok(None);
-        }
-        let Some(obj) = f.child_by_field_name("argument") else { return Ok(None) };
-        if self.group_of(obj).is_none() {
-            return Ok(None);
+        let obj = f.child_by_field_name("argument").filter(|_| f.kind() == "field_expression");
+        if !obj.is_some_and(|o| self.group_of(o).is_some()) {
+            // A component of a vector a call returns (`__half22float2(h).y`): a value nobody
+            // tracks, the call still evaluated.
+            let (v, vt) = self.expr(arg)?;
+            let field = n.child_by_field_name("field").map(|x| self.text(x)).unwrap_or("");
+            return Ok(match super::super::types::vector_field(&vt, field) {
+                Some((_, ft)) => Some((Expr::Opaque { args: vec![v], what: format!(".{field}") }, ft)),
+                None => return Err(self.unsupported(n, "this member of a call's result")),
+            });
         }
         let method = f.child_by_field_name("field").map(|x| self.text(x)).unwrap_or("");
         let d = match n.child_by_field_name("field").map(|x| self.text(x)) {

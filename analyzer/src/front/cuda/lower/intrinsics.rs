@@ -28,6 +28,12 @@ fn atomic_base(name: &str) -> Option<&str> {
 /// atomic itself (an [`Expr::Load`] of kind [`AccessKind::Atom`]), so operands are evaluated
 /// first and the old value is data nobody knows.
 pub(super) const ATOMIC_WHAT: &str = "atomic";
+/// An integer `atomicAdd`/`atomicSub`: [`ATOMIC_WHAT`] that nvcc may aggregate per warp.
+const AGGREGABLE_WHAT: &str = "atomic add";
+
+fn is_atomic_what(what: &str) -> bool {
+    what == ATOMIC_WHAT || what == AGGREGABLE_WHAT
+}
 
 impl<'u, 'a> Lowerer<'u, 'a> {
     /// A call to one of the GPU's intrinsics, or `None` when `name` is none of them.
@@ -110,7 +116,13 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         }
         let op = self.mem_op(AccessKind::Atom, pt.space, pt.pointee.size(), CacheOp::Default, true, self.text(n), self.span(n));
         xs.push(Expr::Load { op, addr: Box::new(p) });
-        Ok((Expr::Opaque { args: xs, what: ATOMIC_WHAT.into() }, pt.pointee.clone()))
+        // Integer adds are what nvcc may fold into one lane's atomic (see `mark_aggregated`).
+        let what = if matches!(base, "atomicAdd" | "atomicSub") && pt.pointee.is_int() {
+            AGGREGABLE_WHAT
+        } else {
+            ATOMIC_WHAT
+        };
+        Ok((Expr::Opaque { args: xs, what: what.into() }, pt.pointee.clone()))
     }
 
     /// Shuffles, votes, warp reductions and bit counts: [`Expr::Warp`].
@@ -339,11 +351,11 @@ fn half_function(name: &str) -> Option<Ty> {
         "__float2half2_rn" | "__floats2half2_rn" | "__halves2half2" | "__float22half2_rn" | "__half2half2"
         | "__lowhigh2highlow" | "__low2half2" | "__high2half2" | "__lows2half2" | "__highs2half2" | "h2sqrt"
         | "h2rsqrt" | "h2exp" | "h2log" | "h2sin" | "h2cos" | "h2rcp" | "h2floor" | "h2ceil" | "h2trunc" => half2(),
-        _ if name.starts_with("__h") && name.ends_with('2') => half2(),
+        _ if name.starts_with("__h") && (name.ends_with('2') || name.contains("2_")) => half2(),
         "__float2half" | "__float2half_rn" | "__float2half_rz" | "__int2half_rn" | "__uint2half_rn"
         | "__ushort_as_half" | "__short_as_half" | "__low2half" | "__high2half" | "hsqrt" | "hrsqrt" | "hexp"
         | "hlog" | "hsin" | "hcos" | "hrcp" | "hfloor" | "hceil" | "htrunc" | "__double2half" => Some(Ty::Float(2)),
-        _ if name.starts_with("__h") && name.len() <= 8 => Some(Ty::Float(2)),
+        _ if name.starts_with("__h") && name.len() <= 12 => Some(Ty::Float(2)),
         _ => None,
     }
 }
@@ -398,7 +410,7 @@ pub(super) fn settle_atomics(k: &mut Kernel) {
 fn discarded_atomic(e: &Expr) -> Option<MemOpId> {
     match e {
         Expr::ToInt { arg, .. } | Expr::ToFloat(arg) => discarded_atomic(arg),
-        Expr::Opaque { args, what } if what == ATOMIC_WHAT => match args.last() {
+        Expr::Opaque { args, what } if is_atomic_what(what) => match args.last() {
             Some(Expr::Load { op, .. }) => Some(*op),
             _ => None,
         },
@@ -423,11 +435,12 @@ fn visit(stmts: &[Stmt], f: &mut impl FnMut(&Stmt)) {
     }
 }
 
-/// nvcc performs a global atomic once per warp when its address is the same in every lane as
-/// far as its divergence analysis sees (a parameter, `blockIdx`, constants, and locals computed
-/// from them outside lane-dependent branches): measured on the H200, `atomicAdd(counter, 1)` by
-/// every lane is one RED of one sector per warp, while 32 lanes on one address computed from
-/// loaded data cost 32 sectors.
+/// nvcc performs an integer atomic add once per warp when its address and its value are the
+/// same in every lane as far as its divergence analysis sees (a parameter, `blockIdx`,
+/// constants, and locals computed from them outside lane-dependent branches): measured on the
+/// H200, `atomicAdd(counter, 1)` by every lane is one RED of one sector per warp (VOTEU + one
+/// REDG), while 32 lanes on one address computed from loaded data cost 32 sectors. Other
+/// atomics on one address are counted lane after lane.
 fn mark_aggregated(k: &mut Kernel) {
     let mut varying = vec![false; k.locals.len()];
     // Fixpoint: a local is varying once any assignment to it is, or happens under a varying
@@ -443,9 +456,14 @@ fn mark_aggregated(k: &mut Kernel) {
     visit(&k.body, &mut |s| {
         let mut see = |e: &Expr| {
             crate::ir::licm::walk(e, &mut |x| {
-                if let Expr::Load { op, addr } = x {
-                    if !is_varying(addr, &varying) {
-                        ops.push(*op);
+                // An integer add of a value and at an address the same in every lane.
+                if let Expr::Opaque { args, what } = x {
+                    if what == AGGREGABLE_WHAT {
+                        if let Some((Expr::Load { op, addr }, values)) = args.split_last() {
+                            if !is_varying(addr, &varying) && values.iter().all(|v| !is_varying(v, &varying)) {
+                                ops.push(*op);
+                            }
+                        }
                     }
                 }
             })
@@ -512,7 +530,7 @@ fn is_varying(e: &Expr, varying: &[bool]) -> bool {
             }
         },
         Expr::Load { op: _, addr } => is_varying(addr, varying),
-        Expr::Opaque { args, what } => what == ATOMIC_WHAT || args.iter().any(|a| is_varying(a, varying)),
+        Expr::Opaque { args, what } => is_atomic_what(what) || args.iter().any(|a| is_varying(a, varying)),
         Expr::Binary { lhs, rhs, .. }
         | Expr::FloatBinary { lhs, rhs, .. }
         | Expr::Logical { lhs, rhs, .. }
