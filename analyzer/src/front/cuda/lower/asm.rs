@@ -237,3 +237,39 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn widths_of_ptx_types() {
+        assert_eq!(ptx_width(&["nc", "f32"]), Some(4));
+        assert_eq!(ptx_width(&["nc", "v4", "f32"]), Some(16));
+        assert_eq!(ptx_width(&["L1::no_allocate", "v2", "u64"]), Some(16));
+        assert_eq!(ptx_width(&["b128"]), Some(16));
+        assert_eq!(ptx_width(&["u8"]), Some(1));
+        assert_eq!(ptx_width(&["add"]), None);
+    }
+
+    #[test]
+    fn roles_of_instructions() {
+        assert!(matches!(role("ld.global.nc.f32"), Ok(Role::Load(4))));
+        assert!(matches!(role("st.global.v4.f32"), Ok(Role::Store(16))));
+        assert!(matches!(role("red.global.add.u32"), Ok(Role::Red(4))));
+        assert!(matches!(role("atom.global.cas.b64"), Ok(Role::Atom(8))));
+        assert!(matches!(role("cp.async.cg.shared.global.L2::128B"), Ok(Role::AsyncCopy)));
+        assert!(matches!(role("cp.async.wait_group"), Ok(Role::Wait)));
+        assert!(matches!(role("add.u32"), Ok(Role::None)));
+        assert!(matches!(role("shfl.sync.bfly.b32"), Ok(Role::None)));
+        for refused in ["ld.shared.f32", "ldmatrix.sync.aligned.m8n8.x4.shared.b16", "cp.async.bulk.shared::cluster.global", "prefetch.global.L2"] {
+            let e = role(refused).err().unwrap_or_default();
+            assert!(e.contains(refused), "{refused}: {e}");
+        }
+    }
+
+    #[test]
+    fn string_pieces_join() {
+        assert_eq!(literal_text(r#""ld.global.f32 %0, [%1];\n" "st.global.f32 [%1], %0;""#), "ld.global.f32 %0, [%1];\nst.global.f32 [%1], %0;");
+    }
+}
