@@ -463,7 +463,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             return Err(self.unsupported(n, "an asynchronous copy inside a condition"));
         }
         let g = self.group_of(args[0]).unwrap_or(Group::Block);
-        let (dst, dt) = self.expr(args[1])?;
+        let (dst, dt) = self.copy_destination(args[1])?;
         let (src, st) = self.expr(args[2])?;
         let bytes = self.copy_size(args[3])? as i128;
         // The copy's alignment: `cuda::aligned_size_t<N>` when the size says, else the element

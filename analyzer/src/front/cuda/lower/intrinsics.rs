@@ -259,7 +259,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         if !per_thread {
             return Ok(None);
         }
-        let (dst, dt) = self.expr(args[0])?;
+        let (dst, dt) = self.copy_destination(args[0])?;
         let (src, st) = self.expr(args[1])?;
         let bytes = self.copy_size(args[2])?;
         for a in &args[3..] {
@@ -299,6 +299,33 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let op = self.mem_op(AccessKind::AsyncCopy, Space::Global, bytes, cache, true, self.text(n), self.span(n));
         self.pending.push(Stmt::Eval(Expr::Load { op, addr: Box::new(src) }));
         Ok(())
+    }
+
+    /// A copy's shared destination: only the loads inside it count, so a form the front end
+    /// cannot use as a value (a row of a 2-D shared array, `buf[stage]`) is fine when it holds
+    /// no access.
+    pub(super) fn copy_destination(&mut self, a: Node) -> Result<(Expr, Ty)> {
+        match self.expr(a) {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                let mut stack = vec![a];
+                let mut depth = 0;
+                while let Some(x) = stack.pop() {
+                    if x.kind() == "subscript_expression" {
+                        depth += 1;
+                    }
+                    if x.kind() == "call_expression" || x.kind() == "pointer_expression" && self.text(x).starts_with('*') {
+                        return Err(e);
+                    }
+                    let mut c = x.walk();
+                    stack.extend(x.named_children(&mut c));
+                }
+                if depth > 1 {
+                    return Err(e);
+                }
+                Ok((Expr::Int(0, IntTy::I32), Ty::Void))
+            }
+        }
     }
 
     fn dst_is_param(&self, e: &Expr) -> bool {
