@@ -296,7 +296,10 @@ mod tests {
         assert_eq!(run(WarpOp::Any, 0x5555_5555, &[odd])[0], Some(0));
         assert_eq!(run(WarpOp::All, 0xAAAA_AAAA, &[odd])[1], Some(1));
         let seg = [Some(8); WARP];
-        assert_eq!(run(WarpOp::Reduce(ReduceOp::Add), u32::MAX, &[lane_ids(), seg])[9], Some(8 + 9 + 10 + 11 + 12 + 13 + 14 + 15));
+        assert_eq!(
+            run(WarpOp::Reduce(ReduceOp::Add), u32::MAX, &[lane_ids(), seg])[9],
+            Some(8 + 9 + 10 + 11 + 12 + 13 + 14 + 15)
+        );
         assert_eq!(run(WarpOp::Popc(32), 1, &[[Some(0xF0); WARP]])[0], Some(4));
         let label: [Option<i128>; WARP] = std::array::from_fn(|l| Some((l % 3) as i128));
         assert_eq!(run(WarpOp::MatchAny, 0xFF, &[label])[4], Some(0b0001_0010));

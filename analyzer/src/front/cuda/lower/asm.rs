@@ -127,11 +127,19 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             in_vals.push(Some(self.expr(*i)?));
         }
         self.flush(out);
-        let operand = |s: &str| -> Option<usize> { s.trim().trim_start_matches('[').trim_end_matches(']').trim().strip_prefix('%')?.parse().ok() };
+        let operand = |s: &str| -> Option<usize> {
+            s.trim().trim_start_matches('[').trim_end_matches(']').trim().strip_prefix('%')?.parse().ok()
+        };
         let mut out_vals: Vec<Option<Expr>> = vec![None; nouts];
         for ins_text in code.split([';', '\n']) {
             let t = ins_text.trim();
-            if t.is_empty() || t.starts_with('{') || t.starts_with('}') || t.starts_with(".reg") || t.starts_with("//") || t.ends_with(':') {
+            if t.is_empty()
+                || t.starts_with('{')
+                || t.starts_with('}')
+                || t.starts_with(".reg")
+                || t.starts_with("//")
+                || t.ends_with(':')
+            {
                 continue;
             }
             let t = t.trim_start_matches('{').trim();
@@ -145,11 +153,19 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             })?;
             let addr_of = |this: &Self, s: &str| -> Result<Expr> {
                 let idx = operand(s).filter(|i| *i >= nouts).ok_or_else(|| {
-                    Diagnostic::at(ErrorKind::Unsupported, this.span(n), format!("inline assembly: the address `{s}` is not a plain input operand"))
+                    Diagnostic::at(
+                        ErrorKind::Unsupported,
+                        this.span(n),
+                        format!("inline assembly: the address `{s}` is not a plain input operand"),
+                    )
                 })?;
                 match in_vals.get(idx - nouts) {
                     Some(Some((e, _))) => Ok(e.clone()),
-                    _ => Err(Diagnostic::at(ErrorKind::Unsupported, this.span(n), format!("inline assembly: operand `{s}` is unknown"))),
+                    _ => Err(Diagnostic::at(
+                        ErrorKind::Unsupported,
+                        this.span(n),
+                        format!("inline assembly: operand `{s}` is unknown"),
+                    )),
                 }
             };
             let text = self.text(n).to_string();
@@ -174,11 +190,24 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     let addr = addr_of(self, ops.get(at).copied().unwrap_or(""))?;
                     let kind = if matches!(role, Role::Load(_)) { AccessKind::Load } else { AccessKind::Atom };
                     let volatile = kind == AccessKind::Atom || opcode.contains("volatile");
-                    let cache = if opcode.contains(".nc") { CacheOp::Nc } else if opcode.contains(".cg") { CacheOp::Cg } else if opcode.contains(".cs") { CacheOp::Cs } else { CacheOp::Default };
+                    let cache = if opcode.contains(".nc") {
+                        CacheOp::Nc
+                    } else if opcode.contains(".cg") {
+                        CacheOp::Cg
+                    } else if opcode.contains(".cs") {
+                        CacheOp::Cs
+                    } else {
+                        CacheOp::Default
+                    };
                     let op = self.mem_op(kind, Space::Global, w, cache, volatile, &text, span);
                     let load = Expr::Load { op, addr: Box::new(addr) };
                     // The first output register receives the value; the others are data too.
-                    let targets: Vec<usize> = ops[..at].iter().flat_map(|o| o.split(['{', '}', ' '])).filter_map(operand).filter(|i| *i < nouts).collect();
+                    let targets: Vec<usize> = ops[..at]
+                        .iter()
+                        .flat_map(|o| o.split(['{', '}', ' ']))
+                        .filter_map(operand)
+                        .filter(|i| *i < nouts)
+                        .collect();
                     match targets.first() {
                         Some(&first) => {
                             out_vals[first] = Some(Expr::Opaque { args: vec![load], what: "asm".into() });
@@ -190,7 +219,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     let addr = addr_of(self, ops.first().copied().unwrap_or(""))?;
                     if matches!(role, Role::Store(_)) {
                         let op = self.mem_op(AccessKind::Store, Space::Global, w, CacheOp::Default, true, &text, span);
-                        out.push(Stmt::Store { op, addr, value: Expr::Opaque { args: Vec::new(), what: "asm".into() } });
+                        out.push(Stmt::Store {
+                            op,
+                            addr,
+                            value: Expr::Opaque { args: Vec::new(), what: "asm".into() },
+                        });
                     } else {
                         let op = self.mem_op(AccessKind::Red, Space::Global, w, CacheOp::Default, true, &text, span);
                         out.push(Stmt::Eval(Expr::Load { op, addr: Box::new(addr) }));
@@ -262,7 +295,12 @@ mod tests {
         assert!(matches!(role("cp.async.wait_group"), Ok(Role::Wait)));
         assert!(matches!(role("add.u32"), Ok(Role::None)));
         assert!(matches!(role("shfl.sync.bfly.b32"), Ok(Role::None)));
-        for refused in ["ld.shared.f32", "ldmatrix.sync.aligned.m8n8.x4.shared.b16", "cp.async.bulk.shared::cluster.global", "prefetch.global.L2"] {
+        for refused in [
+            "ld.shared.f32",
+            "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+            "cp.async.bulk.shared::cluster.global",
+            "prefetch.global.L2",
+        ] {
             let e = role(refused).err().unwrap_or_default();
             assert!(e.contains(refused), "{refused}: {e}");
         }
@@ -270,6 +308,9 @@ mod tests {
 
     #[test]
     fn string_pieces_join() {
-        assert_eq!(literal_text(r#""ld.global.f32 %0, [%1];\n" "st.global.f32 [%1], %0;""#), "ld.global.f32 %0, [%1];\nst.global.f32 [%1], %0;");
+        assert_eq!(
+            literal_text(r#""ld.global.f32 %0, [%1];\n" "st.global.f32 [%1], %0;""#),
+            "ld.global.f32 %0, [%1];\nst.global.f32 [%1], %0;"
+        );
     }
 }

@@ -139,7 +139,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                             Some(t) => self.const_text(t),
                             None => items.get(1).and_then(|a| self.const_text(self.text(*a))),
                         }?;
-                        Some(Group::Tile(size as u32))
+                        Some(Group::Tile(size))
                     }
                     "make_pipeline" | "arrive" => Some(Group::Sync),
                     _ => {
@@ -182,7 +182,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     pub(super) fn group_param(&self, p: Node, arg: Option<Node>) -> Result<Option<(String, Group)>> {
         let Some(t) = p.child_by_field_name("type") else { return Ok(None) };
         let Some(declared) = group_type(self.text(t)) else { return Ok(None) };
-        let name = p.child_by_field_name("declarator").map(|d| self.text(d).trim_start_matches(['&', '*', ' ']).to_string());
+        let name =
+            p.child_by_field_name("declarator").map(|d| self.text(d).trim_start_matches(['&', '*', ' ']).to_string());
         let g = arg.and_then(|a| self.group_of(a)).or(declared);
         match (name, g) {
             (Some(name), Some(g)) => Ok(Some((name, g))),
@@ -207,7 +208,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     fn block_threads(&self, span: Span) -> Expr {
         let u = IntTy::U32;
         let bin = |l, r| Expr::Binary { op: BinOp::Mul, ty: u, lhs: Box::new(l), rhs: Box::new(r), span };
-        bin(Expr::Builtin(Builtin::BlockDim(0)), bin(Expr::Builtin(Builtin::BlockDim(1)), Expr::Builtin(Builtin::BlockDim(2))))
+        bin(
+            Expr::Builtin(Builtin::BlockDim(0)),
+            bin(Expr::Builtin(Builtin::BlockDim(1)), Expr::Builtin(Builtin::BlockDim(2))),
+        )
     }
 
     /// A call that involves a group: a method (`g.sync()`, `tile.shfl_down(v, 1)`) or a free
@@ -251,9 +255,13 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 (Group::Block, "group_index" | "thread_index" | "group_dim" | "dim_threads") => {
                     return Err(self.unsupported(n, "this member of a thread block used as a whole (use .x, .y or .z)"));
                 }
-                (Group::Tile(t), "thread_rank") => (bin(BinOp::Rem, IntTy::U32, self.linear_tid(span), k(t as i128)), u32t),
+                (Group::Tile(t), "thread_rank") => {
+                    (bin(BinOp::Rem, IntTy::U32, self.linear_tid(span), k(t as i128)), u32t)
+                }
                 (Group::Tile(t), "size" | "num_threads") => (k(t as i128), u32t),
-                (Group::Tile(t), "meta_group_rank") => (bin(BinOp::Div, IntTy::U32, self.linear_tid(span), k(t as i128)), u32t),
+                (Group::Tile(t), "meta_group_rank") => {
+                    (bin(BinOp::Div, IntTy::U32, self.linear_tid(span), k(t as i128)), u32t)
+                }
                 (Group::Tile(t), "meta_group_size") => {
                     let all = bin(BinOp::Add, IntTy::U32, self.block_threads(span), k(t as i128 - 1));
                     (bin(BinOp::Div, IntTy::U32, all, k(t as i128)), u32t)
@@ -287,15 +295,18 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                             let ballot = Expr::Warp { op: WarpOp::Ballot, ty: IntTy::U32, args: vec![p], span };
                             let first = bin(BinOp::And, IntTy::U32, lane(), k(!(t as i128 - 1) & 31));
                             let mask = if t == 32 { k(u32::MAX as i128) } else { k((1i128 << t) - 1) };
-                            let bits = bin(BinOp::And, IntTy::U32, bin(BinOp::Shr, IntTy::U32, ballot, first), mask.clone());
+                            let bits =
+                                bin(BinOp::And, IntTy::U32, bin(BinOp::Shr, IntTy::U32, ballot, first), mask.clone());
                             match m {
                                 "ballot" => (bits, u32t),
                                 "any" => (bin(BinOp::Ne, IntTy::U32, bits, k(0)), Ty::Int(IntTy::BOOL)),
                                 _ => {
                                     // Every active lane of the tile: its active mask's bits.
-                                    let act = Expr::Warp { op: WarpOp::ActiveMask, ty: IntTy::U32, args: Vec::new(), span };
+                                    let act =
+                                        Expr::Warp { op: WarpOp::ActiveMask, ty: IntTy::U32, args: Vec::new(), span };
                                     let first = bin(BinOp::And, IntTy::U32, lane(), k(!(t as i128 - 1) & 31));
-                                    let abits = bin(BinOp::And, IntTy::U32, bin(BinOp::Shr, IntTy::U32, act, first), mask);
+                                    let abits =
+                                        bin(BinOp::And, IntTy::U32, bin(BinOp::Shr, IntTy::U32, act, first), mask);
                                     (bin(BinOp::Eq, IntTy::U32, bits, abits), Ty::Int(IntTy::BOOL))
                                 }
                             }
@@ -349,11 +360,21 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                                 BinOp::Add,
                                 u,
                                 to64(Expr::Builtin(Builtin::BlockIdx(1))),
-                                bin(BinOp::Mul, u, to64(Expr::Builtin(Builtin::GridDim(1))), to64(Expr::Builtin(Builtin::BlockIdx(2)))),
+                                bin(
+                                    BinOp::Mul,
+                                    u,
+                                    to64(Expr::Builtin(Builtin::GridDim(1))),
+                                    to64(Expr::Builtin(Builtin::BlockIdx(2))),
+                                ),
                             ),
                         ),
                     );
-                    let r = bin(BinOp::Add, u, bin(BinOp::Mul, u, blk, to64(self.block_threads(span))), to64(self.linear_tid(span)));
+                    let r = bin(
+                        BinOp::Add,
+                        u,
+                        bin(BinOp::Mul, u, blk, to64(self.block_threads(span))),
+                        to64(self.linear_tid(span)),
+                    );
                     (r, Ty::Int(u))
                 }
                 (Group::Grid, "size" | "num_threads") => {
@@ -398,7 +419,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 self.pending.push(Stmt::Barrier);
                 Ok(Some(void()))
             }
-            "wait" | "wait_prior" | "pipeline_consumer_wait_prior" if args.len() == 1 && self.is_group_node(args[0]) => {
+            "wait" | "wait_prior" | "pipeline_consumer_wait_prior"
+                if args.len() == 1 && self.is_group_node(args[0]) =>
+            {
                 self.sync_point(n)?;
                 Ok(Some(void()))
             }
@@ -433,7 +456,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     // Floating-point sums are data to the model either way.
                     return Ok(Some((Expr::Opaque { args: vec![v], what: "reduce()".into() }, vt)));
                 }
-                Ok(Some((Expr::Warp { op: WarpOp::Reduce(r), ty, args: vec![v, Expr::Int(width as i128, IntTy::I32)], span }, vt)))
+                Ok(Some((
+                    Expr::Warp { op: WarpOp::Reduce(r), ty, args: vec![v, Expr::Int(width as i128, IntTy::I32)], span },
+                    vt,
+                )))
             }
             "memcpy_async" if !args.is_empty() && self.is_group_node(args[0]) => {
                 self.group_memcpy_async(n, qualified && self.text(f).starts_with("cuda"), args).map(Some)
@@ -534,10 +560,19 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 span,
             }),
         };
-        let body = vec![Stmt::Eval(Expr::Load { op, addr: Box::new(Expr::PtrOffset { ptr: Box::new(src), bytes: Box::new(off) }) })];
+        let body = vec![Stmt::Eval(Expr::Load {
+            op,
+            addr: Box::new(Expr::PtrOffset { ptr: Box::new(src), bytes: Box::new(off) }),
+        })];
         let step = vec![Stmt::Assign {
             local: i,
-            value: Expr::Binary { op: BinOp::Add, ty: IntTy::U32, lhs: Box::new(Expr::Local(i)), rhs: Box::new(size), span },
+            value: Expr::Binary {
+                op: BinOp::Add,
+                ty: IntTy::U32,
+                lhs: Box::new(Expr::Local(i)),
+                rhs: Box::new(size),
+                span,
+            },
             span,
         }];
         let cond = Expr::Binary {
@@ -567,7 +602,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         }
         let Some(f) = arg.child_by_field_name("function") else { return Ok(None) };
         let obj = f.child_by_field_name("argument").filter(|_| f.kind() == "field_expression");
-        if !obj.is_some_and(|o| self.group_of(o).is_some()) {
+        if obj.is_none_or(|o| self.group_of(o).is_none()) {
             // A component of a vector a call returns (`__half22float2(h).y`): a value nobody
             // tracks, the call still evaluated.
             let (v, vt) = self.expr(arg)?;
@@ -602,7 +637,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let lhs = lhs.trim();
         let Some(gt) = lhs.rfind('>') else { return Ok(false) };
         let (ty, name) = (lhs[..=gt].trim(), lhs[gt + 1..].trim());
-        if !ty.contains("thread_block_tile") || name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        if !ty.contains("thread_block_tile")
+            || name.is_empty()
+            || !name.chars().all(|c| c.is_alphanumeric() || c == '_')
+        {
             return Ok(false);
         }
         let init = init.trim();
@@ -611,12 +649,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let (fname, targs) = simple_name(f);
                 match (fname, targs) {
                     ("tiled_partition", Some(t)) => self.const_text(t).map(Group::Tile),
-                    ("tiled_partition", None) => rest
-                        .trim_end_matches(')')
-                        .split(',')
-                        .nth(1)
-                        .and_then(|a| self.const_text(a))
-                        .map(Group::Tile),
+                    ("tiled_partition", None) => {
+                        rest.trim_end_matches(')').split(',').nth(1).and_then(|a| self.const_text(a)).map(Group::Tile)
+                    }
                     _ => None,
                 }
             }
@@ -639,12 +674,13 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         if self.text(t) != "auto" || decls.len() != 1 || decls[0].kind() != "init_declarator" {
             return Ok(false);
         }
-        let (Some(target), Some(init)) = (decls[0].child_by_field_name("declarator"), decls[0].child_by_field_name("value"))
+        let (Some(target), Some(init)) =
+            (decls[0].child_by_field_name("declarator"), decls[0].child_by_field_name("value"))
         else {
             return Ok(false);
         };
         if init.kind() != "call_expression"
-            || !init.child_by_field_name("function").is_some_and(|f| simple_name(self.text(f)).0 == "aligned_size_t")
+            || init.child_by_field_name("function").is_none_or(|f| simple_name(self.text(f)).0 != "aligned_size_t")
         {
             return Ok(false);
         }
@@ -675,7 +711,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let items: Vec<Node> = list.named_children(&mut c).collect();
         let parent = items.first().and_then(|p| self.group_of(*p));
         if items.len() != 2 || !matches!(parent, Some(Group::Coalesced | Group::Tile(32) | Group::Partition(_))) {
-            return Err(self.unsupported(init, "a partition of a group other than a warp-sized tile or coalesced group"));
+            return Err(
+                self.unsupported(init, "a partition of a group other than a warp-sized tile or coalesced group")
+            );
         }
         let (v, vt) = self.expr(items[1])?;
         let v = if fname == "binary_partition" { self.truth(v, &vt) } else { v };
@@ -683,7 +721,13 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let mut label = Expr::Warp { op: WarpOp::MatchAny, ty: IntTy::U32, args: vec![v], span };
         if let Some(Group::Partition(p)) = parent {
             // A partition of a partition: the lanes that share both.
-            label = Expr::Binary { op: BinOp::And, ty: IntTy::U32, lhs: Box::new(label), rhs: Box::new(Expr::Local(p)), span };
+            label = Expr::Binary {
+                op: BinOp::And,
+                ty: IntTy::U32,
+                lhs: Box::new(label),
+                rhs: Box::new(Expr::Local(p)),
+                span,
+            };
         }
         let mask = self.temp(Ty::Int(IntTy::U32));
         self.flush(out);

@@ -103,18 +103,33 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         }
         // A floating-point add on shared memory has no ATOMS form: nvcc reads the old value
         // (LDS) and retries a compare-and-swap (ATOMS.CAST.SPIN) until it sticks.
-        let cas_loop = pt.space == Space::Shared
-            && base == "atomicAdd"
-            && matches!(&pt.pointee, Ty::Float(_) | Ty::Vector { .. });
+        let cas_loop =
+            pt.space == Space::Shared && base == "atomicAdd" && matches!(&pt.pointee, Ty::Float(_) | Ty::Vector { .. });
         if cas_loop {
-            let lds = self.mem_op(AccessKind::Load, Space::Shared, pt.pointee.size(), CacheOp::Default, true, self.text(n), self.span(n));
+            let lds = self.mem_op(
+                AccessKind::Load,
+                Space::Shared,
+                pt.pointee.size(),
+                CacheOp::Default,
+                true,
+                self.text(n),
+                self.span(n),
+            );
             xs.push(Expr::Load { op: lds, addr: Box::new(p.clone()) });
             let note = "a floating-point atomicAdd on shared memory is a compare-and-swap loop (one LDS and one ATOMS per pass, measured on the H200): counted as one pass, exact when no two lanes of a warp add to the same address".to_string();
             if !self.k.notes.contains(&note) {
                 self.k.notes.push(note);
             }
         }
-        let op = self.mem_op(AccessKind::Atom, pt.space, pt.pointee.size(), CacheOp::Default, true, self.text(n), self.span(n));
+        let op = self.mem_op(
+            AccessKind::Atom,
+            pt.space,
+            pt.pointee.size(),
+            CacheOp::Default,
+            true,
+            self.text(n),
+            self.span(n),
+        );
         xs.push(Expr::Load { op, addr: Box::new(p) });
         // Integer adds are what nvcc may fold into one lane's atomic (see `mark_aggregated`).
         let what = if matches!(base, "atomicAdd" | "atomicSub") && pt.pointee.is_int() {
@@ -314,7 +329,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     if x.kind() == "subscript_expression" {
                         depth += 1;
                     }
-                    if x.kind() == "call_expression" || x.kind() == "pointer_expression" && self.text(x).starts_with('*') {
+                    if x.kind() == "call_expression"
+                        || x.kind() == "pointer_expression" && self.text(x).starts_with('*')
+                    {
                         return Err(e);
                     }
                     let mut c = x.walk();
@@ -369,10 +386,29 @@ fn half_function(name: &str) -> Option<Ty> {
     match name {
         "__half22float2" | "__bfloat1622float2" => vec("float2"),
         "__half2float" | "__low2float" | "__high2float" | "__bfloat162float" | "__half2float_rn" => Some(Ty::Float(4)),
-        "__half2int_rn" | "__half2int_rz" | "__half2int_rd" | "__half2int_ru" | "__hisnan" | "__hisinf" | "__heq"
-        | "__hne" | "__hlt" | "__hle" | "__hgt" | "__hge" | "__hbeq2" | "__hbne2" | "__hblt2" | "__hble2"
-        | "__hbgt2" | "__hbge2" | "__half_as_short" | "__bfloat16_as_short" => Some(Ty::Int(IntTy::I32)),
-        "__half_as_ushort" | "__bfloat16_as_ushort" | "__half2ushort_rn" | "__half2uint_rn" => Some(Ty::Int(IntTy::U32)),
+        "__half2int_rn"
+        | "__half2int_rz"
+        | "__half2int_rd"
+        | "__half2int_ru"
+        | "__hisnan"
+        | "__hisinf"
+        | "__heq"
+        | "__hne"
+        | "__hlt"
+        | "__hle"
+        | "__hgt"
+        | "__hge"
+        | "__hbeq2"
+        | "__hbne2"
+        | "__hblt2"
+        | "__hble2"
+        | "__hbgt2"
+        | "__hbge2"
+        | "__half_as_short"
+        | "__bfloat16_as_short" => Some(Ty::Int(IntTy::I32)),
+        "__half_as_ushort" | "__bfloat16_as_ushort" | "__half2ushort_rn" | "__half2uint_rn" => {
+            Some(Ty::Int(IntTy::U32))
+        }
         _ if name.contains("bfloat162") || name.ends_with("bf162") => bf162(),
         _ if name.contains("bfloat16") => Some(Ty::Float(2)),
         "__float2half2_rn" | "__floats2half2_rn" | "__halves2half2" | "__float22half2_rn" | "__half2half2"
@@ -518,10 +554,8 @@ fn mark_aggregated(k: &mut Kernel) {
 fn assign_varying(stmts: &[Stmt], under: bool, varying: &mut Vec<bool>) {
     for s in stmts {
         match s {
-            Stmt::Assign { local, value, .. } => {
-                if under || is_varying(value, varying) {
-                    varying[local.0 as usize] = true;
-                }
+            Stmt::Assign { local, value, .. } if under || is_varying(value, varying) => {
+                varying[local.0 as usize] = true;
             }
             Stmt::If { cond, then, els, .. } => {
                 let u = under || is_varying(cond, varying);
