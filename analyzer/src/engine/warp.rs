@@ -302,7 +302,7 @@ mod tests {
         );
         assert_eq!(run(WarpOp::Popc(32), 1, &[[Some(0xF0); WARP]])[0], Some(4));
         let label: [Option<i128>; WARP] = std::array::from_fn(|l| Some((l % 3) as i128));
-        assert_eq!(run(WarpOp::MatchAny, 0xFF, &[label])[4], Some(0b0001_0010));
+        assert_eq!(run(WarpOp::MatchAny, 0xFF, &[label])[4], Some(0b1001_0010), "lanes 1, 4 and 7 hold 1");
         assert_eq!(run(WarpOp::Ffs(32), 1, &[[Some(0x10); WARP]])[0], Some(5));
         assert_eq!(run(WarpOp::Clz(32), 1, &[[Some(1); WARP]])[0], Some(31));
         assert_eq!(run(WarpOp::Brev(32), 1, &[[Some(1); WARP]])[0], Some(i32::MIN as i128));
