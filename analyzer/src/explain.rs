@@ -347,7 +347,11 @@ fn explain_one(kernel: &Kernel, setup: &Setup, id: MemOpId, c: &Capture, row: Op
     // Sectors, as Engine::record counts them.
     let abs: Vec<i64> = known.iter().map(|(_, a)| a.absolute).collect();
     let mut scratch = Vec::new();
-    let known_sectors = engine::sectors_of(&abs, width, &mut scratch);
+    let known_sectors = if op.kind.is_atomic() && !op.warp_aggregated {
+        engine::count::atomic_sectors(&abs, width, &mut scratch)
+    } else {
+        engine::sectors_of(&abs, width, &mut scratch)
+    };
     let requests = u64::from(active != 0 && !c.promoted);
     let (mut sectors, mut ideal_sectors, mut wavefronts, mut ideal_wavefronts) = (0, 0, None, None);
     if requests == 1 {

@@ -8,6 +8,7 @@ mod boundaries;
 mod check;
 mod cli;
 mod compiler_model;
+mod cpp_front;
 mod engine_property;
 mod engines;
 mod engines_property;
@@ -15,10 +16,13 @@ mod examples;
 mod explain;
 mod first_hour;
 mod fuzz_regressions;
+mod hostile;
+mod layers;
 mod preprocess;
 mod rust_front;
 mod scale;
 mod seed;
+mod structure;
 mod sweep;
 
 /// `autotests = false` (Cargo.toml) builds only this file: a new `tests/*.rs` must be listed

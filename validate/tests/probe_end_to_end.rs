@@ -17,11 +17,17 @@ fn analyzer_matches_recorded_h200_counters() {
     assert!(r.not_compared.is_empty(), "{:?}", r.not_compared);
     for case in &r.cases {
         for c in &case.counters {
-            let must_be_exact = c.key.starts_with("global_") || c.key.ends_with("_requests");
+            // Counters of atomics and asynchronous copies were added after this recording.
+            let recorded = c.measured.is_some()
+                || !(c.key.contains("_red_")
+                    || c.key.contains("_atom_")
+                    || c.key.contains("async_copy")
+                    || c.key.starts_with("ldgsts"));
+            let must_be_exact = recorded && (c.key.starts_with("global_") || c.key.ends_with("_requests"));
             if must_be_exact {
                 assert_eq!(c.verdict, Verdict::Exact, "{} {}: {:?} vs {:?}", case.name, c.key, c.predicted, c.measured);
             }
-            if c.key.starts_with("shared_") {
+            if recorded && c.key.starts_with("shared_") {
                 assert!(matches!(c.verdict, Verdict::Exact | Verdict::WithinTolerance), "{} {}", case.name, c.key);
             }
         }

@@ -1386,6 +1386,15 @@ impl<'a> Engine<'a> {
                 }
             }
             Space::Shared => {
+                if n_unknown > 0 && op.kind == AccessKind::Atom {
+                    // A shared histogram: one ATOMS per warp whatever the bins; its wavefronts
+                    // depend on them (counted for the known lanes, at least one).
+                    s.unknown_executions += 1;
+                    let w = wavefronts(addrs, width);
+                    s.wavefronts += w.wavefronts.max(1);
+                    s.ideal_wavefronts += w.ideal.max(1);
+                    return Ok(());
+                }
                 if n_unknown > 0 {
                     return Err(Diagnostic::at(
                         ErrorKind::Unsupported,

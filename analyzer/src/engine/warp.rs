@@ -140,6 +140,34 @@ pub(crate) fn warp_op<T: Copy, E>(
                 out[l] = e.int(wrap(v), data);
             }
         }
+        WarpOp::MatchAny => {
+            let mut vals = [0i128; WARP];
+            let mut data = false;
+            for l in lanes(m) {
+                match e.read(&args[0][l])? {
+                    Lane::Int(x, d) => {
+                        vals[l] = x;
+                        data |= d;
+                    }
+                    Lane::Unknown => {
+                        for l in lanes(m) {
+                            out[l] = e.unknown();
+                        }
+                        return Ok(out);
+                    }
+                    Lane::Other(t) => {
+                        for l in lanes(m) {
+                            out[l] = t;
+                        }
+                        return Ok(out);
+                    }
+                }
+            }
+            for l in lanes(m) {
+                let same = lanes(m).filter(|&k| vals[k] == vals[l]).fold(0u32, |a, k| a | 1 << k);
+                out[l] = e.int(wrap(same as i128), data);
+            }
+        }
         WarpOp::ActiveMask => {
             for l in lanes(m) {
                 out[l] = e.int(wrap(m as i128), false);
@@ -268,8 +296,13 @@ mod tests {
         assert_eq!(run(WarpOp::Any, 0x5555_5555, &[odd])[0], Some(0));
         assert_eq!(run(WarpOp::All, 0xAAAA_AAAA, &[odd])[1], Some(1));
         let seg = [Some(8); WARP];
-        assert_eq!(run(WarpOp::Reduce(ReduceOp::Add), u32::MAX, &[lane_ids(), seg])[9], Some(8 + 9 + 10 + 11 + 12 + 13 + 14 + 15));
+        assert_eq!(
+            run(WarpOp::Reduce(ReduceOp::Add), u32::MAX, &[lane_ids(), seg])[9],
+            Some(8 + 9 + 10 + 11 + 12 + 13 + 14 + 15)
+        );
         assert_eq!(run(WarpOp::Popc(32), 1, &[[Some(0xF0); WARP]])[0], Some(4));
+        let label: [Option<i128>; WARP] = std::array::from_fn(|l| Some((l % 3) as i128));
+        assert_eq!(run(WarpOp::MatchAny, 0xFF, &[label])[4], Some(0b1001_0010), "lanes 1, 4 and 7 hold 1");
         assert_eq!(run(WarpOp::Ffs(32), 1, &[[Some(0x10); WARP]])[0], Some(5));
         assert_eq!(run(WarpOp::Clz(32), 1, &[[Some(1); WARP]])[0], Some(31));
         assert_eq!(run(WarpOp::Brev(32), 1, &[[Some(1); WARP]])[0], Some(i32::MIN as i128));

@@ -303,6 +303,8 @@ pub enum WarpOp {
     All,
     /// `__activemask()`: no args.
     ActiveMask,
+    /// `__match_any_sync`: args `[value]`; the mask of the active lanes holding the same value.
+    MatchAny,
     /// `__reduce_*_sync`, `cg::reduce`: args `[value, width]`; every active lane of each
     /// `width`-lane segment gets the reduction over that segment's active lanes.
     Reduce(ReduceOp),

@@ -46,7 +46,12 @@ pub fn render(sheet: &Sheet) -> String {
             thousands(g.logical_bytes)
         );
     }
-    for (n, g) in [("global red", &t.global_red), ("global atom", &t.global_atom), ("async copy", &t.global_async_copy), ("async bypass", &t.global_async_copy_bypass)] {
+    for (n, g) in [
+        ("global red", &t.global_red),
+        ("global atom", &t.global_atom),
+        ("async copy", &t.global_async_copy),
+        ("async bypass", &t.global_async_copy_bypass),
+    ] {
         if g.requests > 0 {
             let _ = writeln!(
                 o,

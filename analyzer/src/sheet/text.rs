@@ -176,7 +176,9 @@ pub fn render(sheet: &Sheet) -> String {
     if t.global_async_copy.requests + t.global_async_copy_bypass.requests > 0 {
         let _ = writeln!(o, "  (global load includes the asynchronous copies, as the H200's load counters do)");
     }
-    for (name, s) in [("shared load ", &t.shared_load), ("shared store", &t.shared_store), ("shared atom ", &t.shared_atom)] {
+    for (name, s) in
+        [("shared load ", &t.shared_load), ("shared store", &t.shared_store), ("shared atom ", &t.shared_atom)]
+    {
         if s.requests > 0 {
             let _ = writeln!(
                 o,

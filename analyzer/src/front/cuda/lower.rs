@@ -928,7 +928,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     }
 
     fn declaration(&mut self, n: Node, out: &mut Vec<Stmt>) -> Result<()> {
-        if self.group_declaration(n)? {
+        if self.group_declaration(n, out)? {
             return Ok(());
         }
         let t = n.child_by_field_name("type").ok_or_else(|| self.unsupported(n, "this declaration"))?;
@@ -1081,6 +1081,17 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 ty = self.pointer_origin(id, ty, &et, i)?;
                 self.flush(out);
                 out.push(Stmt::Assign { local: id, value: e, span: self.span(d) });
+                // A pointer initialised from a shared-memory pointer points into shared memory.
+                if let (Ty::Ptr(lp), Ty::Ptr(ip)) = (&ty, &et) {
+                    if ip.space == Space::Shared && lp.space != Space::Shared {
+                        let mut shared = (**lp).clone();
+                        shared.space = Space::Shared;
+                        let ty = Ty::Ptr(Box::new(shared));
+                        self.k.locals[id.0 as usize].ty = ty.clone();
+                        self.scopes.last_mut().unwrap().insert(name, Sym::Local(id, ty));
+                        continue;
+                    }
+                }
             }
             self.scopes.last_mut().unwrap().insert(name, Sym::Local(id, ty));
         }
@@ -1630,7 +1641,12 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let size = if let Some(td) = n.child_by_field_name("type") {
                     self.type_descriptor(td)?.size()
                 } else if let Some(v) = n.child_by_field_name("value") {
-                    self.const_expr_ro(v)?.1.size()
+                    // `sizeof(float4)` parses as the size of a parenthesised name.
+                    let name = self.text(v).trim_start_matches('(').trim_end_matches(')').trim();
+                    match named_type(name) {
+                        Some(t) if self.lookup(name).is_none() => t.size(),
+                        _ => self.const_expr_ro(v)?.1.size(),
+                    }
                 } else {
                     return Err(self.unsupported(n, "this sizeof"));
                 };

@@ -111,6 +111,13 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
             v
         };
+        // A `"memory"` clobber is a compiler barrier: no loaded value is reused across it.
+        if let Some(c) = n.child_by_field_name("clobbers") {
+            if self.text(c).contains("\"memory\"") {
+                self.flush(out);
+                out.push(Stmt::Barrier);
+            }
+        }
         let outs = operands("output_operands");
         let ins = operands("input_operands");
         let nouts = outs.len();
@@ -120,11 +127,19 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             in_vals.push(Some(self.expr(*i)?));
         }
         self.flush(out);
-        let operand = |s: &str| -> Option<usize> { s.trim().trim_start_matches('[').trim_end_matches(']').trim().strip_prefix('%')?.parse().ok() };
+        let operand = |s: &str| -> Option<usize> {
+            s.trim().trim_start_matches('[').trim_end_matches(']').trim().strip_prefix('%')?.parse().ok()
+        };
         let mut out_vals: Vec<Option<Expr>> = vec![None; nouts];
         for ins_text in code.split([';', '\n']) {
             let t = ins_text.trim();
-            if t.is_empty() || t.starts_with('{') || t.starts_with('}') || t.starts_with(".reg") || t.starts_with("//") || t.ends_with(':') {
+            if t.is_empty()
+                || t.starts_with('{')
+                || t.starts_with('}')
+                || t.starts_with(".reg")
+                || t.starts_with("//")
+                || t.ends_with(':')
+            {
                 continue;
             }
             let t = t.trim_start_matches('{').trim();
@@ -138,11 +153,19 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             })?;
             let addr_of = |this: &Self, s: &str| -> Result<Expr> {
                 let idx = operand(s).filter(|i| *i >= nouts).ok_or_else(|| {
-                    Diagnostic::at(ErrorKind::Unsupported, this.span(n), format!("inline assembly: the address `{s}` is not a plain input operand"))
+                    Diagnostic::at(
+                        ErrorKind::Unsupported,
+                        this.span(n),
+                        format!("inline assembly: the address `{s}` is not a plain input operand"),
+                    )
                 })?;
                 match in_vals.get(idx - nouts) {
                     Some(Some((e, _))) => Ok(e.clone()),
-                    _ => Err(Diagnostic::at(ErrorKind::Unsupported, this.span(n), format!("inline assembly: operand `{s}` is unknown"))),
+                    _ => Err(Diagnostic::at(
+                        ErrorKind::Unsupported,
+                        this.span(n),
+                        format!("inline assembly: operand `{s}` is unknown"),
+                    )),
                 }
             };
             let text = self.text(n).to_string();
@@ -167,11 +190,24 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     let addr = addr_of(self, ops.get(at).copied().unwrap_or(""))?;
                     let kind = if matches!(role, Role::Load(_)) { AccessKind::Load } else { AccessKind::Atom };
                     let volatile = kind == AccessKind::Atom || opcode.contains("volatile");
-                    let cache = if opcode.contains(".nc") { CacheOp::Nc } else if opcode.contains(".cg") { CacheOp::Cg } else if opcode.contains(".cs") { CacheOp::Cs } else { CacheOp::Default };
+                    let cache = if opcode.contains(".nc") {
+                        CacheOp::Nc
+                    } else if opcode.contains(".cg") {
+                        CacheOp::Cg
+                    } else if opcode.contains(".cs") {
+                        CacheOp::Cs
+                    } else {
+                        CacheOp::Default
+                    };
                     let op = self.mem_op(kind, Space::Global, w, cache, volatile, &text, span);
                     let load = Expr::Load { op, addr: Box::new(addr) };
                     // The first output register receives the value; the others are data too.
-                    let targets: Vec<usize> = ops[..at].iter().flat_map(|o| o.split(['{', '}', ' '])).filter_map(operand).filter(|i| *i < nouts).collect();
+                    let targets: Vec<usize> = ops[..at]
+                        .iter()
+                        .flat_map(|o| o.split(['{', '}', ' ']))
+                        .filter_map(operand)
+                        .filter(|i| *i < nouts)
+                        .collect();
                     match targets.first() {
                         Some(&first) => {
                             out_vals[first] = Some(Expr::Opaque { args: vec![load], what: "asm".into() });
@@ -183,7 +219,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     let addr = addr_of(self, ops.first().copied().unwrap_or(""))?;
                     if matches!(role, Role::Store(_)) {
                         let op = self.mem_op(AccessKind::Store, Space::Global, w, CacheOp::Default, true, &text, span);
-                        out.push(Stmt::Store { op, addr, value: Expr::Opaque { args: Vec::new(), what: "asm".into() } });
+                        out.push(Stmt::Store {
+                            op,
+                            addr,
+                            value: Expr::Opaque { args: Vec::new(), what: "asm".into() },
+                        });
                     } else {
                         let op = self.mem_op(AccessKind::Red, Space::Global, w, CacheOp::Default, true, &text, span);
                         out.push(Stmt::Eval(Expr::Load { op, addr: Box::new(addr) }));
@@ -228,5 +268,49 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             out.push(s);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn widths_of_ptx_types() {
+        assert_eq!(ptx_width(&["nc", "f32"]), Some(4));
+        assert_eq!(ptx_width(&["nc", "v4", "f32"]), Some(16));
+        assert_eq!(ptx_width(&["L1::no_allocate", "v2", "u64"]), Some(16));
+        assert_eq!(ptx_width(&["b128"]), Some(16));
+        assert_eq!(ptx_width(&["u8"]), Some(1));
+        assert_eq!(ptx_width(&["add"]), None);
+    }
+
+    #[test]
+    fn roles_of_instructions() {
+        assert!(matches!(role("ld.global.nc.f32"), Ok(Role::Load(4))));
+        assert!(matches!(role("st.global.v4.f32"), Ok(Role::Store(16))));
+        assert!(matches!(role("red.global.add.u32"), Ok(Role::Red(4))));
+        assert!(matches!(role("atom.global.cas.b64"), Ok(Role::Atom(8))));
+        assert!(matches!(role("cp.async.cg.shared.global.L2::128B"), Ok(Role::AsyncCopy)));
+        assert!(matches!(role("cp.async.wait_group"), Ok(Role::Wait)));
+        assert!(matches!(role("add.u32"), Ok(Role::None)));
+        assert!(matches!(role("shfl.sync.bfly.b32"), Ok(Role::None)));
+        for refused in [
+            "ld.shared.f32",
+            "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+            "cp.async.bulk.shared::cluster.global",
+            "prefetch.global.L2",
+        ] {
+            let e = role(refused).err().unwrap_or_default();
+            assert!(e.contains(refused), "{refused}: {e}");
+        }
+    }
+
+    #[test]
+    fn string_pieces_join() {
+        assert_eq!(
+            literal_text(r#""ld.global.f32 %0, [%1];\n" "st.global.f32 [%1], %0;""#),
+            "ld.global.f32 %0, [%1];\nst.global.f32 [%1], %0;"
+        );
     }
 }

@@ -18,6 +18,9 @@ pub(super) enum Group {
     Grid,
     /// `this_thread()`.
     Thread,
+    /// `labeled_partition` / `binary_partition` of a warp-sized group: the lanes whose mask of
+    /// equal labels is held in this local.
+    Partition(LocalId),
     /// `cuda::pipeline`, an arrival token: waits are barriers.
     Sync,
     /// `cuda::barrier`: waits are barriers; a group's 16-byte aligned copy completing on one is
@@ -59,12 +62,18 @@ fn group_type(text: &str) -> Option<Option<Group>> {
 impl<'u, 'a> Lowerer<'u, 'a> {
     /// `cg::thread_block b = cg::this_thread_block();` and the like: binds names, emits nothing.
     /// `Ok(false)` when the declaration is not of a group.
-    pub(super) fn group_declaration(&mut self, n: Node) -> Result<bool> {
+    pub(super) fn group_declaration(&mut self, n: Node, out: &mut Vec<Stmt>) -> Result<bool> {
         let Some(t) = n.child_by_field_name("type") else { return Ok(false) };
         let ttext = self.text(t);
         let declared = group_type(ttext);
         let mut c = n.walk();
         let decls: Vec<Node> = n.children_by_field_name("declarator", &mut c).collect();
+        if declared.is_none() && self.aligned_size_declaration(n, &decls)? {
+            return Ok(true);
+        }
+        if let Some(done) = self.partition_declaration(&decls, out)? {
+            return Ok(done);
+        }
         if declared.is_none() {
             // `auto g = cg::this_thread_block();`
             let auto_group = ttext == "auto"
@@ -130,7 +139,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                             Some(t) => self.const_text(t),
                             None => items.get(1).and_then(|a| self.const_text(self.text(*a))),
                         }?;
-                        Some(Group::Tile(size as u32))
+                        Some(Group::Tile(size))
                     }
                     "make_pipeline" | "arrive" => Some(Group::Sync),
                     _ => {
@@ -173,7 +182,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     pub(super) fn group_param(&self, p: Node, arg: Option<Node>) -> Result<Option<(String, Group)>> {
         let Some(t) = p.child_by_field_name("type") else { return Ok(None) };
         let Some(declared) = group_type(self.text(t)) else { return Ok(None) };
-        let name = p.child_by_field_name("declarator").map(|d| self.text(d).trim_start_matches(['&', '*', ' ']).to_string());
+        let name =
+            p.child_by_field_name("declarator").map(|d| self.text(d).trim_start_matches(['&', '*', ' ']).to_string());
         let g = arg.and_then(|a| self.group_of(a)).or(declared);
         match (name, g) {
             (Some(name), Some(g)) => Ok(Some((name, g))),
@@ -198,7 +208,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     fn block_threads(&self, span: Span) -> Expr {
         let u = IntTy::U32;
         let bin = |l, r| Expr::Binary { op: BinOp::Mul, ty: u, lhs: Box::new(l), rhs: Box::new(r), span };
-        bin(Expr::Builtin(Builtin::BlockDim(0)), bin(Expr::Builtin(Builtin::BlockDim(1)), Expr::Builtin(Builtin::BlockDim(2))))
+        bin(
+            Expr::Builtin(Builtin::BlockDim(0)),
+            bin(Expr::Builtin(Builtin::BlockDim(1)), Expr::Builtin(Builtin::BlockDim(2))),
+        )
     }
 
     /// A call that involves a group: a method (`g.sync()`, `tile.shfl_down(v, 1)`) or a free
@@ -242,9 +255,13 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 (Group::Block, "group_index" | "thread_index" | "group_dim" | "dim_threads") => {
                     return Err(self.unsupported(n, "this member of a thread block used as a whole (use .x, .y or .z)"));
                 }
-                (Group::Tile(t), "thread_rank") => (bin(BinOp::Rem, IntTy::U32, self.linear_tid(span), k(t as i128)), u32t),
+                (Group::Tile(t), "thread_rank") => {
+                    (bin(BinOp::Rem, IntTy::U32, self.linear_tid(span), k(t as i128)), u32t)
+                }
                 (Group::Tile(t), "size" | "num_threads") => (k(t as i128), u32t),
-                (Group::Tile(t), "meta_group_rank") => (bin(BinOp::Div, IntTy::U32, self.linear_tid(span), k(t as i128)), u32t),
+                (Group::Tile(t), "meta_group_rank") => {
+                    (bin(BinOp::Div, IntTy::U32, self.linear_tid(span), k(t as i128)), u32t)
+                }
                 (Group::Tile(t), "meta_group_size") => {
                     let all = bin(BinOp::Add, IntTy::U32, self.block_threads(span), k(t as i128 - 1));
                     (bin(BinOp::Div, IntTy::U32, all, k(t as i128)), u32t)
@@ -278,20 +295,45 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                             let ballot = Expr::Warp { op: WarpOp::Ballot, ty: IntTy::U32, args: vec![p], span };
                             let first = bin(BinOp::And, IntTy::U32, lane(), k(!(t as i128 - 1) & 31));
                             let mask = if t == 32 { k(u32::MAX as i128) } else { k((1i128 << t) - 1) };
-                            let bits = bin(BinOp::And, IntTy::U32, bin(BinOp::Shr, IntTy::U32, ballot, first), mask.clone());
+                            let bits =
+                                bin(BinOp::And, IntTy::U32, bin(BinOp::Shr, IntTy::U32, ballot, first), mask.clone());
                             match m {
                                 "ballot" => (bits, u32t),
                                 "any" => (bin(BinOp::Ne, IntTy::U32, bits, k(0)), Ty::Int(IntTy::BOOL)),
                                 _ => {
                                     // Every active lane of the tile: its active mask's bits.
-                                    let act = Expr::Warp { op: WarpOp::ActiveMask, ty: IntTy::U32, args: Vec::new(), span };
+                                    let act =
+                                        Expr::Warp { op: WarpOp::ActiveMask, ty: IntTy::U32, args: Vec::new(), span };
                                     let first = bin(BinOp::And, IntTy::U32, lane(), k(!(t as i128 - 1) & 31));
-                                    let abits = bin(BinOp::And, IntTy::U32, bin(BinOp::Shr, IntTy::U32, act, first), mask);
+                                    let abits =
+                                        bin(BinOp::And, IntTy::U32, bin(BinOp::Shr, IntTy::U32, act, first), mask);
                                     (bin(BinOp::Eq, IntTy::U32, bits, abits), Ty::Int(IntTy::BOOL))
                                 }
                             }
                         }
                     }
+                }
+                (Group::Partition(mask), "thread_rank") => {
+                    let below = bin(BinOp::Sub, IntTy::U32, bin(BinOp::Shl, IntTy::U32, k(1), lane()), k(1));
+                    let x = bin(BinOp::And, IntTy::U32, Expr::Local(mask), below);
+                    (Expr::Warp { op: WarpOp::Popc(32), ty: IntTy::U32, args: vec![x], span }, u32t)
+                }
+                (Group::Partition(mask), "size" | "num_threads") => {
+                    (Expr::Warp { op: WarpOp::Popc(32), ty: IntTy::U32, args: vec![Expr::Local(mask)], span }, u32t)
+                }
+                (Group::Coalesced | Group::Partition(_), "shfl")
+                    if args.len() == 2 && self.const_text(self.text(args[1])) == Some(0) =>
+                {
+                    // Rank 0 is the group's lowest lane.
+                    let members = match g {
+                        Group::Partition(mask) => Expr::Local(mask),
+                        _ => Expr::Warp { op: WarpOp::ActiveMask, ty: IntTy::U32, args: Vec::new(), span },
+                    };
+                    let first = Expr::Warp { op: WarpOp::Ffs(32), ty: IntTy::I32, args: vec![members], span };
+                    let src = bin(BinOp::Sub, IntTy::I32, first, Expr::Int(1, IntTy::I32));
+                    let (v, vt) = self.expr(args[0])?;
+                    let ty = if let Ty::Int(t) = vt { t } else { IntTy::I32 };
+                    (Expr::Warp { op: WarpOp::Shfl, ty, args: vec![v, src, Expr::Int(32, IntTy::I32)], span }, vt)
                 }
                 (Group::Coalesced, "thread_rank") => {
                     let below = bin(BinOp::Sub, IntTy::U32, bin(BinOp::Shl, IntTy::U32, k(1), lane()), k(1));
@@ -318,11 +360,21 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                                 BinOp::Add,
                                 u,
                                 to64(Expr::Builtin(Builtin::BlockIdx(1))),
-                                bin(BinOp::Mul, u, to64(Expr::Builtin(Builtin::GridDim(1))), to64(Expr::Builtin(Builtin::BlockIdx(2)))),
+                                bin(
+                                    BinOp::Mul,
+                                    u,
+                                    to64(Expr::Builtin(Builtin::GridDim(1))),
+                                    to64(Expr::Builtin(Builtin::BlockIdx(2))),
+                                ),
                             ),
                         ),
                     );
-                    let r = bin(BinOp::Add, u, bin(BinOp::Mul, u, blk, to64(self.block_threads(span))), to64(self.linear_tid(span)));
+                    let r = bin(
+                        BinOp::Add,
+                        u,
+                        bin(BinOp::Mul, u, blk, to64(self.block_threads(span))),
+                        to64(self.linear_tid(span)),
+                    );
                     (r, Ty::Int(u))
                 }
                 (Group::Grid, "size" | "num_threads") => {
@@ -367,7 +419,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 self.pending.push(Stmt::Barrier);
                 Ok(Some(void()))
             }
-            "wait" | "wait_prior" | "pipeline_consumer_wait_prior" if args.len() == 1 && self.is_group_node(args[0]) => {
+            "wait" | "wait_prior" | "pipeline_consumer_wait_prior"
+                if args.len() == 1 && self.is_group_node(args[0]) =>
+            {
                 self.sync_point(n)?;
                 Ok(Some(void()))
             }
@@ -378,6 +432,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let width = match g {
                     Group::Tile(t) if t <= 32 => t,
                     Group::Coalesced => 32,
+                    // Scattered lanes: the value is data to the model.
+                    Group::Partition(_) => {
+                        return Ok(Some((Expr::Opaque { args: vec![v], what: format!("{name}()") }, vt)));
+                    }
                     _ => return Err(self.unsupported(n, &format!("`{name}` over a group larger than a warp"))),
                 };
                 if name != "reduce" {
@@ -398,7 +456,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     // Floating-point sums are data to the model either way.
                     return Ok(Some((Expr::Opaque { args: vec![v], what: "reduce()".into() }, vt)));
                 }
-                Ok(Some((Expr::Warp { op: WarpOp::Reduce(r), ty, args: vec![v, Expr::Int(width as i128, IntTy::I32)], span }, vt)))
+                Ok(Some((
+                    Expr::Warp { op: WarpOp::Reduce(r), ty, args: vec![v, Expr::Int(width as i128, IntTy::I32)], span },
+                    vt,
+                )))
             }
             "memcpy_async" if !args.is_empty() && self.is_group_node(args[0]) => {
                 self.group_memcpy_async(n, qualified && self.text(f).starts_with("cuda"), args).map(Some)
@@ -428,7 +489,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             return Err(self.unsupported(n, "an asynchronous copy inside a condition"));
         }
         let g = self.group_of(args[0]).unwrap_or(Group::Block);
-        let (dst, dt) = self.expr(args[1])?;
+        let (dst, dt) = self.copy_destination(args[1])?;
         let (src, st) = self.expr(args[2])?;
         let bytes = self.copy_size(args[3])? as i128;
         // The copy's alignment: `cuda::aligned_size_t<N>` when the size says, else the element
@@ -499,10 +560,19 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 span,
             }),
         };
-        let body = vec![Stmt::Eval(Expr::Load { op, addr: Box::new(Expr::PtrOffset { ptr: Box::new(src), bytes: Box::new(off) }) })];
+        let body = vec![Stmt::Eval(Expr::Load {
+            op,
+            addr: Box::new(Expr::PtrOffset { ptr: Box::new(src), bytes: Box::new(off) }),
+        })];
         let step = vec![Stmt::Assign {
             local: i,
-            value: Expr::Binary { op: BinOp::Add, ty: IntTy::U32, lhs: Box::new(Expr::Local(i)), rhs: Box::new(size), span },
+            value: Expr::Binary {
+                op: BinOp::Add,
+                ty: IntTy::U32,
+                lhs: Box::new(Expr::Local(i)),
+                rhs: Box::new(size),
+                span,
+            },
             span,
         }];
         let cond = Expr::Binary {
@@ -525,18 +595,22 @@ impl<'u, 'a> Lowerer<'u, 'a> {
 
     /// `block.group_index().x`, `block.thread_index().y`, `block.group_dim().z`,
     /// `grid.dim_blocks().x`: the builtin. `None` when `n` is not such a member.
-    pub(super) fn group_member_field(&self, n: Node) -> Result<Option<(Expr, Ty)>> {
+    pub(super) fn group_member_field(&mut self, n: Node) -> Result<Option<(Expr, Ty)>> {
         let Some(arg) = n.child_by_field_name("argument") else { return Ok(None) };
         if arg.kind() != "call_expression" {
             return Ok(None);
         }
         let Some(f) = arg.child_by_field_name("function") else { return Ok(None) };
-        if f.kind() != "field_expression" {
-            return Ok(None);
-        }
-        let Some(obj) = f.child_by_field_name("argument") else { return Ok(None) };
-        if self.group_of(obj).is_none() {
-            return Ok(None);
+        let obj = f.child_by_field_name("argument").filter(|_| f.kind() == "field_expression");
+        if obj.is_none_or(|o| self.group_of(o).is_none()) {
+            // A component of a vector a call returns (`__half22float2(h).y`): a value nobody
+            // tracks, the call still evaluated.
+            let (v, vt) = self.expr(arg)?;
+            let field = n.child_by_field_name("field").map(|x| self.text(x)).unwrap_or("");
+            return Ok(match super::super::types::vector_field(&vt, field) {
+                Some((_, ft)) => Some((Expr::Opaque { args: vec![v], what: format!(".{field}") }, ft)),
+                None => return Err(self.unsupported(n, "this member of a call's result")),
+            });
         }
         let method = f.child_by_field_name("field").map(|x| self.text(x)).unwrap_or("");
         let d = match n.child_by_field_name("field").map(|x| self.text(x)) {
@@ -563,7 +637,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let lhs = lhs.trim();
         let Some(gt) = lhs.rfind('>') else { return Ok(false) };
         let (ty, name) = (lhs[..=gt].trim(), lhs[gt + 1..].trim());
-        if !ty.contains("thread_block_tile") || name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        if !ty.contains("thread_block_tile")
+            || name.is_empty()
+            || !name.chars().all(|c| c.is_alphanumeric() || c == '_')
+        {
             return Ok(false);
         }
         let init = init.trim();
@@ -572,12 +649,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let (fname, targs) = simple_name(f);
                 match (fname, targs) {
                     ("tiled_partition", Some(t)) => self.const_text(t).map(Group::Tile),
-                    ("tiled_partition", None) => rest
-                        .trim_end_matches(')')
-                        .split(',')
-                        .nth(1)
-                        .and_then(|a| self.const_text(a))
-                        .map(Group::Tile),
+                    ("tiled_partition", None) => {
+                        rest.trim_end_matches(')').split(',').nth(1).and_then(|a| self.const_text(a)).map(Group::Tile)
+                    }
                     _ => None,
                 }
             }
@@ -592,5 +666,74 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         };
         self.scopes.last_mut().unwrap().insert(name.to_string(), Sym::Group(g));
         Ok(true)
+    }
+
+    /// `const auto shape = cuda::aligned_size_t<16>(sizeof(float4));`: a constant size.
+    fn aligned_size_declaration(&mut self, n: Node, decls: &[Node]) -> Result<bool> {
+        let Some(t) = n.child_by_field_name("type") else { return Ok(false) };
+        if self.text(t) != "auto" || decls.len() != 1 || decls[0].kind() != "init_declarator" {
+            return Ok(false);
+        }
+        let (Some(target), Some(init)) =
+            (decls[0].child_by_field_name("declarator"), decls[0].child_by_field_name("value"))
+        else {
+            return Ok(false);
+        };
+        if init.kind() != "call_expression"
+            || init.child_by_field_name("function").is_none_or(|f| simple_name(self.text(f)).0 != "aligned_size_t")
+        {
+            return Ok(false);
+        }
+        let (e, _) = self.expr(init)?;
+        let Some(v) = const_eval(&e) else { return Ok(false) };
+        let name = self.text(target).to_string();
+        self.scopes.last_mut().unwrap().insert(name, Sym::Const(v, IntTy::U64));
+        Ok(true)
+    }
+
+    /// `auto g = cg::labeled_partition(tile, label);` / `cg::binary_partition(tile, pred)`: the
+    /// mask of the lanes with the same label, computed once into a local. `None`: not one.
+    fn partition_declaration(&mut self, decls: &[Node], out: &mut Vec<Stmt>) -> Result<Option<bool>> {
+        let [d] = decls else { return Ok(None) };
+        let (Some(target), Some(init)) = (d.child_by_field_name("declarator"), d.child_by_field_name("value")) else {
+            return Ok(None);
+        };
+        if init.kind() != "call_expression" {
+            return Ok(None);
+        }
+        let Some(f) = init.child_by_field_name("function") else { return Ok(None) };
+        let (fname, _) = simple_name(self.text(f));
+        if !matches!(fname, "labeled_partition" | "binary_partition") {
+            return Ok(None);
+        }
+        let Some(list) = init.child_by_field_name("arguments") else { return Ok(None) };
+        let mut c = list.walk();
+        let items: Vec<Node> = list.named_children(&mut c).collect();
+        let parent = items.first().and_then(|p| self.group_of(*p));
+        if items.len() != 2 || !matches!(parent, Some(Group::Coalesced | Group::Tile(32) | Group::Partition(_))) {
+            return Err(
+                self.unsupported(init, "a partition of a group other than a warp-sized tile or coalesced group")
+            );
+        }
+        let (v, vt) = self.expr(items[1])?;
+        let v = if fname == "binary_partition" { self.truth(v, &vt) } else { v };
+        let span = self.span(init);
+        let mut label = Expr::Warp { op: WarpOp::MatchAny, ty: IntTy::U32, args: vec![v], span };
+        if let Some(Group::Partition(p)) = parent {
+            // A partition of a partition: the lanes that share both.
+            label = Expr::Binary {
+                op: BinOp::And,
+                ty: IntTy::U32,
+                lhs: Box::new(label),
+                rhs: Box::new(Expr::Local(p)),
+                span,
+            };
+        }
+        let mask = self.temp(Ty::Int(IntTy::U32));
+        self.flush(out);
+        out.push(Stmt::Assign { local: mask, value: label, span });
+        let name = self.text(target).trim_start_matches(['&', '*', ' ']).to_string();
+        self.scopes.last_mut().unwrap().insert(name, Sym::Group(Group::Partition(mask)));
+        Ok(Some(true))
     }
 }

@@ -28,6 +28,12 @@ fn atomic_base(name: &str) -> Option<&str> {
 /// atomic itself (an [`Expr::Load`] of kind [`AccessKind::Atom`]), so operands are evaluated
 /// first and the old value is data nobody knows.
 pub(super) const ATOMIC_WHAT: &str = "atomic";
+/// An integer `atomicAdd`/`atomicSub`: [`ATOMIC_WHAT`] that nvcc may aggregate per warp.
+const AGGREGABLE_WHAT: &str = "atomic add";
+
+fn is_atomic_what(what: &str) -> bool {
+    what == ATOMIC_WHAT || what == AGGREGABLE_WHAT
+}
 
 impl<'u, 'a> Lowerer<'u, 'a> {
     /// A call to one of the GPU's intrinsics, or `None` when `name` is none of them.
@@ -41,6 +47,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 self.span(n),
                 format!("`{name}` is not supported: write it with atomicAdd, atomicCAS, ... (CUDA's atomic functions)"),
             ));
+        }
+        // `cuda::aligned_size_t<16>(bytes)`: the size, with an alignment promise.
+        if (name.starts_with("cuda::aligned_size_t") || name.starts_with("aligned_size_t")) && args.len() == 1 {
+            let (e, t) = self.expr(args[0])?;
+            return Ok(Some((e, t)));
         }
         if matches!(name, "__cvta_generic_to_shared" | "__cvta_generic_to_global") && args.len() == 1 {
             // An address for inline PTX: the pointer itself, as the asm operand needs it.
@@ -92,20 +103,41 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         }
         // A floating-point add on shared memory has no ATOMS form: nvcc reads the old value
         // (LDS) and retries a compare-and-swap (ATOMS.CAST.SPIN) until it sticks.
-        let cas_loop = pt.space == Space::Shared
-            && base == "atomicAdd"
-            && matches!(&pt.pointee, Ty::Float(_) | Ty::Vector { .. });
+        let cas_loop =
+            pt.space == Space::Shared && base == "atomicAdd" && matches!(&pt.pointee, Ty::Float(_) | Ty::Vector { .. });
         if cas_loop {
-            let lds = self.mem_op(AccessKind::Load, Space::Shared, pt.pointee.size(), CacheOp::Default, true, self.text(n), self.span(n));
+            let lds = self.mem_op(
+                AccessKind::Load,
+                Space::Shared,
+                pt.pointee.size(),
+                CacheOp::Default,
+                true,
+                self.text(n),
+                self.span(n),
+            );
             xs.push(Expr::Load { op: lds, addr: Box::new(p.clone()) });
             let note = "a floating-point atomicAdd on shared memory is a compare-and-swap loop (one LDS and one ATOMS per pass, measured on the H200): counted as one pass, exact when no two lanes of a warp add to the same address".to_string();
             if !self.k.notes.contains(&note) {
                 self.k.notes.push(note);
             }
         }
-        let op = self.mem_op(AccessKind::Atom, pt.space, pt.pointee.size(), CacheOp::Default, true, self.text(n), self.span(n));
+        let op = self.mem_op(
+            AccessKind::Atom,
+            pt.space,
+            pt.pointee.size(),
+            CacheOp::Default,
+            true,
+            self.text(n),
+            self.span(n),
+        );
         xs.push(Expr::Load { op, addr: Box::new(p) });
-        Ok((Expr::Opaque { args: xs, what: ATOMIC_WHAT.into() }, pt.pointee.clone()))
+        // Integer adds are what nvcc may fold into one lane's atomic (see `mark_aggregated`).
+        let what = if matches!(base, "atomicAdd" | "atomicSub") && pt.pointee.is_int() {
+            AGGREGABLE_WHAT
+        } else {
+            ATOMIC_WHAT
+        };
+        Ok((Expr::Opaque { args: xs, what: what.into() }, pt.pointee.clone()))
     }
 
     /// Shuffles, votes, warp reductions and bit counts: [`Expr::Warp`].
@@ -155,6 +187,15 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             let (p, pt) = self.expr(args[skip])?;
             let p = self.truth(p, &pt);
             return Ok(Some((Expr::Warp { op, ty, args: vec![p], span }, Ty::Int(ty))));
+        }
+        if name == "__match_any_sync" && args.len() == 2 {
+            let (v, vt) = self.expr(args[1])?;
+            let ty = if let Ty::Int(t) = vt { t } else { IntTy::I64 };
+            let _ = ty;
+            return Ok(Some((
+                Expr::Warp { op: WarpOp::MatchAny, ty: IntTy::U32, args: vec![v], span },
+                Ty::Int(IntTy::U32),
+            )));
         }
         if name == "__activemask" {
             return Ok(Some((
@@ -233,7 +274,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         if !per_thread {
             return Ok(None);
         }
-        let (dst, dt) = self.expr(args[0])?;
+        let (dst, dt) = self.copy_destination(args[0])?;
         let (src, st) = self.expr(args[1])?;
         let bytes = self.copy_size(args[2])?;
         for a in &args[3..] {
@@ -273,6 +314,35 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let op = self.mem_op(AccessKind::AsyncCopy, Space::Global, bytes, cache, true, self.text(n), self.span(n));
         self.pending.push(Stmt::Eval(Expr::Load { op, addr: Box::new(src) }));
         Ok(())
+    }
+
+    /// A copy's shared destination: only the loads inside it count, so a form the front end
+    /// cannot use as a value (a row of a 2-D shared array, `buf[stage]`) is fine when it holds
+    /// no access.
+    pub(super) fn copy_destination(&mut self, a: Node) -> Result<(Expr, Ty)> {
+        match self.expr(a) {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                let mut stack = vec![a];
+                let mut depth = 0;
+                while let Some(x) = stack.pop() {
+                    if x.kind() == "subscript_expression" {
+                        depth += 1;
+                    }
+                    if x.kind() == "call_expression"
+                        || x.kind() == "pointer_expression" && self.text(x).starts_with('*')
+                    {
+                        return Err(e);
+                    }
+                    let mut c = x.walk();
+                    stack.extend(x.named_children(&mut c));
+                }
+                if depth > 1 {
+                    return Err(e);
+                }
+                Ok((Expr::Int(0, IntTy::I32), Ty::Void))
+            }
+        }
     }
 
     fn dst_is_param(&self, e: &Expr) -> bool {
@@ -316,20 +386,39 @@ fn half_function(name: &str) -> Option<Ty> {
     match name {
         "__half22float2" | "__bfloat1622float2" => vec("float2"),
         "__half2float" | "__low2float" | "__high2float" | "__bfloat162float" | "__half2float_rn" => Some(Ty::Float(4)),
-        "__half2int_rn" | "__half2int_rz" | "__half2int_rd" | "__half2int_ru" | "__hisnan" | "__hisinf" | "__heq"
-        | "__hne" | "__hlt" | "__hle" | "__hgt" | "__hge" | "__hbeq2" | "__hbne2" | "__hblt2" | "__hble2"
-        | "__hbgt2" | "__hbge2" | "__half_as_short" | "__bfloat16_as_short" => Some(Ty::Int(IntTy::I32)),
-        "__half_as_ushort" | "__bfloat16_as_ushort" | "__half2ushort_rn" | "__half2uint_rn" => Some(Ty::Int(IntTy::U32)),
+        "__half2int_rn"
+        | "__half2int_rz"
+        | "__half2int_rd"
+        | "__half2int_ru"
+        | "__hisnan"
+        | "__hisinf"
+        | "__heq"
+        | "__hne"
+        | "__hlt"
+        | "__hle"
+        | "__hgt"
+        | "__hge"
+        | "__hbeq2"
+        | "__hbne2"
+        | "__hblt2"
+        | "__hble2"
+        | "__hbgt2"
+        | "__hbge2"
+        | "__half_as_short"
+        | "__bfloat16_as_short" => Some(Ty::Int(IntTy::I32)),
+        "__half_as_ushort" | "__bfloat16_as_ushort" | "__half2ushort_rn" | "__half2uint_rn" => {
+            Some(Ty::Int(IntTy::U32))
+        }
         _ if name.contains("bfloat162") || name.ends_with("bf162") => bf162(),
         _ if name.contains("bfloat16") => Some(Ty::Float(2)),
         "__float2half2_rn" | "__floats2half2_rn" | "__halves2half2" | "__float22half2_rn" | "__half2half2"
         | "__lowhigh2highlow" | "__low2half2" | "__high2half2" | "__lows2half2" | "__highs2half2" | "h2sqrt"
         | "h2rsqrt" | "h2exp" | "h2log" | "h2sin" | "h2cos" | "h2rcp" | "h2floor" | "h2ceil" | "h2trunc" => half2(),
-        _ if name.starts_with("__h") && name.ends_with('2') => half2(),
+        _ if name.starts_with("__h") && (name.ends_with('2') || name.contains("2_")) => half2(),
         "__float2half" | "__float2half_rn" | "__float2half_rz" | "__int2half_rn" | "__uint2half_rn"
         | "__ushort_as_half" | "__short_as_half" | "__low2half" | "__high2half" | "hsqrt" | "hrsqrt" | "hexp"
         | "hlog" | "hsin" | "hcos" | "hrcp" | "hfloor" | "hceil" | "htrunc" | "__double2half" => Some(Ty::Float(2)),
-        _ if name.starts_with("__h") && name.len() <= 8 => Some(Ty::Float(2)),
+        _ if name.starts_with("__h") && name.len() <= 12 => Some(Ty::Float(2)),
         _ => None,
     }
 }
@@ -384,7 +473,7 @@ pub(super) fn settle_atomics(k: &mut Kernel) {
 fn discarded_atomic(e: &Expr) -> Option<MemOpId> {
     match e {
         Expr::ToInt { arg, .. } | Expr::ToFloat(arg) => discarded_atomic(arg),
-        Expr::Opaque { args, what } if what == ATOMIC_WHAT => match args.last() {
+        Expr::Opaque { args, what } if is_atomic_what(what) => match args.last() {
             Some(Expr::Load { op, .. }) => Some(*op),
             _ => None,
         },
@@ -409,11 +498,12 @@ fn visit(stmts: &[Stmt], f: &mut impl FnMut(&Stmt)) {
     }
 }
 
-/// nvcc performs a global atomic once per warp when its address is the same in every lane as
-/// far as its divergence analysis sees (a parameter, `blockIdx`, constants, and locals computed
-/// from them outside lane-dependent branches): measured on the H200, `atomicAdd(counter, 1)` by
-/// every lane is one RED of one sector per warp, while 32 lanes on one address computed from
-/// loaded data cost 32 sectors.
+/// nvcc performs an integer atomic add once per warp when its address and its value are the
+/// same in every lane as far as its divergence analysis sees (a parameter, `blockIdx`,
+/// constants, and locals computed from them outside lane-dependent branches): measured on the
+/// H200, `atomicAdd(counter, 1)` by every lane is one RED of one sector per warp (VOTEU + one
+/// REDG), while 32 lanes on one address computed from loaded data cost 32 sectors. Other
+/// atomics on one address are counted lane after lane.
 fn mark_aggregated(k: &mut Kernel) {
     let mut varying = vec![false; k.locals.len()];
     // Fixpoint: a local is varying once any assignment to it is, or happens under a varying
@@ -429,9 +519,14 @@ fn mark_aggregated(k: &mut Kernel) {
     visit(&k.body, &mut |s| {
         let mut see = |e: &Expr| {
             crate::ir::licm::walk(e, &mut |x| {
-                if let Expr::Load { op, addr } = x {
-                    if !is_varying(addr, &varying) {
-                        ops.push(*op);
+                // An integer add of a value and at an address the same in every lane.
+                if let Expr::Opaque { args, what } = x {
+                    if what == AGGREGABLE_WHAT {
+                        if let Some((Expr::Load { op, addr }, values)) = args.split_last() {
+                            if !is_varying(addr, &varying) && values.iter().all(|v| !is_varying(v, &varying)) {
+                                ops.push(*op);
+                            }
+                        }
                     }
                 }
             })
@@ -459,10 +554,8 @@ fn mark_aggregated(k: &mut Kernel) {
 fn assign_varying(stmts: &[Stmt], under: bool, varying: &mut Vec<bool>) {
     for s in stmts {
         match s {
-            Stmt::Assign { local, value, .. } => {
-                if under || is_varying(value, varying) {
-                    varying[local.0 as usize] = true;
-                }
+            Stmt::Assign { local, value, .. } if under || is_varying(value, varying) => {
+                varying[local.0 as usize] = true;
             }
             Stmt::If { cond, then, els, .. } => {
                 let u = under || is_varying(cond, varying);
@@ -498,7 +591,7 @@ fn is_varying(e: &Expr, varying: &[bool]) -> bool {
             }
         },
         Expr::Load { op: _, addr } => is_varying(addr, varying),
-        Expr::Opaque { args, what } => what == ATOMIC_WHAT || args.iter().any(|a| is_varying(a, varying)),
+        Expr::Opaque { args, what } => is_atomic_what(what) || args.iter().any(|a| is_varying(a, varying)),
         Expr::Binary { lhs, rhs, .. }
         | Expr::FloatBinary { lhs, rhs, .. }
         | Expr::Logical { lhs, rhs, .. }
