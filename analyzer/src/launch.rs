@@ -191,6 +191,27 @@ impl Setup {
         let mut fills: Vec<Option<(Fill, Option<Vec<u32>>)>> = vec![None; kernel.params.len()];
         for (name, fill) in &opts.fills {
             let p = pointer_param(kernel, name, "--fill")?;
+            // Values the elements cannot hold would be read back as other numbers.
+            if let Ty::Ptr(pt) = &kernel.params[p].ty {
+                if let Ty::Int(t) = pt.pointee {
+                    let (lo, hi) = int_range(t);
+                    let extremes: Vec<i128> = match fill {
+                        Fill::Constant(v) => vec![*v as i128],
+                        Fill::Uniform { lo, hi, .. } => vec![*lo as i128, *hi as i128 - 1],
+                        Fill::Permutation { len, .. } => vec![*len as i128 - 1],
+                        Fill::Zero | Fill::Identity => Vec::new(),
+                    };
+                    if t.bits > 1 && extremes.iter().any(|v| *v < lo || *v > hi) {
+                        return Err(Diagnostic::new(
+                            ErrorKind::Usage,
+                            format!(
+                                "--fill {name}={fill}: the elements of `{name}` are {}, which holds {lo}..={hi}",
+                                t.name()
+                            ),
+                        ));
+                    }
+                }
+            }
             fills[p] = Some((fill.clone(), fill.table()));
         }
         let mut offsets = vec![0; kernel.params.len()];

@@ -62,6 +62,18 @@ fn an_arg_outside_its_type_is_refused_with_the_range() {
 }
 
 #[test]
+fn a_fill_its_elements_cannot_hold_is_refused() {
+    let src = "__global__ void k(const unsigned char* idx, float* o) {\n    o[idx[threadIdx.x]] = 1.0f;\n}\n";
+    let mut o = opts("1", "32", &[]);
+    o.fills = vec![("idx".into(), sector_analyzer::Fill::parse("constant:300").unwrap())];
+    let d = refusal(src, &o);
+    assert!(d.message.contains("unsigned char, which holds 0..=255"), "{}", d.message);
+    o.fills = vec![("idx".into(), sector_analyzer::Fill::parse("constant:255").unwrap())];
+    // Every lane stores to element 255: one sector.
+    assert_eq!(analyze_source("h.cu", src, &o).unwrap().sheet.totals.global_store.sectors, 1);
+}
+
+#[test]
 fn a_misaligned_offset_is_refused() {
     let mut o = opts("1", "32", &[]);
     o.offsets = vec![("a".into(), 2)];
