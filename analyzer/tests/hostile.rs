@@ -206,3 +206,21 @@ fn lowering_binds_a_read_modify_write_target_once() {
         "{\n  l0 = i32(threadIdx.x)\n  l1 = (p1 +B (i64(load#0[(p0 +B (i64(l0) *.i64 4i64))]) *.i64 4i64))\n  store#2[l1] = (load#1[l1] +.f 1.0f)\n}\n"
     );
 }
+
+#[test]
+fn a_large_unit_keeps_its_lines_when_unreached_code_is_not_parsed() {
+    // 6,000 unused helpers (over 256 KiB, where unreached functions are blanked before parsing),
+    // one used helper, then the kernel: its rows keep their lines.
+    let mut src = String::new();
+    for n in 0..6000 {
+        src.push_str(&format!("__device__ float f{n}(float x) {{ return x * 2.0f + 1.0f; /* }} */ }}\n"));
+    }
+    src.push_str("__device__ int at(int i) { return i + 1; }\n");
+    src.push_str("__global__ void k(float* a) {\n    a[at(threadIdx.x)] = f7(1.0f);\n}\n");
+    assert!(src.len() > 256 << 10);
+    let s = analyze_source("h.cu", &src, &opts("1", "32", &[])).unwrap_or_else(|f| panic!("{}", f.one_line())).sheet;
+    assert_eq!(s.instructions.len(), 1);
+    assert_eq!((s.instructions[0].line, s.instructions[0].column), (6003, 5));
+    // Bytes 4..131: five sectors.
+    assert_eq!(s.totals.global_store.sectors, 5);
+}

@@ -3,6 +3,7 @@
 
 mod lower;
 pub mod preprocess;
+mod prune;
 mod types;
 
 use crate::analyze::AnalyzeOptions;
@@ -12,6 +13,9 @@ use crate::source::{FileId, FileLoader, SourceFiles};
 
 pub use lower::lower_translation_unit;
 
+/// Preprocessed size above which unreachable functions are blanked before parsing.
+const PRUNE_ABOVE: usize = 256 << 10;
+
 pub fn lower_file(
     files: &mut SourceFiles,
     root: FileId,
@@ -20,6 +24,10 @@ pub fn lower_file(
 ) -> Result<Module> {
     let pp_opts =
         preprocess::PreprocessOptions { defines: opts.defines.clone(), include_dirs: opts.include_dirs.clone() };
-    let pre = preprocess::preprocess(files, root, &pp_opts, loader)?;
+    let mut pre = preprocess::preprocess(files, root, &pp_opts, loader)?;
+    // Large units: what no kernel reaches is not parsed (the parse tree dominates memory).
+    if pre.text.len() > PRUNE_ABOVE {
+        prune::blank_unreachable(&mut pre.text);
+    }
     lower_translation_unit(&pre, &opts.args)
 }
