@@ -57,7 +57,8 @@ fn an_arg_outside_its_type_is_refused_with_the_range() {
     assert!(d.message.contains("0..=255"), "{}", d.message);
     // The ends of each range are fine.
     for (k, v) in [("n", "-2147483648"), ("n", "2147483647"), ("m", "18446744073709551615"), ("c", "255")] {
-        analyze_source("h.cu", ARGS, &opts("1", "32", &[(k, v)])).unwrap_or_else(|f| panic!("{k}={v}: {}", f.one_line()));
+        analyze_source("h.cu", ARGS, &opts("1", "32", &[(k, v)]))
+            .unwrap_or_else(|f| panic!("{k}={v}: {}", f.one_line()));
     }
 }
 
@@ -149,7 +150,8 @@ fn devices_directories_and_huge_files_are_refused_before_reading() {
 #[test]
 fn digraphs_are_the_punctuators_they_spell() {
     let plain = "__global__ void k(float* a) {\n    int t[2] = {0, 1};\n    a[threadIdx.x + t[1]] = 1.0f;\n}\n";
-    let digraph = "__global__ void k(float* a) <%\n    int t<:2:> = <%0, 1%>;\n    a<:threadIdx.x + t<:1:>:> = 1.0f;\n%>\n";
+    let digraph =
+        "__global__ void k(float* a) <%\n    int t<:2:> = <%0, 1%>;\n    a<:threadIdx.x + t<:1:>:> = 1.0f;\n%>\n";
     let o = opts("1", "32", &[]);
     let a = analyze_source("h.cu", plain, &o).unwrap().sheet;
     let b = analyze_source("h.cu", digraph, &o).unwrap_or_else(|f| panic!("{}", f.one_line())).sheet;
@@ -196,9 +198,11 @@ fn a_chain_of_17_calls_is_not_recursion_but_recursion_is_refused() {
 
 #[test]
 fn lowering_binds_a_read_modify_write_target_once() {
-    let src = "__global__ void k(volatile int* idx, float* out) {\n    int i = threadIdx.x;\n    out[idx[i]] += 1.0f;\n}\n";
+    let src =
+        "__global__ void k(volatile int* idx, float* out) {\n    int i = threadIdx.x;\n    out[idx[i]] += 1.0f;\n}\n";
     let mut files = SourceFiles::default();
-    let m = lower(&Input::Source { name: "h.cu", text: src }, &AnalyzeOptions::default(), &NoFiles, &mut files).unwrap();
+    let m =
+        lower(&Input::Source { name: "h.cu", text: src }, &AnalyzeOptions::default(), &NoFiles, &mut files).unwrap();
     let ir = sector_analyzer::ir::print::kernel(&m.kernels[0]);
     let body = &ir[ir.find('{').unwrap()..];
     assert_eq!(
