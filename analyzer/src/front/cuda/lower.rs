@@ -867,6 +867,17 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let e = self.convert(e, &et, &ty, i)?;
                 self.flush(out);
                 out.push(Stmt::Assign { local: id, value: e, span: self.span(d) });
+                // nvcc infers a local pointer's address space from its initializer: a pointer
+                // into shared memory (`float* p = sm + t;`) is accessed with shared instructions.
+                if let (Ty::Ptr(decl), Ty::Ptr(init)) = (&ty, &et) {
+                    if init.space == Space::Shared && decl.space != Space::Shared {
+                        let mut d = decl.clone();
+                        d.space = Space::Shared;
+                        self.k.locals[id.0 as usize].ty = Ty::Ptr(d.clone());
+                        self.scopes.last_mut().unwrap().insert(name, Sym::Local(id, Ty::Ptr(d)));
+                        continue;
+                    }
+                }
             }
             self.scopes.last_mut().unwrap().insert(name, Sym::Local(id, ty));
         }
