@@ -91,7 +91,7 @@ impl Budget {
                     Some(s) => Diagnostic::at(ErrorKind::Limit, s, msg),
                     None => Diagnostic::new(ErrorKind::Limit, msg),
                 };
-                Err(d.note("analyse a smaller launch (fewer blocks or a smaller problem size)"))
+                Err(d.note("analyse a smaller launch (fewer blocks or a smaller problem size), or allow more time (--time-limit SECONDS)"))
             }
             _ => Ok(()),
         }
