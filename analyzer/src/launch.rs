@@ -44,6 +44,10 @@ pub struct Setup {
 #[derive(Clone)]
 pub struct Progress(pub std::sync::Arc<dyn Fn(u64, u64) + Send + Sync>);
 
+// A progress report only draws; a panic inside an analysis leaves nothing it shares broken.
+impl std::panic::RefUnwindSafe for Progress {}
+impl std::panic::UnwindSafe for Progress {}
+
 impl std::fmt::Debug for Progress {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Progress")
