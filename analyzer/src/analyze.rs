@@ -8,7 +8,9 @@ use crate::sheet::Sheet;
 use crate::source::{FileLoader, SourceFiles};
 use std::path::{Path, PathBuf};
 
-/// Default work budget: warp-level evaluation steps before the engine gives up.
+/// Default work budget: warp-level evaluation steps of the reference engine before the analysis
+/// gives up, shared by every engine that runs (a symbolic step counts as
+/// [`crate::launch::SYMBOLIC_STEP_COST`]).
 pub const DEFAULT_MAX_WORK: u64 = 400_000_000;
 
 /// The command line's default wall-clock limit per analysis, in seconds: nothing runs past

@@ -77,6 +77,10 @@ pub struct Setup {
 #[derive(Clone)]
 pub struct Progress(pub std::sync::Arc<dyn Fn(u64, u64) + Send + Sync>);
 
+// A progress report only draws; a panic inside an analysis leaves nothing it shares broken.
+impl std::panic::RefUnwindSafe for Progress {}
+impl std::panic::UnwindSafe for Progress {}
+
 impl std::fmt::Debug for Progress {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Progress")
@@ -124,7 +128,7 @@ impl Budget {
                     Some(s) => Diagnostic::at(ErrorKind::Limit, s, msg),
                     None => Diagnostic::new(ErrorKind::Limit, msg),
                 };
-                Err(d.note("analyse a smaller launch (fewer blocks or a smaller problem size)"))
+                Err(d.note("analyse a smaller launch (fewer blocks or a smaller problem size), or allow more time (--time-limit SECONDS)"))
             }
             _ => Ok(()),
         }
@@ -232,6 +236,27 @@ impl Setup {
         let mut fills: Vec<Option<(Fill, Option<Vec<u32>>)>> = vec![None; kernel.params.len()];
         for (name, fill) in &opts.fills {
             let p = pointer_param(kernel, name, "--fill")?;
+            // Values the elements cannot hold would be read back as other numbers.
+            if let Ty::Ptr(pt) = &kernel.params[p].ty {
+                if let Ty::Int(t) = pt.pointee {
+                    let (lo, hi) = int_range(t);
+                    let extremes: Vec<i128> = match fill {
+                        Fill::Constant(v) => vec![*v as i128],
+                        Fill::Uniform { lo, hi, .. } => vec![*lo as i128, *hi as i128 - 1],
+                        Fill::Permutation { len, .. } => vec![*len as i128 - 1],
+                        Fill::Zero | Fill::Identity => Vec::new(),
+                    };
+                    if t.bits > 1 && extremes.iter().any(|v| *v < lo || *v > hi) {
+                        return Err(Diagnostic::new(
+                            ErrorKind::Usage,
+                            format!(
+                                "--fill {name}={fill}: the elements of `{name}` are {}, which holds {lo}..={hi}",
+                                t.name()
+                            ),
+                        ));
+                    }
+                }
+            }
             fills[p] = Some((fill.clone(), fill.table()));
         }
         let mut offsets = vec![0; kernel.params.len()];

@@ -232,3 +232,26 @@ fn loads_used_through_locals_arrays_and_branches_stay() {
     assert_eq!(row(&s, "load", "flag[t]").requests, 1);
     assert!(!s.assumptions.iter().any(|a| a.contains("never used")));
 }
+
+#[test]
+fn a_local_pointer_into_shared_memory_is_shared() {
+    // `p` points into the dynamic shared array: its accesses are shared (STS/LDS), one request
+    // each for one warp; only `o` is global.
+    let src = r#"
+    __global__ void k(float* o) {
+        extern __shared__ float sm[];
+        float* p = sm + threadIdx.x;
+        p[0] = 1.0f;
+        __syncthreads();
+        o[threadIdx.x] = p[1];
+    }"#;
+    let opts = AnalyzeOptions { grid: "1".into(), block: "32".into(), shared_bytes: 1024, ..Default::default() };
+    let s = analyze_source("m.cu", src, &opts).unwrap_or_else(|f| panic!("{}", f.one_line())).sheet;
+    assert_eq!(row(&s, "store", "p[0]").space, "shared");
+    assert_eq!(row(&s, "load", "p[1]").space, "shared");
+    assert_eq!(s.totals.global_load.requests, 0);
+    assert_eq!(
+        (s.totals.global_store.requests, s.totals.shared_store.requests, s.totals.shared_load.requests),
+        (1, 1, 1)
+    );
+}

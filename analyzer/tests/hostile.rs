@@ -57,8 +57,21 @@ fn an_arg_outside_its_type_is_refused_with_the_range() {
     assert!(d.message.contains("0..=255"), "{}", d.message);
     // The ends of each range are fine.
     for (k, v) in [("n", "-2147483648"), ("n", "2147483647"), ("m", "18446744073709551615"), ("c", "255")] {
-        analyze_source("h.cu", ARGS, &opts("1", "32", &[(k, v)])).unwrap_or_else(|f| panic!("{k}={v}: {}", f.one_line()));
+        analyze_source("h.cu", ARGS, &opts("1", "32", &[(k, v)]))
+            .unwrap_or_else(|f| panic!("{k}={v}: {}", f.one_line()));
     }
+}
+
+#[test]
+fn a_fill_its_elements_cannot_hold_is_refused() {
+    let src = "__global__ void k(const unsigned char* idx, float* o) {\n    o[idx[threadIdx.x]] = 1.0f;\n}\n";
+    let mut o = opts("1", "32", &[]);
+    o.fills = vec![("idx".into(), sector_analyzer::Fill::parse("constant:300").unwrap())];
+    let d = refusal(src, &o);
+    assert!(d.message.contains("unsigned char, which holds 0..=255"), "{}", d.message);
+    o.fills = vec![("idx".into(), sector_analyzer::Fill::parse("constant:255").unwrap())];
+    // Every lane stores to element 255: one sector.
+    assert_eq!(analyze_source("h.cu", src, &o).unwrap().sheet.totals.global_store.sectors, 1);
 }
 
 #[test]
@@ -137,7 +150,8 @@ fn devices_directories_and_huge_files_are_refused_before_reading() {
 #[test]
 fn digraphs_are_the_punctuators_they_spell() {
     let plain = "__global__ void k(float* a) {\n    int t[2] = {0, 1};\n    a[threadIdx.x + t[1]] = 1.0f;\n}\n";
-    let digraph = "__global__ void k(float* a) <%\n    int t<:2:> = <%0, 1%>;\n    a<:threadIdx.x + t<:1:>:> = 1.0f;\n%>\n";
+    let digraph =
+        "__global__ void k(float* a) <%\n    int t<:2:> = <%0, 1%>;\n    a<:threadIdx.x + t<:1:>:> = 1.0f;\n%>\n";
     let o = opts("1", "32", &[]);
     let a = analyze_source("h.cu", plain, &o).unwrap().sheet;
     let b = analyze_source("h.cu", digraph, &o).unwrap_or_else(|f| panic!("{}", f.one_line())).sheet;
@@ -184,13 +198,33 @@ fn a_chain_of_17_calls_is_not_recursion_but_recursion_is_refused() {
 
 #[test]
 fn lowering_binds_a_read_modify_write_target_once() {
-    let src = "__global__ void k(volatile int* idx, float* out) {\n    int i = threadIdx.x;\n    out[idx[i]] += 1.0f;\n}\n";
+    let src =
+        "__global__ void k(volatile int* idx, float* out) {\n    int i = threadIdx.x;\n    out[idx[i]] += 1.0f;\n}\n";
     let mut files = SourceFiles::default();
-    let m = lower(&Input::Source { name: "h.cu", text: src }, &AnalyzeOptions::default(), &NoFiles, &mut files).unwrap();
+    let m =
+        lower(&Input::Source { name: "h.cu", text: src }, &AnalyzeOptions::default(), &NoFiles, &mut files).unwrap();
     let ir = sector_analyzer::ir::print::kernel(&m.kernels[0]);
     let body = &ir[ir.find('{').unwrap()..];
     assert_eq!(
         body,
         "{\n  l0 = i32(threadIdx.x)\n  l1 = (p1 +B (i64(load#0[(p0 +B (i64(l0) *.i64 4i64))]) *.i64 4i64))\n  store#2[l1] = (load#1[l1] +.f 1.0f)\n}\n"
     );
+}
+
+#[test]
+fn a_large_unit_keeps_its_lines_when_unreached_code_is_not_parsed() {
+    // 6,000 unused helpers (over 256 KiB, where unreached functions are blanked before parsing),
+    // one used helper, then the kernel: its rows keep their lines.
+    let mut src = String::new();
+    for n in 0..6000 {
+        src.push_str(&format!("__device__ float f{n}(float x) {{ return x * 2.0f + 1.0f; /* }} */ }}\n"));
+    }
+    src.push_str("__device__ int at(int i) { return i + 1; }\n");
+    src.push_str("__global__ void k(float* a) {\n    a[at(threadIdx.x)] = f7(1.0f);\n}\n");
+    assert!(src.len() > 256 << 10);
+    let s = analyze_source("h.cu", &src, &opts("1", "32", &[])).unwrap_or_else(|f| panic!("{}", f.one_line())).sheet;
+    assert_eq!(s.instructions.len(), 1);
+    assert_eq!((s.instructions[0].line, s.instructions[0].column), (6003, 5));
+    // Bytes 4..131: five sectors.
+    assert_eq!(s.totals.global_store.sectors, 5);
 }

@@ -32,8 +32,21 @@ pub fn remove_dead_loads(k: &mut Kernel) -> Vec<MemOpId> {
 /// An opaque value whose arguments are used even when its result is not.
 fn has_effects(what: &str) -> bool {
     const EFFECTS: &[&str] = &[
-        "printf", "assert", "__prof", "__trap", "__brkpt", "__shfl", "__ballot", "__any", "__all", "__match", "__reduce",
-        "__nanosleep", "__activemask", "clock", "__globaltimer",
+        "printf",
+        "assert",
+        "__prof",
+        "__trap",
+        "__brkpt",
+        "__shfl",
+        "__ballot",
+        "__any",
+        "__all",
+        "__match",
+        "__reduce",
+        "__nanosleep",
+        "__activemask",
+        "clock",
+        "__globaltimer",
     ];
     what == LOCAL_ARRAY || EFFECTS.iter().any(|e| what.starts_with(e))
 }

@@ -147,7 +147,10 @@ fn loads_in<'k>(e: &'k Expr, addrs: &mut [Option<&'k Expr>]) {
 }
 
 fn commutative(op: BinOp) -> bool {
-    matches!(op, BinOp::Add | BinOp::Mul | BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Eq | BinOp::Ne | BinOp::Min | BinOp::Max)
+    matches!(
+        op,
+        BinOp::Add | BinOp::Mul | BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Eq | BinOp::Ne | BinOp::Min | BinOp::Max
+    )
 }
 
 fn associative(op: BinOp) -> bool {

@@ -1208,7 +1208,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         match place {
             Place::Mem { addr, ty, space, volatile, text, span } if contains_load(&addr) => {
                 let pointee = ty.clone();
-                let t = self.temp(Ty::Ptr(Box::new(PtrTy { pointee, space, is_const: false, restrict: false, volatile })));
+                let t =
+                    self.temp(Ty::Ptr(Box::new(PtrTy { pointee, space, is_const: false, restrict: false, volatile })));
                 self.pending.push(Stmt::Assign { local: t, value: addr, span });
                 Place::Mem { addr: Expr::Local(t), ty, space, volatile, text, span }
             }
@@ -1268,9 +1269,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let op = self.mem_op(AccessKind::Load, *space, ty.size(), cache, *volatile, text, *span);
                 (Expr::Load { op, addr: Box::new(addr.clone()) }, ty.clone())
             }
-            Place::LocalArray(ty) => {
-                (Expr::Opaque { args: Vec::new(), what: LOCAL_ARRAY.into() }, ty.clone())
-            }
+            Place::LocalArray(ty) => (Expr::Opaque { args: Vec::new(), what: LOCAL_ARRAY.into() }, ty.clone()),
         }
     }
 

@@ -3,6 +3,7 @@
 
 mod lower;
 pub mod preprocess;
+mod prune;
 mod types;
 
 use crate::diag::{Result, Severity};
@@ -22,6 +23,9 @@ pub struct CudaOptions<'a> {
     pub args: &'a [(String, String)],
 }
 
+/// Preprocessed size above which unreachable functions are blanked before parsing.
+const PRUNE_ABOVE: usize = 256 << 10;
+
 pub fn lower_file(
     files: &mut SourceFiles,
     root: FileId,
@@ -30,7 +34,11 @@ pub fn lower_file(
 ) -> Result<Module> {
     let pp_opts =
         preprocess::PreprocessOptions { defines: opts.defines.to_vec(), include_dirs: opts.include_dirs.to_vec() };
-    let pre = preprocess::preprocess(files, root, &pp_opts, loader)?;
+    let mut pre = preprocess::preprocess(files, root, &pp_opts, loader)?;
+    // Large units: what no kernel reaches is not parsed (the parse tree dominates memory).
+    if pre.text.len() > PRUNE_ABOVE {
+        prune::blank_unreachable(&mut pre.text);
+    }
     let mut module = lower_translation_unit(&pre, opts.args)?;
     module.warnings = pre.warnings.iter().map(|w| w.clone().severity(Severity::Warning)).collect();
     Ok(module)
