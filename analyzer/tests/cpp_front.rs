@@ -193,3 +193,22 @@ fn textures_are_refused_by_name() {
     let e = fail(src, "k", &[]);
     assert!(e.contains("textures and surfaces are not modelled"), "{e}");
 }
+
+#[test]
+fn lambdas_class_templates_and_methods() {
+    // One warp. load(i) reads a[t] and a[t + 32] (4 sectors each) through a lambda; Pair<float>
+    // is 8 bytes (x @0, y @4): p[t].y spans 256 bytes = 8 sectors through a method.
+    let src = r#"
+    template <typename T> struct Pair {
+        T x, y;
+        __device__ T second() const { return y; }
+    };
+    __global__ void k(const float *a, const Pair<float> *p, float *out) {
+        int i = threadIdx.x;
+        auto load = [&](int j) { return a[j]; };
+        out[i] = load(i) + load(i + 32) + p[i].second();
+    }"#;
+    let s = run(src, "k", "1", "32", &[]);
+    assert_eq!(total(&s, "global", "load"), (3, 16));
+    assert_eq!(total(&s, "global", "store"), (1, 4));
+}

@@ -14,6 +14,8 @@ pub struct Layout {
     pub size: u32,
     pub align: u32,
     pub fields: Vec<Field>,
+    /// A class template's arguments (`Vec2<float>`: T = float), bound while its methods inline.
+    pub targs: Vec<(String, TemplateArg)>,
 }
 
 #[derive(Clone, Debug)]
@@ -64,7 +66,7 @@ fn align_of(unit: &Unit, ty: &Ty) -> u32 {
         Ty::Int(_) | Ty::Float(_) | Ty::Ptr(_) => ty.size().max(1),
         Ty::Vector { name, bytes } => {
             if let Some(s) = struct_name(ty) {
-                return unit.structs.get(s).map(|l| l.align).unwrap_or(1);
+                return unit.layout(s).map(|l| l.align).unwrap_or(1);
             }
             let n = name.chars().last().and_then(|c| c.to_digit(10)).unwrap_or(1);
             if n == 2 || n == 4 {
@@ -133,89 +135,214 @@ pub(super) fn declare_types<'a>(unit: &mut Unit<'a>, n: Node<'a>) {
                 }
             }
             let Some(first) = names.first().cloned() else { return };
-            let union = spec.kind() == "union_specifier";
-            let mut fields = Vec::new();
-            let (mut off, mut align) = (0u32, 1u32);
-            let mut c = body.walk();
-            let items: Vec<Node> = body.named_children(&mut c).collect();
-            let mut ok = true;
-            for f in items {
-                if f.kind() != "field_declaration" {
-                    continue;
-                }
-                let quals = {
-                    let mut cc = f.walk();
-                    let q: Vec<&str> = f
-                        .children(&mut cc)
-                        .filter(|x| x.kind() == "storage_class_specifier")
-                        .map(|x| unit.text(x))
-                        .collect();
-                    q
-                };
-                if quals.contains(&"static") {
-                    continue;
-                }
-                let Some(t) = f.child_by_field_name("type") else { continue };
-                let Ok(base) = type_of_specifier(unit, t, &HashMap::new()) else {
-                    ok = false;
-                    break;
-                };
-                let mut cc = f.walk();
-                let decls: Vec<Node> = f.children_by_field_name("declarator", &mut cc).collect();
-                for d in decls {
-                    let Some((fname, ty, dims)) = field_declarator(unit, d, base.clone()) else {
-                        ok = false;
-                        break;
-                    };
-                    let a = align_of(unit, &ty);
-                    let a = explicit_align(unit.text(f)).unwrap_or(a).max(a);
-                    let count: u64 = dims.iter().product();
-                    let size = ty.size() as u64 * count.max(1);
-                    let at = if union { 0 } else { off.div_ceil(a) * a };
-                    fields.push(Field { name: fname, offset: at, ty, dims });
-                    off = if union { off.max(size as u32) } else { at + size as u32 };
-                    align = align.max(a);
-                }
-            }
-            if !ok {
-                return;
-            }
-            if let Some(a) = explicit_align(unit.text(spec)) {
-                align = align.max(a);
-            }
-            let size = off.div_ceil(align).max(1) * align;
+            let Some(layout) = layout_of(unit, spec, body, &first, &HashMap::new()) else { return };
             for nm in names {
-                unit.structs.insert(nm.clone(), Layout { name: first.clone(), size, align, fields: fields.clone() });
+                unit.structs.insert(nm.clone(), Layout { name: first.clone(), ..layout.clone() });
             }
             if !unit.structs.contains_key(&first) {
                 return;
             }
-            // Methods are kept so that calls on objects inline them.
-            let mut c = body.walk();
-            for m in body.named_children(&mut c) {
-                let m = if m.kind() == "template_declaration" {
-                    let mut cc = m.walk();
-                    let f = m.named_children(&mut cc).find(|x| x.kind() == "function_definition");
-                    match f {
-                        Some(f) => f,
-                        None => continue,
-                    }
-                } else {
-                    m
-                };
-                if m.kind() == "function_definition" {
-                    if let Some(fname) = function_name(unit, m) {
-                        let fname: String = fname.chars().filter(|c| !c.is_whitespace()).collect();
-                        unit.device_fns.insert(format!("{first}::{fname}"), m);
-                    }
-                }
+            register_methods(unit, &first, body);
+        }
+    }
+}
+
+/// Methods are kept, as `Class::method`, so that calls on objects inline them.
+fn register_methods<'a>(unit: &mut Unit<'a>, class: &str, body: Node<'a>) {
+    let mut c = body.walk();
+    for m in body.named_children(&mut c) {
+        let m = if m.kind() == "template_declaration" {
+            let mut cc = m.walk();
+            let f = m.named_children(&mut cc).find(|x| x.kind() == "function_definition");
+            match f {
+                Some(f) => f,
+                None => continue,
+            }
+        } else {
+            m
+        };
+        if m.kind() == "function_definition" {
+            if let Some(fname) = function_name(unit, m) {
+                let fname: String = fname.chars().filter(|c| !c.is_whitespace()).collect();
+                unit.device_fns.insert(format!("{class}::{fname}"), m);
             }
         }
     }
 }
 
+/// `template <typename T, int N> struct Vec { .. };`: kept until a use names its arguments.
+pub(super) fn declare_struct_template<'a>(unit: &mut Unit<'a>, tdecl: Node<'a>) {
+    let mut c = tdecl.walk();
+    let spec = tdecl.named_children(&mut c).find_map(|x| match x.kind() {
+        "struct_specifier" | "class_specifier" => Some(x),
+        "declaration" => x.child_by_field_name("type").filter(|t| matches!(t.kind(), "struct_specifier" | "class_specifier")),
+        _ => None,
+    });
+    let Some(spec) = spec else { return };
+    let (Some(name), Some(body)) = (spec.child_by_field_name("name"), spec.child_by_field_name("body")) else { return };
+    let name = unit.text(name).to_string();
+    register_methods(unit, &name, body);
+    unit.struct_templates.insert(name, (tdecl, spec));
+}
+
+impl<'a> Unit<'a> {
+    /// A structure's layout by name: declared, or an instance of a class template.
+    pub(super) fn layout(&self, name: &str) -> Option<Layout> {
+        if let Some(l) = self.structs.get(name) {
+            return Some(l.clone());
+        }
+        self.instances.borrow().get(name).cloned()
+    }
+}
+
+/// `Vec<float, 4>`: the class template's layout with its parameters bound (cached by name).
+fn instantiate(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) -> Option<Layout> {
+    let name = unit.text(t.child_by_field_name("name")?).to_string();
+    let (tdecl, spec) = *unit.struct_templates.get(&name)?;
+    let params = tdecl.child_by_field_name("parameters")?;
+    let mut given = Vec::new();
+    if let Some(args) = t.child_by_field_name("arguments") {
+        let mut c = args.walk();
+        given = args.named_children(&mut c).collect();
+    }
+    let mut bound: HashMap<String, TemplateArg> = tmpl.clone();
+    let mut targs = Vec::new();
+    let mut c = params.walk();
+    for (i, p) in params.named_children(&mut c).enumerate() {
+        let is_type = matches!(p.kind(), "type_parameter_declaration" | "optional_type_parameter_declaration");
+        let pname = if is_type {
+            let mut k = p.walk();
+            let x = p.named_children(&mut k).find(|x| x.kind() == "type_identifier").map(|x| unit.text(x).to_string());
+            x
+        } else {
+            p.child_by_field_name("declarator").map(|d| unit.text(d).to_string())
+        }?;
+        let arg = match given.get(i) {
+            Some(g) => template_value(unit, *g, is_type, &bound)?,
+            None => {
+                let d = p.child_by_field_name(if is_type { "default_type" } else { "default_value" })?;
+                template_value(unit, d, is_type, &bound)?
+            }
+        };
+        bound.insert(pname.clone(), arg.clone());
+        targs.push((pname, arg));
+    }
+    let key = format!(
+        "{name}<{}>",
+        targs
+            .iter()
+            .map(|(_, a)| match a {
+                TemplateArg::Int(v) => v.to_string(),
+                TemplateArg::Type(t) => t.display(),
+                TemplateArg::Func(f) => f.clone(),
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    if let Some(l) = unit.layout(&key) {
+        return Some(l);
+    }
+    let body = spec.child_by_field_name("body")?;
+    let mut layout = layout_of(unit, spec, body, &key, &bound)?;
+    layout.targs = targs;
+    unit.instances.borrow_mut().insert(key, layout.clone());
+    Some(layout)
+}
+
+/// One template argument written in a type (`float`, `4`, `N`, `T`).
+fn template_value(unit: &Unit, g: Node, is_type: bool, tmpl: &HashMap<String, TemplateArg>) -> Option<TemplateArg> {
+    if is_type {
+        let t = if g.kind() == "type_descriptor" { g.child_by_field_name("type")? } else { g };
+        let base = type_of_specifier(unit, t, tmpl).ok()?;
+        let ptr = g.child_by_field_name("declarator").is_some_and(|d| d.kind() == "abstract_pointer_declarator");
+        return Some(TemplateArg::Type(if ptr {
+            Ty::Ptr(Box::new(PtrTy { pointee: base, space: Space::Global, is_const: false, restrict: false, volatile: false }))
+        } else {
+            base
+        }));
+    }
+    let text = unit.text(g).trim();
+    if let Some(a @ TemplateArg::Int(_)) = tmpl.get(text) {
+        return Some(a.clone());
+    }
+    if let Some(Sym::Const(v, _)) = unit.globals.get(text) {
+        return Some(TemplateArg::Int(*v));
+    }
+    match parse_number(text) {
+        Some(ParamValue::Int(v)) => Some(TemplateArg::Int(v)),
+        _ => None,
+    }
+}
+
+/// The C layout of a structure's members, with template parameters bound by `tmpl`.
+fn layout_of<'a>(
+    unit: &Unit<'a>,
+    spec: Node<'a>,
+    body: Node<'a>,
+    first: &str,
+    tmpl: &HashMap<String, TemplateArg>,
+) -> Option<Layout> {
+        let union = spec.kind() == "union_specifier";
+        let mut fields = Vec::new();
+        let (mut off, mut align) = (0u32, 1u32);
+        let mut c = body.walk();
+        let items: Vec<Node> = body.named_children(&mut c).collect();
+        let mut ok = true;
+        for f in items {
+            if f.kind() != "field_declaration" {
+                continue;
+            }
+            let quals = {
+                let mut cc = f.walk();
+                let q: Vec<&str> = f
+                    .children(&mut cc)
+                    .filter(|x| x.kind() == "storage_class_specifier")
+                    .map(|x| unit.text(x))
+                    .collect();
+                q
+            };
+            if quals.contains(&"static") {
+                continue;
+            }
+            let Some(t) = f.child_by_field_name("type") else { continue };
+            let Ok(base) = type_of_specifier(unit, t, tmpl) else {
+                ok = false;
+                break;
+            };
+            let mut cc = f.walk();
+            let decls: Vec<Node> = f.children_by_field_name("declarator", &mut cc).collect();
+            for d in decls {
+                let Some((fname, ty, dims)) = field_declarator(unit, d, base.clone(), tmpl) else {
+                    ok = false;
+                    break;
+                };
+                let a = align_of(unit, &ty);
+                let a = explicit_align(unit.text(f)).unwrap_or(a).max(a);
+                let count: u64 = dims.iter().product();
+                let size = ty.size() as u64 * count.max(1);
+                let at = if union { 0 } else { off.div_ceil(a) * a };
+                fields.push(Field { name: fname, offset: at, ty, dims });
+                off = if union { off.max(size as u32) } else { at + size as u32 };
+                align = align.max(a);
+            }
+        }
+        if !ok {
+            return None;
+        }
+        if let Some(a) = explicit_align(unit.text(spec)) {
+            align = align.max(a);
+        }
+    let size = off.div_ceil(align).max(1) * align;
+    Some(Layout { name: first.to_string(), size, align, fields, targs: Vec::new() })
+}
+
 /// A member's name, type and array dimensions.
-fn field_declarator(unit: &Unit, d: Node, base: Ty) -> Option<(String, Ty, Vec<u64>)> {
+fn field_declarator(
+    unit: &Unit,
+    d: Node,
+    base: Ty,
+    tmpl: &HashMap<String, TemplateArg>,
+) -> Option<(String, Ty, Vec<u64>)> {
     match d.kind() {
         "field_identifier" | "identifier" => Some((unit.text(d).to_string(), base, Vec::new())),
         "pointer_declarator" => {
@@ -226,15 +353,16 @@ fn field_declarator(unit: &Unit, d: Node, base: Ty) -> Option<(String, Ty, Vec<u
                 restrict: false,
                 volatile: false,
             }));
-            field_declarator(unit, d.child_by_field_name("declarator")?, t)
+            field_declarator(unit, d.child_by_field_name("declarator")?, t, tmpl)
         }
         "array_declarator" => {
             let size = d.child_by_field_name("size")?;
-            let v: u64 = match unit.globals.get(unit.text(size)) {
-                Some(Sym::Const(v, _)) => *v as u64,
+            let v: u64 = match (unit.globals.get(unit.text(size)), tmpl.get(unit.text(size))) {
+                (_, Some(TemplateArg::Int(v))) => *v as u64,
+                (Some(Sym::Const(v, _)), _) => *v as u64,
                 _ => unit.text(size).trim().trim_end_matches(['u', 'U']).parse().ok()?,
             };
-            let (name, ty, mut dims) = field_declarator(unit, d.child_by_field_name("declarator")?, base)?;
+            let (name, ty, mut dims) = field_declarator(unit, d.child_by_field_name("declarator")?, base, tmpl)?;
             dims.insert(0, v);
             Some((name, ty, dims))
         }
@@ -245,6 +373,11 @@ fn field_declarator(unit: &Unit, d: Node, base: Ty) -> Option<(String, Ty, Vec<u
 /// Types written with a scope or a keyword: `std::size_t`, `ns::Vec`, `struct P`, `enum E`.
 pub(super) fn other_type(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) -> Result<Ty> {
     let text = unit.text(t);
+    if t.kind() == "template_type" {
+        if let Some(l) = instantiate(unit, t, tmpl) {
+            return Ok(l.ty());
+        }
+    }
     let last = match t.kind() {
         "qualified_identifier" => text.rsplit("::").next().unwrap_or(text).trim(),
         "struct_specifier" | "class_specifier" | "enum_specifier" => {
@@ -258,7 +391,7 @@ pub(super) fn other_type(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateAr
     if let Some(ty) = unit.typedefs.get(last) {
         return Ok(ty.clone());
     }
-    if let Some(l) = unit.structs.get(last) {
+    if let Some(l) = unit.layout(last) {
         return Ok(l.ty());
     }
     if let Some(ty) = named_type(last) {
@@ -443,7 +576,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     }
 
     fn struct_params(&mut self, prefix: &str, sname: &str, p: Node, depth: u32) -> Result<StructVal> {
-        let layout = self.unit.structs.get(sname).cloned().ok_or_else(|| self.unsupported(p, "this structure"))?;
+        let layout = self.unit.layout(sname).ok_or_else(|| self.unsupported(p, "this structure"))?;
         if depth > 8 {
             return Err(self.unsupported(p, "structures nested this deep"));
         }
@@ -466,7 +599,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
 
     /// A fresh structure in registers: one local per member.
     fn struct_locals(&mut self, prefix: &str, sname: &str, at: Node, depth: u32) -> Result<StructVal> {
-        let layout = self.unit.structs.get(sname).cloned().ok_or_else(|| self.unsupported(at, "this structure"))?;
+        let layout = self.unit.layout(sname).ok_or_else(|| self.unsupported(at, "this structure"))?;
         if depth > 8 {
             return Err(self.unsupported(at, "structures nested this deep"));
         }
@@ -525,7 +658,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
             Sym::Struct(v) => Ok((
                 Expr::Opaque { args: Vec::new(), what: format!("structure `{}`", v.name) },
-                self.unit.structs.get(&v.name).map(|l| l.ty()).unwrap_or(Ty::Void),
+                self.unit.layout(&v.name).map(|l| l.ty()).unwrap_or(Ty::Void),
             )),
             _ => Err(self.unsupported(n, "this name")),
         }
@@ -597,7 +730,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let Some(sname) = struct_name(&ty) else {
             return if op == "->" { Err(self.unsupported(n, "`->` on a pointer to a non-structure")) } else { Ok(None) };
         };
-        let layout = self.unit.structs.get(sname).cloned().ok_or_else(|| self.unsupported(n, "this structure"))?;
+        let layout = self.unit.layout(sname).ok_or_else(|| self.unsupported(n, "this structure"))?;
         let f = layout.field(field).ok_or_else(|| {
             Diagnostic::at(ErrorKind::Unsupported, self.span(n), format!("`{}` has no member `{field}`", layout.name))
         })?;
@@ -622,7 +755,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 Some(Sym::SharedScalar(id)) => self.k.shared[id.0 as usize].elem.clone(),
                 Some(Sym::Shared(id)) => self.k.shared[id.0 as usize].elem.clone(),
                 Some(Sym::LocalArray(t)) | Some(Sym::Opaque(t, _)) => t.clone(),
-                Some(Sym::Struct(v)) => self.unit.structs.get(&v.name).map(|l| l.ty()).unwrap_or(Ty::Void),
+                Some(Sym::Struct(v)) => self.unit.layout(&v.name).map(|l| l.ty()).unwrap_or(Ty::Void),
                 _ => Ty::Void,
             },
             "subscript_expression" => {
@@ -659,9 +792,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     at
                 };
                 struct_name(&st)
-                    .and_then(|s| self.unit.structs.get(s))
-                    .and_then(|l| l.field(field))
-                    .map(|f| f.ty.clone())
+                    .and_then(|s| self.unit.layout(s))
+                    .and_then(|l| l.field(field).map(|f| f.ty.clone()))
                     .unwrap_or(Ty::Void)
             }
             _ => Ty::Void,
@@ -770,7 +902,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
             if i.kind() != "initializer_list" && i.kind() != "argument_list" {
                 if struct_name(&self.peek_type(i)).is_some() {
-                    let vector_like = self.unit.structs.get(&sname).is_some_and(|l| l.is_vector_like());
+                    let vector_like = self.unit.layout(&sname).is_some_and(|l| l.is_vector_like());
                     if !vector_like {
                         return self.bind_reference(name, None, i);
                     }
@@ -1318,8 +1450,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             oty
         };
         let Some(sname) = struct_name(&sty).map(str::to_string) else { return Ok(None) };
-        let key = format!("{sname}::{method}");
-        // `struct P` values come from registers, structures by name.
+        // A class template's instance (`Vec2<float>`) keeps its methods under the template's name.
+        let base = sname.split('<').next().unwrap_or(&sname).to_string();
+        let key = format!("{base}::{method}");
+        let targs = self.unit.layout(&sname).map(|l| l.targs).unwrap_or_default();
         let Some(def) = self.unit.device_fns.get(key.as_str()).copied() else {
             return Err(self.unsupported(n, &format!("a call of `{key}`, which is not defined in this file")));
         };
@@ -1327,7 +1461,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let this = match (op, self.member_sym(obj)) {
             (".", Some(Sym::Struct(v))) => v,
             _ => {
-                let layout = self.unit.structs.get(&sname).cloned().ok_or_else(|| self.unsupported(n, "this structure"))?;
+                let layout = self.unit.layout(&sname).ok_or_else(|| self.unsupported(n, "this structure"))?;
                 let (base, space, volatile) = if op == "->" {
                     let (p, pt) = self.expr(obj)?;
                     let Ty::Ptr(pt) = pt else { return Ok(None) };
@@ -1360,7 +1494,13 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 StructVal { name: sname.clone(), fields }
             }
         };
-        self.inline_device(n, &key, def, arg_nodes, None, Some(this)).map(Some)
+        let saved = self.tmpl.clone();
+        for (k, v) in targs {
+            self.tmpl.insert(k, v);
+        }
+        let r = self.inline_device(n, &key, def, arg_nodes, None, Some(this));
+        self.tmpl = saved;
+        r.map(Some)
     }
 }
 
@@ -1377,11 +1517,27 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         self.call_member(n, obj, ".", "operator[]", &items)
     }
 
+    /// `obj[i] = v` through `operator[]`: on an object in registers the element is a register
+    /// too; on an object in memory the returned reference is not followed (refused).
+    pub(super) fn subscript_operator_place(&mut self, n: Node) -> Result<Option<Place>> {
+        let Some(obj) = n.child_by_field_name("argument") else { return Ok(None) };
+        let in_regs = matches!(self.member_sym(obj), Some(Sym::Struct(_)));
+        if !in_regs {
+            if struct_name(&self.peek_type(obj)).is_some() {
+                return Err(self.unsupported(n, "assigning through `operator[]` of an object in memory (assign to its member array instead)"));
+            }
+            return Ok(None);
+        }
+        let (e, t) = self.subscript_operator(n)?.ok_or_else(|| self.unsupported(n, "this subscript"))?;
+        self.pending_eval(e);
+        Ok(Some(Place::LocalArray(t)))
+    }
+
     /// Whole-structure stores move the bytes of a vector-like structure at once; others would
     /// be split by the compiler member by member, which is not modelled.
     pub(super) fn check_struct_store(&self, ty: &Ty, at: Node) -> Result<()> {
         if let Some(s) = struct_name(ty) {
-            if !self.unit.structs.get(s).is_some_and(|l| l.is_vector_like()) {
+            if !self.unit.layout(s).is_some_and(|l| l.is_vector_like()) {
                 return Err(self.unsupported(at, "storing a whole structure that is not 4, 8 or 16 bytes at its own alignment (store its members one by one)"));
             }
         }

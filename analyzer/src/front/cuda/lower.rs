@@ -44,6 +44,10 @@ struct Unit<'a> {
     globals: HashMap<String, Sym>,
     /// Structures and classes by name: their C layout.
     structs: HashMap<String, cpp::Layout>,
+    /// Class templates by name: the `template <...>` and its structure.
+    struct_templates: HashMap<String, (Node<'a>, Node<'a>)>,
+    /// Instances of class templates made so far (`Vec2<float>`).
+    instances: std::cell::RefCell<HashMap<String, cpp::Layout>>,
     /// The syntax tree's root (lambdas are found again by their byte range).
     root: Option<Node<'a>>,
     args: HashMap<String, String>,
@@ -81,6 +85,8 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
         fn_templates: HashMap::new(),
         globals: HashMap::new(),
         structs: HashMap::new(),
+        struct_templates: HashMap::new(),
+        instances: Default::default(),
         root: Some(tree.root_node()),
         args: args.iter().cloned().collect(),
     };
@@ -99,6 +105,7 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
                 }
             }
             "template_declaration" => {
+                cpp::declare_struct_template(&mut unit, n);
                 let mut c = n.walk();
                 for ch in n.named_children(&mut c) {
                     if ch.kind() == "function_definition" {
@@ -188,7 +195,12 @@ fn function_declarator(f: Node) -> Option<Node> {
         if d.kind() == "function_declarator" {
             return Some(d);
         }
-        d = d.child_by_field_name("declarator")?;
+        // `T &f()`: a reference declarator holds its inner declarator as a plain child.
+        d = match d.child_by_field_name("declarator") {
+            Some(x) => x,
+            None if d.kind() == "reference_declarator" => d.named_child(0)?,
+            None => return None,
+        };
     }
 }
 
@@ -227,7 +239,7 @@ fn type_of_specifier(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) 
             if let Some(ty) = unit.typedefs.get(text) {
                 return Ok(ty.clone());
             }
-            if let Some(l) = unit.structs.get(text) {
+            if let Some(l) = unit.layout(text) {
                 return Ok(l.ty());
             }
             named_type(text).ok_or_else(|| cpp::unknown_type(unit.span(t), text))
@@ -1204,7 +1216,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let inner = n.named_children(&mut c).next().ok_or_else(|| self.unsupported(n, "this expression"))?;
                 self.place(inner)
             }
-            "subscript_expression" => self.subscript_place(n),
+            "subscript_expression" => match self.subscript_operator_place(n)? {
+                Some(p) => Ok(p),
+                None => self.subscript_place(n),
+            },
             "pointer_expression" if n.child_by_field_name("operator").map(|o| self.text(o)) == Some("*") => {
                 let arg = n.child_by_field_name("argument").ok_or_else(|| self.unsupported(n, "this expression"))?;
                 let (p, pt) = self.expr(arg)?;
@@ -1447,7 +1462,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                         if k == 2 || k == 4 { (*bytes).min(16) } else { bytes / k.max(1) }
                     }
                     Ty::Vector { name, .. } => {
-                        self.unit.structs.get(&name["struct ".len()..]).map(|l| l.align).unwrap_or(1)
+                        self.unit.layout(&name["struct ".len()..]).map(|l| l.align).unwrap_or(1)
                     }
                     t => t.size(),
                 };
