@@ -1508,6 +1508,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     /// `obj[i]` where `obj` is a structure with `operator[]`.
     pub(super) fn subscript_operator(&mut self, n: Node) -> Result<Option<(Expr, Ty)>> {
         let Some(obj) = n.child_by_field_name("argument") else { return Ok(None) };
+        if self.is_array_name(obj) {
+            return Ok(None);
+        }
         if struct_name(&self.peek_type(obj)).is_none() && !matches!(self.member_sym(obj), Some(Sym::Struct(_))) {
             return Ok(None);
         }
@@ -1521,6 +1524,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     /// too; on an object in memory the returned reference is not followed (refused).
     pub(super) fn subscript_operator_place(&mut self, n: Node) -> Result<Option<Place>> {
         let Some(obj) = n.child_by_field_name("argument") else { return Ok(None) };
+        if self.is_array_name(obj) {
+            return Ok(None);
+        }
         let in_regs = matches!(self.member_sym(obj), Some(Sym::Struct(_)));
         if !in_regs {
             if struct_name(&self.peek_type(obj)).is_some() {
@@ -1531,6 +1537,29 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let (e, t) = self.subscript_operator(n)?.ok_or_else(|| self.unsupported(n, "this subscript"))?;
         self.pending_eval(e);
         Ok(Some(Place::LocalArray(t)))
+    }
+
+    /// An array of structures by name (`arr[i]` indexes it, no `operator[]`).
+    fn is_array_name(&self, obj: Node) -> bool {
+        let obj = unparen(obj);
+        obj.kind() == "identifier"
+            && matches!(self.lookup(self.text(obj)), Some(Sym::Opaque(..) | Sym::LocalArray(_) | Sym::Shared(_)))
+    }
+
+    /// A type named by a lone identifier (`sizeof(uint)`, `(clock_t)x` read as a call).
+    pub(super) fn type_named(&self, n: Node) -> Option<Ty> {
+        let n = unparen(n);
+        if !matches!(n.kind(), "identifier" | "type_identifier" | "primitive_type") {
+            return None;
+        }
+        let name = self.text(n);
+        if self.lookup(name).is_some() {
+            return None;
+        }
+        match self.tmpl.get(name) {
+            Some(TemplateArg::Type(t)) => Some(t.clone()),
+            _ => self.unit.typedefs.get(name).cloned().or_else(|| self.unit.layout(name).map(|l| l.ty())).or_else(|| named_type(name)),
+        }
     }
 
     /// Whole-structure stores move the bytes of a vector-like structure at once; others would

@@ -1567,7 +1567,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let size = if let Some(td) = n.child_by_field_name("type") {
                     self.type_descriptor(td)?.size()
                 } else if let Some(v) = n.child_by_field_name("value") {
-                    self.const_expr_ro(v)?.1.size()
+                    match self.type_named(v) {
+                        Some(t) => t.size(),
+                        None => self.const_expr_ro(v)?.1.size(),
+                    }
                 } else {
                     return Err(self.unsupported(n, "this sizeof"));
                 };
@@ -1892,6 +1895,14 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 return self.inline_device(n, &fname, def, &arg_nodes, explicit, None);
             }
             return Err(self.unsupported(n, "a call to a template function not defined in this file"));
+        }
+        // `(clock_t)(x)`, `(uint)(v)`: a cast the grammar reads as a call of `(type)`.
+        if f.kind() == "parenthesized_expression" && arg_nodes.len() == 1 {
+            if let Some(ty) = self.type_named(f) {
+                let (e, et) = self.expr(arg_nodes[0])?;
+                let e = self.convert(e, &et, &ty, n)?;
+                return Ok((e, self.with_origin(ty, &et)));
+            }
         }
         if f.kind() == "field_expression" {
             if let Some(r) = self.method_call(n, f, &arg_nodes)? {
