@@ -67,13 +67,19 @@ enum Cmd {
         #[arg(long)]
         kernel: Option<String>,
         /// X[,Y[,Z]]: integers or integer expressions over --arg values (`ceil(n/256)`).
-        #[arg(long, allow_hyphen_values = true)]
+        /// Required unless --launch-site finds it in the file.
+        #[arg(long, allow_hyphen_values = true, default_value = "")]
         grid: String,
-        #[arg(long, allow_hyphen_values = true)]
+        #[arg(long, allow_hyphen_values = true, default_value = "")]
         block: String,
         /// A kernel parameter's value (or a template parameter's): NAME=VALUE.
         #[arg(long = "arg", value_name = "NAME=VALUE")]
         args: Vec<String>,
+        /// Take grid, block, dynamic shared memory, template arguments and constant scalar
+        /// arguments from the file's own `kernel<...><<<grid, block, smem>>>(...)` call (the one
+        /// on LINE, or the kernel's first). Flags given explicitly win.
+        #[arg(long = "launch-site", value_name = "LINE", num_args = 0..=1)]
+        launch_site: Option<Option<u32>>,
         /// Contents of an index array: NAME=zero|identity|constant:V|permutation:LEN:SEED|uniform:LO:HI:SEED.
         #[arg(long = "fill", value_name = "NAME=SPEC")]
         fills: Vec<String>,
@@ -185,6 +191,7 @@ pub fn run() -> i32 {
             max_work,
             engine,
             emit,
+            launch_site,
         } => {
             let mut opts = AnalyzeOptions {
                 kernel,
@@ -227,6 +234,18 @@ pub fn run() -> i32 {
             if let Err(m) = sector_analyzer::cache::profile::lookup(&opts.gpu) {
                 return usage(&m);
             }
+            let mut site_line = None;
+            if let Some(line) = launch_site {
+                match sector_analyzer::analyze::apply_launch_site(Input::File(&src.file), &opts, line, &DiskLoader) {
+                    Ok((o, l)) => {
+                        opts = o;
+                        site_line = Some(l);
+                    }
+                    Err(f) => return report(&f),
+                }
+            } else if opts.grid.is_empty() || opts.block.is_empty() {
+                return usage("--grid and --block are required (or --launch-site to take them from the file)");
+            }
             if let Some(Emit::Dot) = emit {
                 let mut files = SourceFiles::default();
                 return match sector_analyzer::analyze::lower(&Input::File(&src.file), &opts, &DiskLoader, &mut files) {
@@ -244,10 +263,27 @@ pub fn run() -> i32 {
                 };
             }
             match sector_analyzer::analyze(Input::File(&src.file), &opts, &DiskLoader) {
-                Ok(a) => out(&match format {
+                Ok(mut a) => out(&match format {
+                    _ => {
+                        if let Some(l) = site_line {
+                            let given: Vec<String> = opts.args.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                            a.sheet.assumptions.insert(
+                                0,
+                                format!(
+                                    "launch from the file's own call on line {l}: grid ({}), block ({}){}{}",
+                                    opts.grid,
+                                    opts.block,
+                                    if opts.shared_bytes > 0 { format!(", {} bytes of dynamic shared memory", opts.shared_bytes) } else { String::new() },
+                                    if given.is_empty() { String::new() } else { format!(", {}", given.join(" ")) }
+                                ),
+                            );
+                        }
+                        match format {
                     Format::Text => sector_analyzer::sheet::text::render(&a.sheet),
                     Format::Markdown => sector_analyzer::sheet::markdown::render(&a.sheet),
                     Format::Json => sector_analyzer::sheet::json::render(&a.sheet),
+                        }
+                    }
                 }),
                 Err(f) => report(&f),
             }
