@@ -163,12 +163,24 @@ pub fn apply_launch_site(
         o.kernel = Some(site.kernel.clone());
         if o.grid.is_empty() {
             o.grid = site.grid.clone().ok_or_else(|| {
-                Diagnostic::new(ErrorKind::MissingArgument, format!("--launch-site: the grid of the launch on line {} is not a constant; give --grid", site.line))
+                Diagnostic::new(
+                    ErrorKind::MissingArgument,
+                    format!(
+                        "--launch-site: the grid of the launch on line {} is not a constant; give --grid",
+                        site.line
+                    ),
+                )
             })?;
         }
         if o.block.is_empty() {
             o.block = site.block.clone().ok_or_else(|| {
-                Diagnostic::new(ErrorKind::MissingArgument, format!("--launch-site: the block of the launch on line {} is not a constant; give --block", site.line))
+                Diagnostic::new(
+                    ErrorKind::MissingArgument,
+                    format!(
+                        "--launch-site: the block of the launch on line {} is not a constant; give --block",
+                        site.line
+                    ),
+                )
             })?;
         }
         if o.shared_bytes == 0 {

@@ -273,15 +273,19 @@ pub fn run() -> i32 {
                                     "launch from the file's own call on line {l}: grid ({}), block ({}){}{}",
                                     opts.grid,
                                     opts.block,
-                                    if opts.shared_bytes > 0 { format!(", {} bytes of dynamic shared memory", opts.shared_bytes) } else { String::new() },
+                                    if opts.shared_bytes > 0 {
+                                        format!(", {} bytes of dynamic shared memory", opts.shared_bytes)
+                                    } else {
+                                        String::new()
+                                    },
                                     if given.is_empty() { String::new() } else { format!(", {}", given.join(" ")) }
                                 ),
                             );
                         }
                         match format {
-                    Format::Text => sector_analyzer::sheet::text::render(&a.sheet),
-                    Format::Markdown => sector_analyzer::sheet::markdown::render(&a.sheet),
-                    Format::Json => sector_analyzer::sheet::json::render(&a.sheet),
+                            Format::Text => sector_analyzer::sheet::text::render(&a.sheet),
+                            Format::Markdown => sector_analyzer::sheet::markdown::render(&a.sheet),
+                            Format::Json => sector_analyzer::sheet::json::render(&a.sheet),
                         }
                     }
                 }),

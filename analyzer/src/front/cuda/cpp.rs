@@ -175,7 +175,9 @@ pub(super) fn declare_struct_template<'a>(unit: &mut Unit<'a>, tdecl: Node<'a>) 
     let mut c = tdecl.walk();
     let spec = tdecl.named_children(&mut c).find_map(|x| match x.kind() {
         "struct_specifier" | "class_specifier" => Some(x),
-        "declaration" => x.child_by_field_name("type").filter(|t| matches!(t.kind(), "struct_specifier" | "class_specifier")),
+        "declaration" => {
+            x.child_by_field_name("type").filter(|t| matches!(t.kind(), "struct_specifier" | "class_specifier"))
+        }
         _ => None,
     });
     let Some(spec) = spec else { return };
@@ -256,7 +258,13 @@ fn template_value(unit: &Unit, g: Node, is_type: bool, tmpl: &HashMap<String, Te
         let base = type_of_specifier(unit, t, tmpl).ok()?;
         let ptr = g.child_by_field_name("declarator").is_some_and(|d| d.kind() == "abstract_pointer_declarator");
         return Some(TemplateArg::Type(if ptr {
-            Ty::Ptr(Box::new(PtrTy { pointee: base, space: Space::Global, is_const: false, restrict: false, volatile: false }))
+            Ty::Ptr(Box::new(PtrTy {
+                pointee: base,
+                space: Space::Global,
+                is_const: false,
+                restrict: false,
+                volatile: false,
+            }))
         } else {
             base
         }));
@@ -282,56 +290,53 @@ fn layout_of<'a>(
     first: &str,
     tmpl: &HashMap<String, TemplateArg>,
 ) -> Option<Layout> {
-        let union = spec.kind() == "union_specifier";
-        let mut fields = Vec::new();
-        let (mut off, mut align) = (0u32, 1u32);
-        let mut c = body.walk();
-        let items: Vec<Node> = body.named_children(&mut c).collect();
-        let mut ok = true;
-        for f in items {
-            if f.kind() != "field_declaration" {
-                continue;
-            }
-            let quals = {
-                let mut cc = f.walk();
-                let q: Vec<&str> = f
-                    .children(&mut cc)
-                    .filter(|x| x.kind() == "storage_class_specifier")
-                    .map(|x| unit.text(x))
-                    .collect();
-                q
-            };
-            if quals.contains(&"static") {
-                continue;
-            }
-            let Some(t) = f.child_by_field_name("type") else { continue };
-            let Ok(base) = type_of_specifier(unit, t, tmpl) else {
+    let union = spec.kind() == "union_specifier";
+    let mut fields = Vec::new();
+    let (mut off, mut align) = (0u32, 1u32);
+    let mut c = body.walk();
+    let items: Vec<Node> = body.named_children(&mut c).collect();
+    let mut ok = true;
+    for f in items {
+        if f.kind() != "field_declaration" {
+            continue;
+        }
+        let quals = {
+            let mut cc = f.walk();
+            let q: Vec<&str> =
+                f.children(&mut cc).filter(|x| x.kind() == "storage_class_specifier").map(|x| unit.text(x)).collect();
+            q
+        };
+        if quals.contains(&"static") {
+            continue;
+        }
+        let Some(t) = f.child_by_field_name("type") else { continue };
+        let Ok(base) = type_of_specifier(unit, t, tmpl) else {
+            ok = false;
+            break;
+        };
+        let mut cc = f.walk();
+        let decls: Vec<Node> = f.children_by_field_name("declarator", &mut cc).collect();
+        for d in decls {
+            let Some((fname, ty, dims)) = field_declarator(unit, d, base.clone(), tmpl) else {
                 ok = false;
                 break;
             };
-            let mut cc = f.walk();
-            let decls: Vec<Node> = f.children_by_field_name("declarator", &mut cc).collect();
-            for d in decls {
-                let Some((fname, ty, dims)) = field_declarator(unit, d, base.clone(), tmpl) else {
-                    ok = false;
-                    break;
-                };
-                let a = align_of(unit, &ty);
-                let a = explicit_align(unit.text(f)).unwrap_or(a).max(a);
-                let count: u64 = dims.iter().product();
-                let size = ty.size() as u64 * count.max(1);
-                let at = if union { 0 } else { off.div_ceil(a) * a };
-                fields.push(Field { name: fname, offset: at, ty, dims });
-                off = if union { off.max(size as u32) } else { at + size as u32 };
-                align = align.max(a);
-            }
-        }
-        if !ok {
-            return None;
-        }
-        if let Some(a) = explicit_align(unit.text(spec)) {
+            let a = align_of(unit, &ty);
+            let a = explicit_align(unit.text(f)).unwrap_or(a).max(a);
+            let count: u64 = dims.iter().product();
+            let size = ty.size() as u64 * count.max(1);
+            let at = if union { 0 } else { off.div_ceil(a) * a };
+            fields.push(Field { name: fname, offset: at, ty, dims });
+            off = if union { off.max(size as u32) } else { at + size as u32 };
             align = align.max(a);
         }
+    }
+    if !ok {
+        return None;
+    }
+    if let Some(a) = explicit_align(unit.text(spec)) {
+        align = align.max(a);
+    }
     let size = off.div_ceil(align).max(1) * align;
     Some(Layout { name: first.to_string(), size, align, fields, targs: Vec::new() })
 }
@@ -407,13 +412,19 @@ pub(super) fn unknown_type(span: Span, text: &str) -> Diagnostic {
         return Diagnostic::at(
             ErrorKind::Unsupported,
             span,
-            format!("type `{text}`: textures and surfaces are not modelled (their reads go through the texture pipeline)"),
+            format!(
+                "type `{text}`: textures and surfaces are not modelled (their reads go through the texture pipeline)"
+            ),
         )
         .note("read the array through a plain pointer (`const T *__restrict__`) to analyse the kernel");
     }
     if lower.contains("curand") {
-        return Diagnostic::at(ErrorKind::Unsupported, span, format!("type `{text}`: cuRAND generator state is not modelled"))
-            .note("analyse a copy of the kernel that takes its random numbers from an array");
+        return Diagnostic::at(
+            ErrorKind::Unsupported,
+            span,
+            format!("type `{text}`: cuRAND generator state is not modelled"),
+        )
+        .note("analyse a copy of the kernel that takes its random numbers from an array");
     }
     Diagnostic::at(ErrorKind::Unsupported, span, format!("type `{text}` is not supported"))
         .note("the front end knows scalar and vector types, typedefs, enums, structures and classes declared in the file, and template parameters given with --arg")
@@ -728,7 +739,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
         };
         let Some(sname) = struct_name(&ty) else {
-            return if op == "->" { Err(self.unsupported(n, "`->` on a pointer to a non-structure")) } else { Ok(None) };
+            return if op == "->" {
+                Err(self.unsupported(n, "`->` on a pointer to a non-structure"))
+            } else {
+                Ok(None)
+            };
         };
         let layout = self.unit.layout(sname).ok_or_else(|| self.unsupported(n, "this structure"))?;
         let f = layout.field(field).ok_or_else(|| {
@@ -737,10 +752,18 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let addr = ptr_add(addr, f.offset as i128);
         if !f.dims.is_empty() {
             // An array member decays to a pointer to its first element (marked for `field`).
-            let pty = Ty::Ptr(Box::new(PtrTy { pointee: f.ty.clone(), space, is_const: false, restrict: false, volatile }));
+            let pty =
+                Ty::Ptr(Box::new(PtrTy { pointee: f.ty.clone(), space, is_const: false, restrict: false, volatile }));
             return Ok(Some(Place::Mem { addr, ty: pty, space, volatile, text: DECAY.into(), span: self.span(n) }));
         }
-        Ok(Some(Place::Mem { addr, ty: f.ty.clone(), space, volatile, text: self.text(n).to_string(), span: self.span(n) }))
+        Ok(Some(Place::Mem {
+            addr,
+            ty: f.ty.clone(),
+            space,
+            volatile,
+            text: self.text(n).to_string(),
+            span: self.span(n),
+        }))
     }
 
     /// The static type of an expression without lowering it (for deciding how to lower it):
@@ -865,14 +888,23 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     return Ok(sym);
                 }
             }
-            let ident_sym = if unparen(init).kind() == "identifier" { self.lookup(self.text(unparen(init))).cloned() } else { None };
+            let ident_sym = if unparen(init).kind() == "identifier" {
+                self.lookup(self.text(unparen(init))).cloned()
+            } else {
+                None
+            };
             if !matches!(ident_sym, Some(Sym::Param(_)) | Some(Sym::Const(..))) {
                 match self.place(init)? {
                     Place::Local(id, ty) => return Ok(Sym::Local(id, ty)),
                     Place::LocalArray(ty) => return Ok(Sym::LocalArray(ty)),
                     Place::Mem { addr, ty, space, volatile, text, .. } => {
-                        let pty =
-                            Ty::Ptr(Box::new(PtrTy { pointee: ty.clone(), space, is_const: false, restrict: false, volatile }));
+                        let pty = Ty::Ptr(Box::new(PtrTy {
+                            pointee: ty.clone(),
+                            space,
+                            is_const: false,
+                            restrict: false,
+                            volatile,
+                        }));
                         let t = self.new_local(&format!("&{name}"), pty);
                         self.pending.push(Stmt::Assign { local: t, value: addr, span: self.span(init) });
                         return Ok(Sym::Ref { ptr: t, ty, space, volatile, text });
@@ -1024,10 +1056,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             let mut then = vec![Stmt::Assign { local: matched, value: Expr::Int(1, IntTy::I32), span }];
             let value = cs.child_by_field_name("value");
             let mut cc = cs.walk();
-            let stmts: Vec<Node> = cs
-                .named_children(&mut cc)
-                .filter(|x| Some(*x) != value && x.kind() != "comment")
-                .collect();
+            let stmts: Vec<Node> =
+                cs.named_children(&mut cc).filter(|x| Some(*x) != value && x.kind() != "comment").collect();
             for s in stmts {
                 self.stmt(s, &mut then)?;
             }
@@ -1092,9 +1122,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             Some(params) => {
                 let mut c = params.walk();
                 let v: Vec<Node> = params
-            .named_children(&mut c)
-            .filter(|p| matches!(p.kind(), "parameter_declaration" | "optional_parameter_declaration"))
-            .collect();
+                    .named_children(&mut c)
+                    .filter(|p| matches!(p.kind(), "parameter_declaration" | "optional_parameter_declaration"))
+                    .collect();
                 v
             }
         };
@@ -1155,7 +1185,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             if is_ref && !self.is_const_param(*p) {
                 refs.push(Some(self.bind_reference("$ref", None, *a)?));
                 vals.push(None);
-            } else if struct_name(&self.peek_type(*a)).is_some() || matches!(self.member_sym(*a), Some(Sym::Struct(_))) {
+            } else if struct_name(&self.peek_type(*a)).is_some() || matches!(self.member_sym(*a), Some(Sym::Struct(_)))
+            {
                 // A structure argument is named, not copied: members are read where used.
                 refs.push(Some(self.bind_reference("$arg", None, *a)?));
                 vals.push(None);
@@ -1238,9 +1269,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
         }
         let (e, _) = self.const_expr_ro(g)?;
-        const_eval(&e)
-            .map(TemplateArg::Int)
-            .ok_or_else(|| Diagnostic::at(ErrorKind::Unsupported, self.span(g), "a template argument that is not a constant"))
+        const_eval(&e).map(TemplateArg::Int).ok_or_else(|| {
+            Diagnostic::at(ErrorKind::Unsupported, self.span(g), "a template argument that is not a constant")
+        })
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1472,12 +1503,24 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                         _ => return Err(self.unsupported(n, "a method call on this object")),
                     }
                 };
-                let bty = Ty::Ptr(Box::new(PtrTy { pointee: sty.clone(), space, is_const: false, restrict: false, volatile }));
+                let bty = Ty::Ptr(Box::new(PtrTy {
+                    pointee: sty.clone(),
+                    space,
+                    is_const: false,
+                    restrict: false,
+                    volatile,
+                }));
                 let b = self.new_local("this", bty);
                 self.pending.push(Stmt::Assign { local: b, value: base, span: self.span(n) });
                 let mut fields = Vec::new();
                 for fd in &layout.fields {
-                    let fty = Ty::Ptr(Box::new(PtrTy { pointee: fd.ty.clone(), space, is_const: false, restrict: false, volatile }));
+                    let fty = Ty::Ptr(Box::new(PtrTy {
+                        pointee: fd.ty.clone(),
+                        space,
+                        is_const: false,
+                        restrict: false,
+                        volatile,
+                    }));
                     let t = self.new_local(&format!("this.{}", fd.name), fty);
                     self.pending.push(Stmt::Assign {
                         local: t,
@@ -1485,9 +1528,24 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                         span: self.span(n),
                     });
                     let sym = if fd.dims.is_empty() {
-                        Sym::Ref { ptr: t, ty: fd.ty.clone(), space, volatile, text: format!("{}.{}", self.text(obj), fd.name) }
+                        Sym::Ref {
+                            ptr: t,
+                            ty: fd.ty.clone(),
+                            space,
+                            volatile,
+                            text: format!("{}.{}", self.text(obj), fd.name),
+                        }
                     } else {
-                        Sym::Local(t, Ty::Ptr(Box::new(PtrTy { pointee: fd.ty.clone(), space, is_const: false, restrict: false, volatile })))
+                        Sym::Local(
+                            t,
+                            Ty::Ptr(Box::new(PtrTy {
+                                pointee: fd.ty.clone(),
+                                space,
+                                is_const: false,
+                                restrict: false,
+                                volatile,
+                            })),
+                        )
                     };
                     fields.push((fd.name.clone(), sym));
                 }
@@ -1530,7 +1588,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let in_regs = matches!(self.member_sym(obj), Some(Sym::Struct(_)));
         if !in_regs {
             if struct_name(&self.peek_type(obj)).is_some() {
-                return Err(self.unsupported(n, "assigning through `operator[]` of an object in memory (assign to its member array instead)"));
+                return Err(self.unsupported(
+                    n,
+                    "assigning through `operator[]` of an object in memory (assign to its member array instead)",
+                ));
             }
             return Ok(None);
         }
@@ -1558,7 +1619,13 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         }
         match self.tmpl.get(name) {
             Some(TemplateArg::Type(t)) => Some(t.clone()),
-            _ => self.unit.typedefs.get(name).cloned().or_else(|| self.unit.layout(name).map(|l| l.ty())).or_else(|| named_type(name)),
+            _ => self
+                .unit
+                .typedefs
+                .get(name)
+                .cloned()
+                .or_else(|| self.unit.layout(name).map(|l| l.ty()))
+                .or_else(|| named_type(name)),
         }
     }
 

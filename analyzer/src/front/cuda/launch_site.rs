@@ -273,7 +273,9 @@ fn strip_dim3(t: &str) -> String {
     let t = t.strip_prefix("dim3").map(|r| r.trim()).unwrap_or(t);
     let t = if t.starts_with('(') && t.ends_with(')') && balanced(&t[1..t.len() - 1]) { &t[1..t.len() - 1] } else { t };
     let mut s = t.to_string();
-    for cast in ["(unsigned int)", "(unsigned)", "(int)", "(size_t)", "(uint)", "static_cast<int>", "static_cast<unsigned>"] {
+    for cast in
+        ["(unsigned int)", "(unsigned)", "(int)", "(size_t)", "(uint)", "static_cast<int>", "static_cast<unsigned>"]
+    {
         s = s.replace(cast, "");
     }
     strip_suffixes(&s)

@@ -282,7 +282,13 @@ enum Sym {
     /// A scalar `__shared__` variable.
     SharedScalar(SharedId),
     /// A reference bound to memory: the local holds its address.
-    Ref { ptr: LocalId, ty: Ty, space: Space, volatile: bool, text: String },
+    Ref {
+        ptr: LocalId,
+        ty: Ty,
+        space: Space,
+        volatile: bool,
+        text: String,
+    },
     /// A value whose contents are not tracked (a `__constant__` array or scalar, a float
     /// constant, a structure held in registers); reading it moves no global or shared memory.
     Opaque(Ty, &'static str),
@@ -439,11 +445,13 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             let arg = match (given, is_type) {
                 (Some(v), false) if self.unit.globals.contains_key(v.trim()) => match &self.unit.globals[v.trim()] {
                     Sym::Const(i, _) => TemplateArg::Int(*i),
-                    _ => return Err(Diagnostic::at(
-                        ErrorKind::Usage,
-                        self.span(p),
-                        format!("template parameter `{name}` needs an integer or an enumerator, got `{v}`"),
-                    )),
+                    _ => {
+                        return Err(Diagnostic::at(
+                            ErrorKind::Usage,
+                            self.span(p),
+                            format!("template parameter `{name}` needs an integer or an enumerator, got `{v}`"),
+                        ))
+                    }
                 },
                 (Some(v), false) => match parse_number(&v) {
                     Some(ParamValue::Int(i)) => TemplateArg::Int(i),
@@ -455,7 +463,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                         ))
                     }
                 },
-                (Some(v), true) if self.unit.typedefs.contains_key(v.trim()) || self.unit.structs.contains_key(v.trim()) => {
+                (Some(v), true)
+                    if self.unit.typedefs.contains_key(v.trim()) || self.unit.structs.contains_key(v.trim()) =>
+                {
                     TemplateArg::Type(match self.unit.typedefs.get(v.trim()) {
                         Some(t) => t.clone(),
                         None => self.unit.structs[v.trim()].ty(),
@@ -955,7 +965,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 // one allocation its declaration makes.
                 let here = self.span(d);
                 if let Some(i) = self.k.shared.iter().position(|a| a.span == here && a.name == name && a.elem == ty) {
-                    let sym = if dims.is_none() && !is_extern { Sym::SharedScalar(SharedId(i as u32)) } else { Sym::Shared(SharedId(i as u32)) };
+                    let sym = if dims.is_none() && !is_extern {
+                        Sym::SharedScalar(SharedId(i as u32))
+                    } else {
+                        Sym::Shared(SharedId(i as u32))
+                    };
                     self.scopes.last_mut().unwrap().insert(name, sym);
                     continue;
                 }
@@ -1459,11 +1473,13 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let a = match &ty {
                     Ty::Vector { name, bytes } if !name.starts_with("struct ") => {
                         let k = name.chars().last().and_then(|c| c.to_digit(10)).unwrap_or(1);
-                        if k == 2 || k == 4 { (*bytes).min(16) } else { bytes / k.max(1) }
+                        if k == 2 || k == 4 {
+                            (*bytes).min(16)
+                        } else {
+                            bytes / k.max(1)
+                        }
                     }
-                    Ty::Vector { name, .. } => {
-                        self.unit.layout(&name["struct ".len()..]).map(|l| l.align).unwrap_or(1)
-                    }
+                    Ty::Vector { name, .. } => self.unit.layout(&name["struct ".len()..]).map(|l| l.align).unwrap_or(1),
                     t => t.size(),
                 };
                 Ok((Expr::Int(a as i128, IntTy::U64), Ty::Int(IntTy::U64)))
@@ -2069,7 +2085,6 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             format!("call to `{name}`: not a __device__ function of this file nor a known CUDA function"),
         ))
     }
-
 }
 
 /// Pure CUDA and C math functions: their values are not tracked, their arguments are evaluated.
