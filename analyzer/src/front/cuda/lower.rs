@@ -766,6 +766,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             "gnu_asm_expression" | "asm_statement" => Err(self.unsupported(n, "inline assembly")),
             "comment" | "empty_statement" | ";" => Ok(()),
             "type_definition" | "alias_declaration" | "static_assert_declaration" => Ok(()),
+            "using_declaration" | "namespace_alias_definition" => Ok(()),
             _ => Err(self.unsupported(n, &format!("this statement ({})", n.kind()))),
         }
     }
