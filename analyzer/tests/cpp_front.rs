@@ -212,3 +212,32 @@ fn lambdas_class_templates_and_methods() {
     assert_eq!(total(&s, "global", "load"), (3, 16));
     assert_eq!(total(&s, "global", "store"), (1, 4));
 }
+
+#[test]
+fn constructors_if_constexpr_and_char_shared_buffers() {
+    // One warp: FAST picks s[i] = a[i] (1 global load, 1 shared store); the constructors copy
+    // s[i] (1 shared load) into registers; one store of b[i]. a[i + 1] is never executed.
+    let src = r#"
+    struct V2 { float x, y; __device__ V2(float a, float b) : x(a), y(b) {} __device__ V2() : x(0), y(0) {} };
+    struct Acc { float s; __device__ Acc() { s = 0.0f; } __device__ void add(float v) { s += v; } };
+    template <bool FAST, typename T>
+    __global__ void k(const T *a, T *b) {
+        extern __shared__ __align__(16) char smem[];
+        T *s = reinterpret_cast<T *>(smem);
+        int i = threadIdx.x;
+        if constexpr (FAST) { s[i] = a[i]; } else { s[i] = a[i + 1]; }
+        __syncthreads();
+        V2 p(s[i], 1.0f);
+        V2 q = V2(p.x, 2.0f);
+        Acc acc;
+        acc.add(q.x);
+        b[i] = acc.s + p.y;
+    }"#;
+    let mut o = opts("1", "32", &[("FAST", "1"), ("T", "float")]);
+    o.shared_bytes = 128;
+    let s = analyze_source("m.cu", src, &o).unwrap_or_else(|f| panic!("{}", f.one_line())).sheet;
+    assert_eq!(total(&s, "global", "load"), (1, 4));
+    assert_eq!(total(&s, "global", "store"), (1, 4));
+    assert_eq!(total(&s, "shared", "store").0, 1);
+    assert_eq!(total(&s, "shared", "load").0, 1);
+}

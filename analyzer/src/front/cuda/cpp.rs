@@ -164,7 +164,20 @@ fn register_methods<'a>(unit: &mut Unit<'a>, class: &str, body: Node<'a>) {
         if m.kind() == "function_definition" {
             if let Some(fname) = function_name(unit, m) {
                 let fname: String = fname.chars().filter(|c| !c.is_whitespace()).collect();
-                unit.device_fns.insert(format!("{class}::{fname}"), m);
+                // Overloads (constructors above all) are told apart by their parameter count.
+                let arity = function_declarator(m)
+                    .and_then(|d| d.child_by_field_name("parameters"))
+                    .map(|p| {
+                        let mut c = p.walk();
+                        let n = p
+                            .named_children(&mut c)
+                            .filter(|x| matches!(x.kind(), "parameter_declaration" | "optional_parameter_declaration"))
+                            .count();
+                        n
+                    })
+                    .unwrap_or(0);
+                unit.device_fns.insert(format!("{class}::{fname}#{arity}"), m);
+                unit.device_fns.entry(format!("{class}::{fname}")).or_insert(m);
             }
         }
     }
@@ -925,6 +938,48 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     /// as the compiler does), copied from a register structure, or built member by member.
     pub(super) fn struct_local(&mut self, name: &str, ty: &Ty, init: Option<Node>, at: Node) -> Result<Sym> {
         let sname = struct_name(ty).unwrap_or("").to_string();
+        // A user-written constructor: `P v(a, b)`, `P v{a, b}`, `P v = P(a, b)`, `P v;`.
+        let base = sname.split('<').next().unwrap_or(&sname).to_string();
+        let ctor_key = format!("{base}::{base}");
+        if self.unit.device_fns.contains_key(ctor_key.as_str()) {
+            let args: Option<Vec<Node>> = match init {
+                None => Some(Vec::new()),
+                Some(i) if matches!(i.kind(), "argument_list" | "initializer_list") => {
+                    let mut c = i.walk();
+                    let v: Vec<Node> = i.named_children(&mut c).filter(|x| x.kind() != "comment").collect();
+                    Some(v)
+                }
+                Some(i) if i.kind() == "call_expression"
+                    && i.child_by_field_name("function").is_some_and(|f| self.text(f) == base) =>
+                {
+                    i.child_by_field_name("arguments").map(|a| {
+                        let mut c = a.walk();
+                        let v: Vec<Node> = a.named_children(&mut c).filter(|x| x.kind() != "comment").collect();
+                        v
+                    })
+                }
+                _ => None,
+            };
+            let def = args.as_ref().and_then(|a| {
+                self.unit
+                    .device_fns
+                    .get(format!("{ctor_key}#{}", a.len()).as_str())
+                    .or_else(|| self.unit.device_fns.get(ctor_key.as_str()))
+                    .copied()
+            });
+            if let (Some(args), Some(def)) = (args, def) {
+                let v = self.struct_locals(name, &sname, at, 0)?;
+                let targs = self.unit.layout(&sname).map(|l| l.targs).unwrap_or_default();
+                let saved = self.tmpl.clone();
+                for (k, x) in targs {
+                    self.tmpl.insert(k, x);
+                }
+                let r = self.inline_device(at, &ctor_key, def, &args, None, Some(v.clone()));
+                self.tmpl = saved;
+                r?;
+                return Ok(Sym::Struct(v));
+            }
+        }
         if let Some(i) = init {
             if let Some(sym @ Sym::Struct(_)) = self.member_sym(i) {
                 // Copy: members are values; register copies share nothing observable here.
@@ -1412,10 +1467,28 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         };
         let saved_pending = std::mem::take(&mut self.pending);
         self.inline.push(Inline { ret_flag, ret_val: ret_val.clone(), auto_ret });
-        let r = match def.child_by_field_name("body") {
+        // A constructor's member initializers (`: x(a), y(b)`) run before its body.
+        let mut r = Ok(());
+        let mut c = def.walk();
+        let inits: Vec<Node> = def
+            .named_children(&mut c)
+            .filter(|x| x.kind() == "field_initializer_list")
+            .flat_map(|l| {
+                let mut cc = l.walk();
+                let v: Vec<Node> = l.named_children(&mut cc).collect();
+                v
+            })
+            .collect();
+        for fi in inits {
+            r = self.field_initializer(fi, &mut body);
+            if r.is_err() {
+                break;
+            }
+        }
+        let r = r.and_then(|_| match def.child_by_field_name("body") {
             Some(b) => self.block(b, &mut body),
             None => Err(self.unsupported(def, "a function without a body")),
-        };
+        });
         self.inline.pop();
         match saved_scopes {
             Some(sc) => self.scopes = sc,
@@ -1438,6 +1511,25 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
             _ => (Expr::Int(0, IntTy::I32), Ty::Void),
         })
+    }
+
+    /// `x(a)` or `x{a}` in a constructor's initializer list.
+    fn field_initializer(&mut self, fi: Node, out: &mut Vec<Stmt>) -> Result<()> {
+        let mut c = fi.walk();
+        let kids: Vec<Node> = fi.named_children(&mut c).collect();
+        let (Some(f), Some(args)) = (kids.first(), kids.get(1)) else { return Ok(()) };
+        let mut cc = args.walk();
+        let vals: Vec<Node> = args.named_children(&mut cc).collect();
+        let Some(v) = vals.first() else { return Ok(()) };
+        let place = match self.lookup(self.text(*f)).cloned() {
+            Some(sym) => self.sym_place(sym, *f)?,
+            None => return Err(self.undeclared(*f)),
+        };
+        let (e, t) = self.expr(*v)?;
+        let st = self.write(place, e, &t, *v)?;
+        self.flush(out);
+        out.push(st);
+        Ok(())
     }
 
     fn declared_name(&self, d: Node) -> Option<String> {
@@ -1484,6 +1576,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         // A class template's instance (`Vec2<float>`) keeps its methods under the template's name.
         let base = sname.split('<').next().unwrap_or(&sname).to_string();
         let key = format!("{base}::{method}");
+        let key = match self.unit.device_fns.contains_key(format!("{key}#{}", arg_nodes.len()).as_str()) {
+            true => format!("{key}#{}", arg_nodes.len()),
+            false => key,
+        };
         let targs = self.unit.layout(&sname).map(|l| l.targs).unwrap_or_default();
         let Some(def) = self.unit.device_fns.get(key.as_str()).copied() else {
             return Err(self.unsupported(n, &format!("a call of `{key}`, which is not defined in this file")));

@@ -2080,6 +2080,12 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         if let Some(ty) = known_function(name) {
             return Ok((Expr::Opaque { args, what: format!("{name}()") }, ty));
         }
+        if self.unit.layout(name).is_some() {
+            return Err(self.unsupported(
+                n,
+                &format!("a temporary `{name}(...)` outside a declaration (declare it: `{name} t(...);`)"),
+            ));
+        }
         Err(Diagnostic::at(
             ErrorKind::Unsupported,
             self.span(n),
