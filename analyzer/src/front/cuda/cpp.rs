@@ -1501,7 +1501,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         body.push(Stmt::Break);
         let span = self.span(n);
         self.pending.push(Stmt::Loop { cond: None, body, step: Vec::new(), test_first: true, span, synthetic: true });
-        let note = if lambda { "lambda inlined".to_string() } else { format!("__device__ function `{fname}` inlined") };
+        let note = if lambda { "lambda inlined".to_string() } else { format!("__device__ function `{}` inlined", fname.split('#').next().unwrap_or(fname)) };
         if !self.k.notes.contains(&note) {
             self.k.notes.push(note);
         }
