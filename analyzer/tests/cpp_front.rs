@@ -241,3 +241,38 @@ fn constructors_if_constexpr_and_char_shared_buffers() {
     assert_eq!(total(&s, "shared", "store").0, 1);
     assert_eq!(total(&s, "shared", "load").0, 1);
 }
+
+#[test]
+fn a_packed_vector_class_template_moves_16_bytes_at_once() {
+    // 64 blocks x 256 threads = 512 warps; each thread loads 16 bytes from a and from b and
+    // stores 16 bytes: per warp 512 bytes = 16 sectors per request.
+    let src = r#"
+    template <class T> struct alignas(16) Pack16 {
+        Pack16() = default;
+        __device__ explicit Pack16(int4 raw) { memcpy(&lanes, &raw, sizeof(raw)); }
+        __device__ T &operator[](int k) { return lanes[k]; }
+        __device__ int4 raw() const { int4 r; memcpy(&r, &lanes, sizeof(r)); return r; }
+        static constexpr const size_t count = sizeof(int4) / sizeof(T);
+        T lanes[count];
+    };
+    template <class T> __device__ Pack16<T> load16(const T *p) {
+        return Pack16<T>{__ldcs(reinterpret_cast<const int4 *>(p))};
+    }
+    template <class T> __device__ void store16(T *p, Pack16<T> v) { *reinterpret_cast<int4 *>(p) = v.raw(); }
+    typedef float real;
+    typedef Pack16<real> r128;
+    __global__ void add(real *out, const real *a, const real *b) {
+        int i = (blockIdx.x * blockDim.x + threadIdx.x) * r128::count;
+        r128 o;
+        r128 x = load16(a + i);
+        r128 y = load16(b + i);
+        for (int k = 0; k < x.count; k++) {
+            o[k] = (real)((float)x[k] + (float)y[k]);
+        }
+        store16(out + i, o);
+    }"#;
+    let s = run(src, "add", "64", "256", &[]);
+    assert_eq!(total(&s, "global", "load"), (1024, 16384));
+    assert_eq!(total(&s, "global", "store"), (512, 8192));
+    assert!(s.instructions.iter().all(|r| r.width == 16));
+}

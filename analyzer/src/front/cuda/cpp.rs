@@ -16,6 +16,8 @@ pub struct Layout {
     pub fields: Vec<Field>,
     /// A class template's arguments (`Vec2<float>`: T = float), bound while its methods inline.
     pub targs: Vec<(String, TemplateArg)>,
+    /// `static constexpr` integer members (`x128::size`).
+    pub consts: Vec<(String, i128)>,
 }
 
 #[derive(Clone, Debug)]
@@ -304,6 +306,7 @@ fn layout_of<'a>(
     tmpl: &HashMap<String, TemplateArg>,
 ) -> Option<Layout> {
     let union = spec.kind() == "union_specifier";
+    let mut consts: Vec<(String, i128)> = Vec::new();
     let mut fields = Vec::new();
     let (mut off, mut align) = (0u32, 1u32);
     let mut c = body.walk();
@@ -320,6 +323,12 @@ fn layout_of<'a>(
             q
         };
         if quals.contains(&"static") {
+            // `static constexpr size_t size = sizeof(int4) / sizeof(T);`
+            if let (Some(d), Some(v)) = (f.child_by_field_name("declarator"), f.child_by_field_name("default_value")) {
+                if let Some(x) = static_value(unit, v, tmpl, &consts) {
+                    consts.push((unit.text(d).to_string(), x));
+                }
+            }
             continue;
         }
         let Some(t) = f.child_by_field_name("type") else { continue };
@@ -330,7 +339,7 @@ fn layout_of<'a>(
         let mut cc = f.walk();
         let decls: Vec<Node> = f.children_by_field_name("declarator", &mut cc).collect();
         for d in decls {
-            let Some((fname, ty, dims)) = field_declarator(unit, d, base.clone(), tmpl) else {
+            let Some((fname, ty, dims)) = field_declarator(unit, d, base.clone(), tmpl, &consts) else {
                 ok = false;
                 break;
             };
@@ -351,7 +360,34 @@ fn layout_of<'a>(
         align = align.max(a);
     }
     let size = off.div_ceil(align).max(1) * align;
-    Some(Layout { name: first.to_string(), size, align, fields, targs: Vec::new() })
+    Some(Layout { name: first.to_string(), size, align, fields, targs: Vec::new(), consts })
+}
+
+/// An integer constant inside a structure (array sizes, `static constexpr` members), with the
+/// class's template arguments and earlier static members in scope.
+fn static_value(unit: &Unit, v: Node, tmpl: &HashMap<String, TemplateArg>, consts: &[(String, i128)]) -> Option<i128> {
+    let mut l = Lowerer {
+        unit,
+        k: Kernel::new(String::new(), Span::default()),
+        scopes: vec![unit.globals.clone()],
+        pending: Vec::new(),
+        no_hoist: 1,
+        inline: Vec::new(),
+        tmpl: tmpl.clone(),
+        depth: 0,
+        lambdas: Vec::new(),
+        unset_ptrs: Default::default(),
+    };
+    for (k, x) in tmpl {
+        if let TemplateArg::Int(x) = x {
+            l.scopes[0].insert(k.clone(), Sym::Const(*x, IntTy::I64));
+        }
+    }
+    for (k, x) in consts {
+        l.scopes[0].insert(k.clone(), Sym::Const(*x, IntTy::U64));
+    }
+    let (e, _) = l.expr(v).ok()?;
+    const_eval(&e)
 }
 
 /// A member's name, type and array dimensions.
@@ -360,6 +396,7 @@ fn field_declarator(
     d: Node,
     base: Ty,
     tmpl: &HashMap<String, TemplateArg>,
+    consts: &[(String, i128)],
 ) -> Option<(String, Ty, Vec<u64>)> {
     match d.kind() {
         "field_identifier" | "identifier" => Some((unit.text(d).to_string(), base, Vec::new())),
@@ -371,16 +408,16 @@ fn field_declarator(
                 restrict: false,
                 volatile: false,
             }));
-            field_declarator(unit, d.child_by_field_name("declarator")?, t, tmpl)
+            field_declarator(unit, d.child_by_field_name("declarator")?, t, tmpl, consts)
         }
         "array_declarator" => {
             let size = d.child_by_field_name("size")?;
-            let v: u64 = match (unit.globals.get(unit.text(size)), tmpl.get(unit.text(size))) {
-                (_, Some(TemplateArg::Int(v))) => *v as u64,
-                (Some(Sym::Const(v, _)), _) => *v as u64,
-                _ => unit.text(size).trim().trim_end_matches(['u', 'U']).parse().ok()?,
+            let v: u64 = match static_value(unit, size, tmpl, consts) {
+                Some(v) if v > 0 => v as u64,
+                _ => return None,
             };
-            let (name, ty, mut dims) = field_declarator(unit, d.child_by_field_name("declarator")?, base, tmpl)?;
+            let (name, ty, mut dims) =
+                field_declarator(unit, d.child_by_field_name("declarator")?, base, tmpl, consts)?;
             dims.insert(0, v);
             Some((name, ty, dims))
         }
@@ -966,7 +1003,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     .get(format!("{ctor_key}#{}", a.len()).as_str())
                     .or_else(|| self.unit.device_fns.get(ctor_key.as_str()))
                     .copied()
-            });
+            })
+            // `P() = default;` has no body: the members are left as they are.
+            .filter(|d| d.child_by_field_name("body").is_some());
             if let (Some(args), Some(def)) = (args, def) {
                 let v = self.struct_locals(name, &sname, at, 0)?;
                 let targs = self.unit.layout(&sname).map(|l| l.targs).unwrap_or_default();
@@ -1378,6 +1417,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             for (f, s) in &this.fields {
                 scope.insert(f.clone(), s.clone());
             }
+            for (c, v) in self.unit.layout(&this.name).map(|l| l.consts).unwrap_or_default() {
+                scope.insert(c, Sym::Const(v, IntTy::U64));
+            }
         }
         let lambda = def.kind() == "lambda_expression";
         let trailing = if lambda {
@@ -1694,6 +1736,36 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let (e, t) = self.subscript_operator(n)?.ok_or_else(|| self.unsupported(n, "this subscript"))?;
         self.pending_eval(e);
         Ok(Some(Place::LocalArray(t)))
+    }
+
+    /// `obj.size` or `Type::size` for a `static constexpr` member.
+    pub(super) fn static_member(&self, scope_ty: &Ty, name: &str) -> Option<(Expr, Ty)> {
+        let l = self.unit.layout(struct_name(scope_ty)?)?;
+        let v = l.consts.iter().find(|(c, _)| c == name)?.1;
+        Some((Expr::Int(v, IntTy::U64), Ty::Int(IntTy::U64)))
+    }
+
+    /// `memcpy` between registers (a packed class's payload and an `int4`): no memory moves.
+    /// Anything else is refused.
+    pub(super) fn register_memcpy(&mut self, n: Node, args: &[Node]) -> Result<(Expr, Ty)> {
+        for a in args.iter().take(2) {
+            let a = unparen(*a);
+            let target = if a.kind() == "pointer_expression"
+                && a.child_by_field_name("operator").map(|o| self.text(o)) == Some("&")
+            {
+                a.child_by_field_name("argument").map(unparen)
+            } else {
+                None
+            };
+            let local = target.is_some_and(|t| {
+                t.kind() == "identifier"
+                    && matches!(self.lookup(self.text(t)), Some(Sym::Local(..) | Sym::LocalArray(_) | Sym::Struct(_)))
+            });
+            if !local {
+                return Err(self.unsupported(n, "`memcpy` to or from memory (copy element by element)"));
+            }
+        }
+        Ok((Expr::Int(0, IntTy::I32), Ty::Void))
     }
 
     /// An array of structures by name (`arr[i]` indexes it, no `operator[]`).

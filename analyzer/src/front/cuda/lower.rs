@@ -1460,6 +1460,22 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                         other => self.sym_value(other, n),
                     };
                 }
+                // `Type::size`: a static member of a structure or class (through typedefs too).
+                if let Some((scope, member)) = full.rsplit_once("::") {
+                    let sty = self
+                        .unit
+                        .typedefs
+                        .get(scope)
+                        .cloned()
+                        .or_else(|| self.unit.layout(scope).map(|l| l.ty()))
+                        .or_else(|| match self.tmpl.get(scope) {
+                            Some(TemplateArg::Type(t)) => Some(t.clone()),
+                            _ => None,
+                        });
+                    if let Some(r) = sty.and_then(|t| self.static_member(&t, member)) {
+                        return Ok(r);
+                    }
+                }
                 // `ns::N`: the name inside its namespace.
                 let last = full.rsplit("::").next().unwrap_or(&full).to_string();
                 match self.lookup(&last).cloned() {
@@ -1606,6 +1622,23 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 Ok((Expr::Opaque { args, what: "initializer list".into() }, Ty::Void))
             }
             "lambda_expression" => Err(self.unsupported(n, "a lambda")),
+            // `Packed128<T>{bits}`: a temporary whose contents are registers.
+            "compound_literal_expression" => {
+                let ty = match n.child_by_field_name("type") {
+                    Some(t) if t.kind() == "type_descriptor" => self.type_descriptor(t)?,
+                    Some(t) => type_of_specifier(self.unit, t, &self.tmpl)?,
+                    None => Ty::Void,
+                };
+                let mut args = Vec::new();
+                if let Some(v) = n.child_by_field_name("value") {
+                    let mut c = v.walk();
+                    let items: Vec<Node> = v.named_children(&mut c).collect();
+                    for it in items {
+                        args.push(self.expr(it)?.0);
+                    }
+                }
+                Ok((Expr::Opaque { args, what: "a temporary object".into() }, ty))
+            }
             "new_expression" | "delete_expression" => Err(self.unsupported(n, "new/delete")),
             "ERROR" => Err(Diagnostic::at(ErrorKind::Syntax, self.span(n), "syntax error")),
             _ => Err(self.unsupported(n, &format!("this expression ({})", n.kind()))),
@@ -1759,6 +1792,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         if n.child_by_field_name("operator").map(|o| self.text(o)) == Some(".") {
             if let Some(sym) = self.member_sym(n) {
                 return self.sym_value(sym, n);
+            }
+            if let Some(r) = self.static_member(&self.peek_type(arg), field) {
+                return Ok(r);
             }
         }
         if let Some(p) = self.member_place(n)? {
@@ -2023,6 +2059,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             if let Some((fname, def)) = self.resolve_function(name) {
                 return self.inline_device(n, &fname, def, &arg_nodes, None, None);
             }
+        }
+        if name == "memcpy" && arg_nodes.len() == 3 {
+            return self.register_memcpy(n, &arg_nodes);
         }
         let mut args = Vec::new();
         let mut tys = Vec::new();
