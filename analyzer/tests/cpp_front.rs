@@ -276,3 +276,29 @@ fn a_packed_vector_class_template_moves_16_bytes_at_once() {
     assert_eq!(total(&s, "global", "store"), (512, 8192));
     assert!(s.instructions.iter().all(|r| r.width == 16));
 }
+
+#[test]
+fn function_objects_tags_and_known_function_pointers() {
+    // One warp. combine(.., Sum{}) calls Sum::operator(); pick<true> reads b[t] (1 request of
+    // 4 sectors), pick<false> reads nothing; f = dbl is inlined: a[t] once; one store.
+    let src = r#"
+    #include <type_traits>
+    struct Sum { __device__ float operator()(float a, float b) const { return a + b; } };
+    template <typename Op> __device__ float combine(float a, float b, Op op) { return op(a, b); }
+    template <bool Flag> __device__ float pick(const float *p, std::bool_constant<Flag>) {
+        float v = 0.0f;
+        if (Flag) v = p[threadIdx.x];
+        return v;
+    }
+    using fn_t = float (*)(float);
+    __device__ float dbl(float x) { return 2 * x; }
+    __global__ void k(const float *a, const float *b, float *out) {
+        fn_t f = dbl;
+        float v = combine(f(a[threadIdx.x]), 1.0f, Sum{});
+        float w = pick(b, std::true_type{}) + pick(b, std::bool_constant<false>{});
+        out[threadIdx.x] = v + w;
+    }"#;
+    let s = run(src, "k", "1", "32", &[]);
+    assert_eq!(total(&s, "global", "load"), (2, 8));
+    assert_eq!(total(&s, "global", "store"), (1, 4));
+}

@@ -452,6 +452,15 @@ pub(super) fn other_type(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateAr
     if let Some(ty) = named_type(last) {
         return Ok(ty);
     }
+    // Tag types (`std::true_type`, `std::bool_constant<B>`): empty, passed by value.
+    let tname = t.child_by_field_name("name").map(|x| unit.text(x)).unwrap_or(last);
+    let tname = tname.rsplit("::").next().unwrap_or(tname);
+    if matches!(tname, "true_type" | "false_type" | "bool_constant" | "integral_constant")
+        || text.contains("bool_constant<")
+        || text.contains("integral_constant<")
+    {
+        return Ok(Ty::Int(IntTy::BOOL));
+    }
     Err(unknown_type(unit.span(t), text))
 }
 
@@ -1289,6 +1298,31 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 vals.push(Some(self.expr(*a)?));
             }
         }
+        // `std::bool_constant<B>` / `std::integral_constant<int, N>` tags: B and N from the
+        // argument's type as written (`std::true_type{}`, `std::bool_constant<false>{}`).
+        for (i, p) in pnodes.iter().enumerate() {
+            let Some(t) = p.child_by_field_name("type") else { continue };
+            let tt = self.text(t);
+            if !(tt.contains("bool_constant<") || tt.contains("integral_constant<")) {
+                continue;
+            }
+            let inner = tt.rsplit(['<', ',']).next().unwrap_or("").trim_end_matches('>').trim().to_string();
+            if !tparams.iter().any(|(nm, _, _)| *nm == inner) || tmpl.contains_key(&inner) {
+                continue;
+            }
+            let Some(a) = arg_nodes.get(i) else { continue };
+            let at = self.text(*a);
+            let v = if at.contains("true_type") || at.contains("<true>") {
+                Some(1)
+            } else if at.contains("false_type") || at.contains("<false>") {
+                Some(0)
+            } else {
+                at.rsplit(['<', ',']).next().and_then(|x| x.split('>').next()).and_then(|x| x.trim().parse::<i128>().ok())
+            };
+            if let Some(v) = v {
+                tmpl.insert(inner, TemplateArg::Int(v));
+            }
+        }
         // Deduce `T` from `T x`, `T *p`, `const T &r`.
         for (i, p) in pnodes.iter().enumerate() {
             let Some(t) = p.child_by_field_name("type") else { continue };
@@ -1483,6 +1517,13 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 }
             };
             let pty = self.with_origin(pty, &at);
+            if let (Some(sname), Some(pn)) = (struct_name(&pty).map(str::to_string), pn.as_ref()) {
+                // A structure passed by value (a function object, a tag): members in registers.
+                self.pending_eval(a);
+                let v = self.struct_locals(pn, &sname, n, 0)?;
+                scope.insert(pn.clone(), Sym::Struct(v));
+                continue;
+            }
             let local = self.new_local(pn.as_deref().unwrap_or("$arg"), pty.clone());
             let a = self.convert(a, &at, &pty, n)?;
             body.push(Stmt::Assign { local, value: a, span: self.span(n) });
@@ -1574,7 +1615,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         Ok(())
     }
 
-    fn declared_name(&self, d: Node) -> Option<String> {
+    pub(super) fn declared_name(&self, d: Node) -> Option<String> {
         match d.kind() {
             "identifier" => Some(self.text(d).to_string()),
             _ => {

@@ -296,6 +296,8 @@ enum Sym {
     Struct(cpp::StructVal),
     /// A lambda (index into `Lowerer::lambdas`), inlined where it is called.
     Lambda(usize),
+    /// A pointer to a known `__device__` function (`fn_t f = dbl;`).
+    Func(String),
 }
 
 /// An lvalue.
@@ -936,6 +938,21 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                         let sym = self.struct_local(&name, &pt, init, d)?;
                         self.flush(out);
                         self.scopes.last_mut().unwrap().insert(name, sym);
+                        continue;
+                    }
+                }
+            }
+            // `fn_t f = dbl;`, `auto f = &dbl;`: the call through `f` inlines `dbl`.
+            if let Some(i) = init {
+                let fi = match i.kind() {
+                    "pointer_expression" => i.child_by_field_name("argument").unwrap_or(i),
+                    _ => i,
+                };
+                let name = self.text(fi);
+                if fi.kind() == "identifier" && self.lookup(name).is_none() {
+                    if let Some((f, _)) = self.resolve_function(name) {
+                        let var = self.declared_name(target).unwrap_or_default();
+                        self.scopes.last_mut().unwrap().insert(var, Sym::Func(f));
                         continue;
                     }
                 }
@@ -1976,6 +1993,22 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             .filter(|l| l.kind() == "lambda_expression");
         if let Some(l) = lambda {
             return self.inline_lambda(n, l, &arg_nodes);
+        }
+        if f.kind() == "identifier" {
+            match self.lookup(self.text(f)).cloned() {
+                // A function object: its `operator()`.
+                Some(Sym::Struct(_)) => {
+                    if let Some(r) = self.call_member(n, f, ".", "operator()", &arg_nodes)? {
+                        return Ok(r);
+                    }
+                }
+                Some(Sym::Func(name)) => {
+                    if let Some((fname, def)) = self.resolve_function(&name) {
+                        return self.inline_device(n, &fname, def, &arg_nodes, None, None);
+                    }
+                }
+                _ => {}
+            }
         }
         let name = self.text(f);
         let typedef = self.unit.typedefs.get(name).cloned().or_else(|| match self.tmpl.get(name) {
