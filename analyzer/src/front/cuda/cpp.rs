@@ -995,8 +995,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     let v: Vec<Node> = i.named_children(&mut c).filter(|x| x.kind() != "comment").collect();
                     Some(v)
                 }
-                Some(i) if i.kind() == "call_expression"
-                    && i.child_by_field_name("function").is_some_and(|f| self.text(f) == base) =>
+                Some(i)
+                    if i.kind() == "call_expression"
+                        && i.child_by_field_name("function").is_some_and(|f| self.text(f) == base) =>
                 {
                     i.child_by_field_name("arguments").map(|a| {
                         let mut c = a.walk();
@@ -1006,15 +1007,17 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 }
                 _ => None,
             };
-            let def = args.as_ref().and_then(|a| {
-                self.unit
-                    .device_fns
-                    .get(format!("{ctor_key}#{}", a.len()).as_str())
-                    .or_else(|| self.unit.device_fns.get(ctor_key.as_str()))
-                    .copied()
-            })
-            // `P() = default;` has no body: the members are left as they are.
-            .filter(|d| d.child_by_field_name("body").is_some());
+            let def = args
+                .as_ref()
+                .and_then(|a| {
+                    self.unit
+                        .device_fns
+                        .get(format!("{ctor_key}#{}", a.len()).as_str())
+                        .or_else(|| self.unit.device_fns.get(ctor_key.as_str()))
+                        .copied()
+                })
+                // `P() = default;` has no body: the members are left as they are.
+                .filter(|d| d.child_by_field_name("body").is_some());
             if let (Some(args), Some(def)) = (args, def) {
                 let v = self.struct_locals(name, &sname, at, 0)?;
                 let targs = self.unit.layout(&sname).map(|l| l.targs).unwrap_or_default();
@@ -1317,7 +1320,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             } else if at.contains("false_type") || at.contains("<false>") {
                 Some(0)
             } else {
-                at.rsplit(['<', ',']).next().and_then(|x| x.split('>').next()).and_then(|x| x.trim().parse::<i128>().ok())
+                at.rsplit(['<', ','])
+                    .next()
+                    .and_then(|x| x.split('>').next())
+                    .and_then(|x| x.trim().parse::<i128>().ok())
             };
             if let Some(v) = v {
                 tmpl.insert(inner, TemplateArg::Int(v));
@@ -1584,7 +1590,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         body.push(Stmt::Break);
         let span = self.span(n);
         self.pending.push(Stmt::Loop { cond: None, body, step: Vec::new(), test_first: true, span, synthetic: true });
-        let note = if lambda { "lambda inlined".to_string() } else { format!("__device__ function `{}` inlined", fname.split('#').next().unwrap_or(fname)) };
+        let note = if lambda {
+            "lambda inlined".to_string()
+        } else {
+            format!("__device__ function `{}` inlined", fname.split('#').next().unwrap_or(fname))
+        };
         if !self.k.notes.contains(&note) {
             self.k.notes.push(note);
         }
