@@ -196,6 +196,68 @@ pub fn lower(
     Ok(module)
 }
 
+/// Takes the launch of `opts.kernel` (or of the file's only launched kernel) from the file's own
+/// `kernel<...><<<grid, block, smem>>>(args)` call: the one on `line`, or the first. Values
+/// already in `opts` (given on the command line) win. Returns the options and the call's line.
+pub fn apply_launch_site(
+    input: Input,
+    opts: &AnalyzeOptions,
+    line: Option<u32>,
+    loader: &dyn FileLoader,
+) -> std::result::Result<(AnalyzeOptions, u32), Failure> {
+    let mut files = SourceFiles::default();
+    let r = (|| -> Result<(AnalyzeOptions, u32)> {
+        let root = read_input(&input, &mut files)?;
+        let sites = crate::front::cuda::launch_sites_of_file(&mut files, root, &opts.cuda(), loader)?;
+        let site = sites
+            .iter()
+            .find(|s| opts.kernel.as_ref().is_none_or(|k| &s.kernel == k) && line.is_none_or(|l| s.line == l))
+            .ok_or_else(|| {
+                let what = match (&opts.kernel, line) {
+                    (Some(k), Some(l)) => format!("no launch of `{k}` on line {l}"),
+                    (Some(k), None) => format!("no `{k}<<<...>>>(...)` launch in this file"),
+                    (None, Some(l)) => format!("no `<<<...>>>` launch on line {l}"),
+                    (None, None) => "no `<<<...>>>` launch in this file".to_string(),
+                };
+                Diagnostic::new(ErrorKind::Usage, format!("--launch-site: {what}"))
+            })?;
+        let mut o = opts.clone();
+        o.kernel = Some(site.kernel.clone());
+        if o.grid.is_empty() {
+            o.grid = site.grid.clone().ok_or_else(|| {
+                Diagnostic::new(
+                    ErrorKind::MissingArgument,
+                    format!(
+                        "--launch-site: the grid of the launch on line {} is not a constant; give --grid",
+                        site.line
+                    ),
+                )
+            })?;
+        }
+        if o.block.is_empty() {
+            o.block = site.block.clone().ok_or_else(|| {
+                Diagnostic::new(
+                    ErrorKind::MissingArgument,
+                    format!(
+                        "--launch-site: the block of the launch on line {} is not a constant; give --block",
+                        site.line
+                    ),
+                )
+            })?;
+        }
+        if o.shared_bytes == 0 {
+            o.shared_bytes = site.shared_bytes.unwrap_or(0);
+        }
+        for (k, v) in site.template_args.iter().chain(&site.args) {
+            if !o.args.iter().any(|(n, _)| n == k) {
+                o.args.push((k.clone(), v.clone()));
+            }
+        }
+        Ok((o, site.line))
+    })();
+    r.map_err(|diagnostic| Failure { diagnostic, files })
+}
+
 /// Names of the kernels in a file, in source order.
 pub fn list_kernels(
     input: Input,

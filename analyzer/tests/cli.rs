@@ -206,3 +206,23 @@ fn kernels_lists_the_global_functions() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("transpose_tiled(") && out.contains("transpose_tiled_unpadded("), "{out}");
 }
+
+#[test]
+fn launch_site_takes_the_launch_from_the_files_own_call() {
+    // 4096 blocks of 256 threads over n = 2^20 floats: 32,768 warps, one load and one store of
+    // 4 sectors each; T and BS come from the template arguments, n through `int n = N;`.
+    let src = b"#define N (1024 * 1024)\ntemplate <typename T, int BS>\n__global__ void scale(const T *in, T *out, int n) {\n    int i = blockIdx.x * BS + threadIdx.x;\n    if (i < n) out[i] = 2 * in[i];\n}\nint main() {\n    float *a, *b;\n    int threads = 256;\n    int n = N;\n    dim3 grid((n + threads - 1) / threads);\n    scale<float, 256><<<grid, threads>>>(a, b, n);\n}\n";
+    let f = write_tmp("site.cu", src);
+    let o = analyze(&f, &["--launch-site", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["launch"]["grid"][0], 4096);
+    assert_eq!(v["launch"]["block"][0], 256);
+    assert_eq!(v["totals"]["global_load"]["requests"], 32768);
+    assert_eq!(v["totals"]["global_load"]["sectors"], 131072);
+    assert!(v["assumptions"].to_string().contains("line 12"));
+    // No launch on that line: a usage error that says so.
+    let o = analyze(&f, &["--launch-site", "3"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no `<<<...>>>` launch on line 3"), "{}", stderr(&o));
+}

@@ -193,3 +193,112 @@ fn textures_are_refused_by_name() {
     let e = fail(src, "k", &[]);
     assert!(e.contains("textures and surfaces are not modelled"), "{e}");
 }
+
+#[test]
+fn lambdas_class_templates_and_methods() {
+    // One warp. load(i) reads a[t] and a[t + 32] (4 sectors each) through a lambda; Pair<float>
+    // is 8 bytes (x @0, y @4): p[t].y spans 256 bytes = 8 sectors through a method.
+    let src = r#"
+    template <typename T> struct Pair {
+        T x, y;
+        __device__ T second() const { return y; }
+    };
+    __global__ void k(const float *a, const Pair<float> *p, float *out) {
+        int i = threadIdx.x;
+        auto load = [&](int j) { return a[j]; };
+        out[i] = load(i) + load(i + 32) + p[i].second();
+    }"#;
+    let s = run(src, "k", "1", "32", &[]);
+    assert_eq!(total(&s, "global", "load"), (3, 16));
+    assert_eq!(total(&s, "global", "store"), (1, 4));
+}
+
+#[test]
+fn constructors_if_constexpr_and_char_shared_buffers() {
+    // One warp: FAST picks s[i] = a[i] (1 global load, 1 shared store); the constructors copy
+    // s[i] (1 shared load) into registers; one store of b[i]. a[i + 1] is never executed.
+    let src = r#"
+    struct V2 { float x, y; __device__ V2(float a, float b) : x(a), y(b) {} __device__ V2() : x(0), y(0) {} };
+    struct Acc { float s; __device__ Acc() { s = 0.0f; } __device__ void add(float v) { s += v; } };
+    template <bool FAST, typename T>
+    __global__ void k(const T *a, T *b) {
+        extern __shared__ __align__(16) char smem[];
+        T *s = reinterpret_cast<T *>(smem);
+        int i = threadIdx.x;
+        if constexpr (FAST) { s[i] = a[i]; } else { s[i] = a[i + 1]; }
+        __syncthreads();
+        V2 p(s[i], 1.0f);
+        V2 q = V2(p.x, 2.0f);
+        Acc acc;
+        acc.add(q.x);
+        b[i] = acc.s + p.y;
+    }"#;
+    let mut o = opts("1", "32", &[("FAST", "1"), ("T", "float")]);
+    o.shared_bytes = 128;
+    let s = analyze_source("m.cu", src, &o).unwrap_or_else(|f| panic!("{}", f.one_line())).sheet;
+    assert_eq!(total(&s, "global", "load"), (1, 4));
+    assert_eq!(total(&s, "global", "store"), (1, 4));
+    assert_eq!(total(&s, "shared", "store").0, 1);
+    assert_eq!(total(&s, "shared", "load").0, 1);
+}
+
+#[test]
+fn a_packed_vector_class_template_moves_16_bytes_at_once() {
+    // 64 blocks x 256 threads = 512 warps; each thread loads 16 bytes from a and from b and
+    // stores 16 bytes: per warp 512 bytes = 16 sectors per request.
+    let src = r#"
+    template <class T> struct alignas(16) Pack16 {
+        Pack16() = default;
+        __device__ explicit Pack16(int4 raw) { memcpy(&lanes, &raw, sizeof(raw)); }
+        __device__ T &operator[](int k) { return lanes[k]; }
+        __device__ int4 raw() const { int4 r; memcpy(&r, &lanes, sizeof(r)); return r; }
+        static constexpr const size_t count = sizeof(int4) / sizeof(T);
+        T lanes[count];
+    };
+    template <class T> __device__ Pack16<T> load16(const T *p) {
+        return Pack16<T>{__ldcs(reinterpret_cast<const int4 *>(p))};
+    }
+    template <class T> __device__ void store16(T *p, Pack16<T> v) { *reinterpret_cast<int4 *>(p) = v.raw(); }
+    typedef float real;
+    typedef Pack16<real> r128;
+    __global__ void add(real *out, const real *a, const real *b) {
+        int i = (blockIdx.x * blockDim.x + threadIdx.x) * r128::count;
+        r128 o;
+        r128 x = load16(a + i);
+        r128 y = load16(b + i);
+        for (int k = 0; k < x.count; k++) {
+            o[k] = (real)((float)x[k] + (float)y[k]);
+        }
+        store16(out + i, o);
+    }"#;
+    let s = run(src, "add", "64", "256", &[]);
+    assert_eq!(total(&s, "global", "load"), (1024, 16384));
+    assert_eq!(total(&s, "global", "store"), (512, 8192));
+    assert!(s.instructions.iter().all(|r| r.width == 16));
+}
+
+#[test]
+fn function_objects_tags_and_known_function_pointers() {
+    // One warp. combine(.., Sum{}) calls Sum::operator(); pick<true> reads b[t] (1 request of
+    // 4 sectors), pick<false> reads nothing; f = dbl is inlined: a[t] once; one store.
+    let src = r#"
+    #include <type_traits>
+    struct Sum { __device__ float operator()(float a, float b) const { return a + b; } };
+    template <typename Op> __device__ float combine(float a, float b, Op op) { return op(a, b); }
+    template <bool Flag> __device__ float pick(const float *p, std::bool_constant<Flag>) {
+        float v = 0.0f;
+        if (Flag) v = p[threadIdx.x];
+        return v;
+    }
+    using fn_t = float (*)(float);
+    __device__ float dbl(float x) { return 2 * x; }
+    __global__ void k(const float *a, const float *b, float *out) {
+        fn_t f = dbl;
+        float v = combine(f(a[threadIdx.x]), 1.0f, Sum{});
+        float w = pick(b, std::true_type{}) + pick(b, std::bool_constant<false>{});
+        out[threadIdx.x] = v + w;
+    }"#;
+    let s = run(src, "k", "1", "32", &[]);
+    assert_eq!(total(&s, "global", "load"), (2, 8));
+    assert_eq!(total(&s, "global", "store"), (1, 4));
+}

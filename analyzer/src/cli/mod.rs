@@ -131,7 +131,8 @@ enum Cmd {
         #[arg(long)]
         kernel: Option<String>,
         /// The grid, X[,Y[,Z]] or XxY[xZ]: integers or integer expressions over --arg values
-        /// (`ceil(n/256)`) and the block's shape (`ceil(n/block)`).
+        /// (`ceil(n/256)`) and the block's shape (`ceil(n/block)`). Required unless --launch-site
+        /// finds it in the file.
         #[arg(long, allow_hyphen_values = true)]
         grid: Option<String>,
         /// The block, X[,Y[,Z]] or XxY[xZ] (`256`, `32,8`, `32x8`).
@@ -140,6 +141,11 @@ enum Cmd {
         /// A kernel parameter's value (or a template parameter's): NAME=VALUE.
         #[arg(long = "arg", value_name = "NAME=VALUE")]
         args: Vec<String>,
+        /// Take grid, block, dynamic shared memory, template arguments and constant scalar
+        /// arguments from the file's own `kernel<...><<<grid, block, smem>>>(...)` call (the one
+        /// on LINE, or the kernel's first). Flags given explicitly win.
+        #[arg(long = "launch-site", value_name = "LINE", num_args = 0..=1)]
+        launch_site: Option<Option<u32>>,
         /// Contents of an index array: NAME=zero|identity|constant:V|permutation:LEN:SEED|uniform:LO:HI:SEED.
         #[arg(long = "fill", value_name = "NAME=SPEC")]
         fills: Vec<String>,
@@ -267,11 +273,13 @@ pub fn run() -> i32 {
             engine,
             emit,
             message_format,
+            launch_site,
         } => {
             // Only the sheet needs a launch; `--emit dot|ir` reads the source alone.
             let (grid, block) = match (grid, block, emit) {
                 (Some(g), Some(b), _) => (g, b),
                 (g, b, Some(_)) => (g.unwrap_or_else(|| "1".into()), b.unwrap_or_else(|| "32".into())),
+                (g, b, None) if launch_site.is_some() => (g.unwrap_or_default(), b.unwrap_or_default()),
                 (g, _, None) => {
                     return usage(&format!(
                         "analyze needs the launch: add {}(e.g. --grid 'ceil(n/256)' --block 256)",
@@ -318,6 +326,18 @@ pub fn run() -> i32 {
                     _ => return usage(&format!("--offset {o}: expected a byte count from 0 to 1048575")),
                 }
             }
+            let mut site_line = None;
+            if emit.is_none() {
+                if let Some(line) = launch_site {
+                    match sector_analyzer::analyze::apply_launch_site(Input::File(&src.file), &opts, line, &DiskLoader) {
+                        Ok((o, l)) => {
+                            opts = o;
+                            site_line = Some(l);
+                        }
+                        Err(f) => return report_as(&f, message_format),
+                    }
+                }
+            }
             if let Some(what) = emit {
                 let mut files = SourceFiles::default();
                 return match sector_analyzer::analyze::lower(&Input::File(&src.file), &opts, &DiskLoader, &mut files) {
@@ -341,9 +361,26 @@ pub fn run() -> i32 {
                 b.finish_and_clear();
             }
             match result {
-                Ok(a) => {
+                Ok(mut a) => {
                     if !a.warnings.is_empty() {
                         let _ = std::io::stderr().write_all(messages(&a.files, &a.warnings, message_format).as_bytes());
+                    }
+                    if let Some(l) = site_line {
+                        let given: Vec<String> = opts.args.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                        a.sheet.assumptions.insert(
+                            0,
+                            format!(
+                                "launch from the file's own call on line {l}: grid ({}), block ({}){}{}",
+                                opts.grid,
+                                opts.block,
+                                if opts.shared_bytes > 0 {
+                                    format!(", {} bytes of dynamic shared memory", opts.shared_bytes)
+                                } else {
+                                    String::new()
+                                },
+                                if given.is_empty() { String::new() } else { format!(", {}", given.join(" ")) }
+                            ),
+                        );
                     }
                     out(&match format {
                         Format::Text => sector_analyzer::sheet::text::render(&a.sheet),

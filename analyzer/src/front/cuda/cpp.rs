@@ -14,6 +14,10 @@ pub struct Layout {
     pub size: u32,
     pub align: u32,
     pub fields: Vec<Field>,
+    /// A class template's arguments (`Vec2<float>`: T = float), bound while its methods inline.
+    pub targs: Vec<(String, TemplateArg)>,
+    /// `static constexpr` integer members (`x128::size`).
+    pub consts: Vec<(String, i128)>,
 }
 
 #[derive(Clone, Debug)]
@@ -64,7 +68,7 @@ fn align_of(unit: &Unit, ty: &Ty) -> u32 {
         Ty::Int(_) | Ty::Float(_) | Ty::Ptr(_) => ty.size().max(1),
         Ty::Vector { name, bytes } => {
             if let Some(s) = struct_name(ty) {
-                return unit.structs.get(s).map(|l| l.align).unwrap_or(1);
+                return unit.layout(s).map(|l| l.align).unwrap_or(1);
             }
             let n = name.chars().last().and_then(|c| c.to_digit(10)).unwrap_or(1);
             if n == 2 || n == 4 {
@@ -133,89 +137,267 @@ pub(super) fn declare_types<'a>(unit: &mut Unit<'a>, n: Node<'a>) {
                 }
             }
             let Some(first) = names.first().cloned() else { return };
-            let union = spec.kind() == "union_specifier";
-            let mut fields = Vec::new();
-            let (mut off, mut align) = (0u32, 1u32);
-            let mut c = body.walk();
-            let items: Vec<Node> = body.named_children(&mut c).collect();
-            let mut ok = true;
-            for f in items {
-                if f.kind() != "field_declaration" {
-                    continue;
-                }
-                let quals = {
-                    let mut cc = f.walk();
-                    let q: Vec<&str> = f
-                        .children(&mut cc)
-                        .filter(|x| x.kind() == "storage_class_specifier")
-                        .map(|x| unit.text(x))
-                        .collect();
-                    q
-                };
-                if quals.contains(&"static") {
-                    continue;
-                }
-                let Some(t) = f.child_by_field_name("type") else { continue };
-                let Ok(base) = type_of_specifier(unit, t, &HashMap::new()) else {
-                    ok = false;
-                    break;
-                };
-                let mut cc = f.walk();
-                let decls: Vec<Node> = f.children_by_field_name("declarator", &mut cc).collect();
-                for d in decls {
-                    let Some((fname, ty, dims)) = field_declarator(unit, d, base.clone()) else {
-                        ok = false;
-                        break;
-                    };
-                    let a = align_of(unit, &ty);
-                    let a = explicit_align(unit.text(f)).unwrap_or(a).max(a);
-                    let count: u64 = dims.iter().product();
-                    let size = ty.size() as u64 * count.max(1);
-                    let at = if union { 0 } else { off.div_ceil(a) * a };
-                    fields.push(Field { name: fname, offset: at, ty, dims });
-                    off = if union { off.max(size as u32) } else { at + size as u32 };
-                    align = align.max(a);
-                }
-            }
-            if !ok {
-                return;
-            }
-            if let Some(a) = explicit_align(unit.text(spec)) {
-                align = align.max(a);
-            }
-            let size = off.div_ceil(align).max(1) * align;
+            let Some(layout) = layout_of(unit, spec, body, &first, &HashMap::new()) else { return };
             for nm in names {
-                unit.structs.insert(nm.clone(), Layout { name: first.clone(), size, align, fields: fields.clone() });
+                unit.structs.insert(nm.clone(), Layout { name: first.clone(), ..layout.clone() });
             }
             if !unit.structs.contains_key(&first) {
                 return;
             }
-            // Methods are kept so that calls on objects inline them.
-            let mut c = body.walk();
-            for m in body.named_children(&mut c) {
-                let m = if m.kind() == "template_declaration" {
-                    let mut cc = m.walk();
-                    let f = m.named_children(&mut cc).find(|x| x.kind() == "function_definition");
-                    match f {
-                        Some(f) => f,
-                        None => continue,
-                    }
-                } else {
-                    m
-                };
-                if m.kind() == "function_definition" {
-                    if let Some(fname) = function_name(unit, m) {
-                        let fname: String = fname.chars().filter(|c| !c.is_whitespace()).collect();
-                        unit.device_fns.insert(format!("{first}::{fname}"), m);
-                    }
-                }
+            register_methods(unit, &first, body);
+        }
+    }
+}
+
+/// Methods are kept, as `Class::method`, so that calls on objects inline them.
+fn register_methods<'a>(unit: &mut Unit<'a>, class: &str, body: Node<'a>) {
+    let mut c = body.walk();
+    for m in body.named_children(&mut c) {
+        let m = if m.kind() == "template_declaration" {
+            let mut cc = m.walk();
+            let f = m.named_children(&mut cc).find(|x| x.kind() == "function_definition");
+            match f {
+                Some(f) => f,
+                None => continue,
+            }
+        } else {
+            m
+        };
+        if m.kind() == "function_definition" {
+            if let Some(fname) = function_name(unit, m) {
+                let fname: String = fname.chars().filter(|c| !c.is_whitespace()).collect();
+                // Overloads (constructors above all) are told apart by their parameter count.
+                let arity = function_declarator(m)
+                    .and_then(|d| d.child_by_field_name("parameters"))
+                    .map(|p| {
+                        let mut c = p.walk();
+                        let n = p
+                            .named_children(&mut c)
+                            .filter(|x| matches!(x.kind(), "parameter_declaration" | "optional_parameter_declaration"))
+                            .count();
+                        n
+                    })
+                    .unwrap_or(0);
+                unit.device_fns.insert(format!("{class}::{fname}#{arity}"), m);
+                unit.device_fns.entry(format!("{class}::{fname}")).or_insert(m);
             }
         }
     }
 }
 
+/// `template <typename T, int N> struct Vec { .. };`: kept until a use names its arguments.
+pub(super) fn declare_struct_template<'a>(unit: &mut Unit<'a>, tdecl: Node<'a>) {
+    let mut c = tdecl.walk();
+    let spec = tdecl.named_children(&mut c).find_map(|x| match x.kind() {
+        "struct_specifier" | "class_specifier" => Some(x),
+        "declaration" => {
+            x.child_by_field_name("type").filter(|t| matches!(t.kind(), "struct_specifier" | "class_specifier"))
+        }
+        _ => None,
+    });
+    let Some(spec) = spec else { return };
+    let (Some(name), Some(body)) = (spec.child_by_field_name("name"), spec.child_by_field_name("body")) else { return };
+    let name = unit.text(name).to_string();
+    register_methods(unit, &name, body);
+    unit.struct_templates.insert(name, (tdecl, spec));
+}
+
+impl<'a> Unit<'a> {
+    /// A structure's layout by name: declared, or an instance of a class template.
+    pub(super) fn layout(&self, name: &str) -> Option<Layout> {
+        if let Some(l) = self.structs.get(name) {
+            return Some(l.clone());
+        }
+        self.instances.borrow().get(name).cloned()
+    }
+}
+
+/// `Vec<float, 4>`: the class template's layout with its parameters bound (cached by name).
+fn instantiate(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) -> Option<Layout> {
+    let name = unit.text(t.child_by_field_name("name")?).to_string();
+    let (tdecl, spec) = *unit.struct_templates.get(&name)?;
+    let params = tdecl.child_by_field_name("parameters")?;
+    let mut given = Vec::new();
+    if let Some(args) = t.child_by_field_name("arguments") {
+        let mut c = args.walk();
+        given = args.named_children(&mut c).collect();
+    }
+    let mut bound: HashMap<String, TemplateArg> = tmpl.clone();
+    let mut targs = Vec::new();
+    let mut c = params.walk();
+    for (i, p) in params.named_children(&mut c).enumerate() {
+        let is_type = matches!(p.kind(), "type_parameter_declaration" | "optional_type_parameter_declaration");
+        let pname = if is_type {
+            let mut k = p.walk();
+            let x = p.named_children(&mut k).find(|x| x.kind() == "type_identifier").map(|x| unit.text(x).to_string());
+            x
+        } else {
+            p.child_by_field_name("declarator").map(|d| unit.text(d).to_string())
+        }?;
+        let arg = match given.get(i) {
+            Some(g) => template_value(unit, *g, is_type, &bound)?,
+            None => {
+                let d = p.child_by_field_name(if is_type { "default_type" } else { "default_value" })?;
+                template_value(unit, d, is_type, &bound)?
+            }
+        };
+        bound.insert(pname.clone(), arg.clone());
+        targs.push((pname, arg));
+    }
+    let key = format!(
+        "{name}<{}>",
+        targs
+            .iter()
+            .map(|(_, a)| match a {
+                TemplateArg::Int(v) => v.to_string(),
+                TemplateArg::Type(t) => t.display(),
+                TemplateArg::Func(f) => f.clone(),
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    if let Some(l) = unit.layout(&key) {
+        return Some(l);
+    }
+    let body = spec.child_by_field_name("body")?;
+    let mut layout = layout_of(unit, spec, body, &key, &bound)?;
+    layout.targs = targs;
+    unit.instances.borrow_mut().insert(key, layout.clone());
+    Some(layout)
+}
+
+/// One template argument written in a type (`float`, `4`, `N`, `T`).
+fn template_value(unit: &Unit, g: Node, is_type: bool, tmpl: &HashMap<String, TemplateArg>) -> Option<TemplateArg> {
+    if is_type {
+        let t = if g.kind() == "type_descriptor" { g.child_by_field_name("type")? } else { g };
+        let base = type_of_specifier(unit, t, tmpl).ok()?;
+        let ptr = g.child_by_field_name("declarator").is_some_and(|d| d.kind() == "abstract_pointer_declarator");
+        return Some(TemplateArg::Type(if ptr {
+            Ty::Ptr(Box::new(PtrTy {
+                pointee: base,
+                space: Space::Global,
+                is_const: false,
+                restrict: false,
+                volatile: false,
+            }))
+        } else {
+            base
+        }));
+    }
+    let text = unit.text(g).trim();
+    if let Some(a @ TemplateArg::Int(_)) = tmpl.get(text) {
+        return Some(a.clone());
+    }
+    if let Some(Sym::Const(v, _)) = unit.globals.get(text) {
+        return Some(TemplateArg::Int(*v));
+    }
+    match parse_number(text) {
+        Some(ParamValue::Int(v)) => Some(TemplateArg::Int(v)),
+        _ => None,
+    }
+}
+
+/// The C layout of a structure's members, with template parameters bound by `tmpl`.
+fn layout_of<'a>(
+    unit: &Unit<'a>,
+    spec: Node<'a>,
+    body: Node<'a>,
+    first: &str,
+    tmpl: &HashMap<String, TemplateArg>,
+) -> Option<Layout> {
+    let union = spec.kind() == "union_specifier";
+    let mut consts: Vec<(String, i128)> = Vec::new();
+    let mut fields = Vec::new();
+    let (mut off, mut align) = (0u32, 1u32);
+    let mut c = body.walk();
+    let items: Vec<Node> = body.named_children(&mut c).collect();
+    let mut ok = true;
+    for f in items {
+        if f.kind() != "field_declaration" {
+            continue;
+        }
+        let quals = {
+            let mut cc = f.walk();
+            let q: Vec<&str> =
+                f.children(&mut cc).filter(|x| x.kind() == "storage_class_specifier").map(|x| unit.text(x)).collect();
+            q
+        };
+        if quals.contains(&"static") {
+            // `static constexpr size_t size = sizeof(int4) / sizeof(T);`
+            if let (Some(d), Some(v)) = (f.child_by_field_name("declarator"), f.child_by_field_name("default_value")) {
+                if let Some(x) = static_value(unit, v, tmpl, &consts) {
+                    consts.push((unit.text(d).to_string(), x));
+                }
+            }
+            continue;
+        }
+        let Some(t) = f.child_by_field_name("type") else { continue };
+        let Ok(base) = type_of_specifier(unit, t, tmpl) else {
+            ok = false;
+            break;
+        };
+        let mut cc = f.walk();
+        let decls: Vec<Node> = f.children_by_field_name("declarator", &mut cc).collect();
+        for d in decls {
+            let Some((fname, ty, dims)) = field_declarator(unit, d, base.clone(), tmpl, &consts) else {
+                ok = false;
+                break;
+            };
+            let a = align_of(unit, &ty);
+            let a = explicit_align(unit.text(f)).unwrap_or(a).max(a);
+            let count: u64 = dims.iter().product();
+            let size = ty.size() as u64 * count.max(1);
+            let at = if union { 0 } else { off.div_ceil(a) * a };
+            fields.push(Field { name: fname, offset: at, ty, dims });
+            off = if union { off.max(size as u32) } else { at + size as u32 };
+            align = align.max(a);
+        }
+    }
+    if !ok {
+        return None;
+    }
+    if let Some(a) = explicit_align(unit.text(spec)) {
+        align = align.max(a);
+    }
+    let size = off.div_ceil(align).max(1) * align;
+    Some(Layout { name: first.to_string(), size, align, fields, targs: Vec::new(), consts })
+}
+
+/// An integer constant inside a structure (array sizes, `static constexpr` members), with the
+/// class's template arguments and earlier static members in scope.
+fn static_value(unit: &Unit, v: Node, tmpl: &HashMap<String, TemplateArg>, consts: &[(String, i128)]) -> Option<i128> {
+    let mut l = Lowerer {
+        unit,
+        k: Kernel::new(String::new(), Span::default()),
+        scopes: vec![unit.globals.clone()],
+        pending: Vec::new(),
+        no_hoist: 1,
+        inline: Vec::new(),
+        tmpl: tmpl.clone(),
+        depth: 0,
+        lambdas: Vec::new(),
+        unset_ptrs: Default::default(),
+    };
+    for (k, x) in tmpl {
+        if let TemplateArg::Int(x) = x {
+            l.scopes[0].insert(k.clone(), Sym::Const(*x, IntTy::I64));
+        }
+    }
+    for (k, x) in consts {
+        l.scopes[0].insert(k.clone(), Sym::Const(*x, IntTy::U64));
+    }
+    let (e, _) = l.expr(v).ok()?;
+    const_eval(&e)
+}
+
 /// A member's name, type and array dimensions.
-fn field_declarator(unit: &Unit, d: Node, base: Ty) -> Option<(String, Ty, Vec<u64>)> {
+fn field_declarator(
+    unit: &Unit,
+    d: Node,
+    base: Ty,
+    tmpl: &HashMap<String, TemplateArg>,
+    consts: &[(String, i128)],
+) -> Option<(String, Ty, Vec<u64>)> {
     match d.kind() {
         "field_identifier" | "identifier" => Some((unit.text(d).to_string(), base, Vec::new())),
         "pointer_declarator" => {
@@ -226,15 +408,16 @@ fn field_declarator(unit: &Unit, d: Node, base: Ty) -> Option<(String, Ty, Vec<u
                 restrict: false,
                 volatile: false,
             }));
-            field_declarator(unit, d.child_by_field_name("declarator")?, t)
+            field_declarator(unit, d.child_by_field_name("declarator")?, t, tmpl, consts)
         }
         "array_declarator" => {
             let size = d.child_by_field_name("size")?;
-            let v: u64 = match unit.globals.get(unit.text(size)) {
-                Some(Sym::Const(v, _)) => *v as u64,
-                _ => unit.text(size).trim().trim_end_matches(['u', 'U']).parse().ok()?,
+            let v: u64 = match static_value(unit, size, tmpl, consts) {
+                Some(v) if v > 0 => v as u64,
+                _ => return None,
             };
-            let (name, ty, mut dims) = field_declarator(unit, d.child_by_field_name("declarator")?, base)?;
+            let (name, ty, mut dims) =
+                field_declarator(unit, d.child_by_field_name("declarator")?, base, tmpl, consts)?;
             dims.insert(0, v);
             Some((name, ty, dims))
         }
@@ -245,6 +428,11 @@ fn field_declarator(unit: &Unit, d: Node, base: Ty) -> Option<(String, Ty, Vec<u
 /// Types written with a scope or a keyword: `std::size_t`, `ns::Vec`, `struct P`, `enum E`.
 pub(super) fn other_type(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) -> Result<Ty> {
     let text = unit.text(t);
+    if t.kind() == "template_type" {
+        if let Some(l) = instantiate(unit, t, tmpl) {
+            return Ok(l.ty());
+        }
+    }
     let last = match t.kind() {
         "qualified_identifier" => text.rsplit("::").next().unwrap_or(text).trim(),
         "struct_specifier" | "class_specifier" | "enum_specifier" => {
@@ -258,11 +446,20 @@ pub(super) fn other_type(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateAr
     if let Some(ty) = unit.typedefs.get(last) {
         return Ok(ty.clone());
     }
-    if let Some(l) = unit.structs.get(last) {
+    if let Some(l) = unit.layout(last) {
         return Ok(l.ty());
     }
     if let Some(ty) = named_type(last) {
         return Ok(ty);
+    }
+    // Tag types (`std::true_type`, `std::bool_constant<B>`): empty, passed by value.
+    let tname = t.child_by_field_name("name").map(|x| unit.text(x)).unwrap_or(last);
+    let tname = tname.rsplit("::").next().unwrap_or(tname);
+    if matches!(tname, "true_type" | "false_type" | "bool_constant" | "integral_constant")
+        || text.contains("bool_constant<")
+        || text.contains("integral_constant<")
+    {
+        return Ok(Ty::Int(IntTy::BOOL));
     }
     Err(unknown_type(unit.span(t), text))
 }
@@ -274,13 +471,19 @@ pub(super) fn unknown_type(span: Span, text: &str) -> Diagnostic {
         return Diagnostic::at(
             ErrorKind::Unsupported,
             span,
-            format!("type `{text}`: textures and surfaces are not modelled (their reads go through the texture pipeline)"),
+            format!(
+                "type `{text}`: textures and surfaces are not modelled (their reads go through the texture pipeline)"
+            ),
         )
         .note("read the array through a plain pointer (`const T *__restrict__`) to analyse the kernel");
     }
     if lower.contains("curand") {
-        return Diagnostic::at(ErrorKind::Unsupported, span, format!("type `{text}`: cuRAND generator state is not modelled"))
-            .note("analyse a copy of the kernel that takes its random numbers from an array");
+        return Diagnostic::at(
+            ErrorKind::Unsupported,
+            span,
+            format!("type `{text}`: cuRAND generator state is not modelled"),
+        )
+        .note("analyse a copy of the kernel that takes its random numbers from an array");
     }
     Diagnostic::at(ErrorKind::Unsupported, span, format!("type `{text}` is not supported"))
         .note("the front end knows scalar and vector types, typedefs, enums, structures and classes declared in the file, and template parameters given with --arg")
@@ -443,7 +646,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     }
 
     fn struct_params(&mut self, prefix: &str, sname: &str, p: Node, depth: u32) -> Result<StructVal> {
-        let layout = self.unit.structs.get(sname).cloned().ok_or_else(|| self.unsupported(p, "this structure"))?;
+        let layout = self.unit.layout(sname).ok_or_else(|| self.unsupported(p, "this structure"))?;
         if depth > 8 {
             return Err(self.unsupported(p, "structures nested this deep"));
         }
@@ -466,7 +669,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
 
     /// A fresh structure in registers: one local per member.
     fn struct_locals(&mut self, prefix: &str, sname: &str, at: Node, depth: u32) -> Result<StructVal> {
-        let layout = self.unit.structs.get(sname).cloned().ok_or_else(|| self.unsupported(at, "this structure"))?;
+        let layout = self.unit.layout(sname).ok_or_else(|| self.unsupported(at, "this structure"))?;
         if depth > 8 {
             return Err(self.unsupported(at, "structures nested this deep"));
         }
@@ -525,7 +728,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
             Sym::Struct(v) => Ok((
                 Expr::Opaque { args: Vec::new(), what: format!("structure `{}`", v.name) },
-                self.unit.structs.get(&v.name).map(|l| l.ty()).unwrap_or(Ty::Void),
+                self.unit.layout(&v.name).map(|l| l.ty()).unwrap_or(Ty::Void),
             )),
             _ => Err(self.unsupported(n, "this name")),
         }
@@ -595,19 +798,31 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
         };
         let Some(sname) = struct_name(&ty) else {
-            return if op == "->" { Err(self.unsupported(n, "`->` on a pointer to a non-structure")) } else { Ok(None) };
+            return if op == "->" {
+                Err(self.unsupported(n, "`->` on a pointer to a non-structure"))
+            } else {
+                Ok(None)
+            };
         };
-        let layout = self.unit.structs.get(sname).cloned().ok_or_else(|| self.unsupported(n, "this structure"))?;
+        let layout = self.unit.layout(sname).ok_or_else(|| self.unsupported(n, "this structure"))?;
         let f = layout.field(field).ok_or_else(|| {
             Diagnostic::at(ErrorKind::Unsupported, self.span(n), format!("`{}` has no member `{field}`", layout.name))
         })?;
         let addr = ptr_add(addr, f.offset as i128);
         if !f.dims.is_empty() {
             // An array member decays to a pointer to its first element (marked for `field`).
-            let pty = Ty::Ptr(Box::new(PtrTy { pointee: f.ty.clone(), space, is_const: false, restrict: false, volatile }));
+            let pty =
+                Ty::Ptr(Box::new(PtrTy { pointee: f.ty.clone(), space, is_const: false, restrict: false, volatile }));
             return Ok(Some(Place::Mem { addr, ty: pty, space, volatile, text: DECAY.into(), span: self.span(n) }));
         }
-        Ok(Some(Place::Mem { addr, ty: f.ty.clone(), space, volatile, text: self.text(n).to_string(), span: self.span(n) }))
+        Ok(Some(Place::Mem {
+            addr,
+            ty: f.ty.clone(),
+            space,
+            volatile,
+            text: self.text(n).to_string(),
+            span: self.span(n),
+        }))
     }
 
     /// The static type of an expression without lowering it (for deciding how to lower it):
@@ -622,7 +837,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 Some(Sym::SharedScalar(id)) => self.k.shared[id.0 as usize].elem.clone(),
                 Some(Sym::Shared(id)) => self.k.shared[id.0 as usize].elem.clone(),
                 Some(Sym::LocalArray(t)) | Some(Sym::Opaque(t, _)) => t.clone(),
-                Some(Sym::Struct(v)) => self.unit.structs.get(&v.name).map(|l| l.ty()).unwrap_or(Ty::Void),
+                Some(Sym::Struct(v)) => self.unit.layout(&v.name).map(|l| l.ty()).unwrap_or(Ty::Void),
                 _ => Ty::Void,
             },
             "subscript_expression" => {
@@ -659,9 +874,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     at
                 };
                 struct_name(&st)
-                    .and_then(|s| self.unit.structs.get(s))
-                    .and_then(|l| l.field(field))
-                    .map(|f| f.ty.clone())
+                    .and_then(|s| self.unit.layout(s))
+                    .and_then(|l| l.field(field).map(|f| f.ty.clone()))
                     .unwrap_or(Ty::Void)
             }
             _ => Ty::Void,
@@ -733,14 +947,23 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     return Ok(sym);
                 }
             }
-            let ident_sym = if unparen(init).kind() == "identifier" { self.lookup(self.text(unparen(init))).cloned() } else { None };
+            let ident_sym = if unparen(init).kind() == "identifier" {
+                self.lookup(self.text(unparen(init))).cloned()
+            } else {
+                None
+            };
             if !matches!(ident_sym, Some(Sym::Param(_)) | Some(Sym::Const(..))) {
                 match self.place(init)? {
                     Place::Local(id, ty) => return Ok(Sym::Local(id, ty)),
                     Place::LocalArray(ty) => return Ok(Sym::LocalArray(ty)),
                     Place::Mem { addr, ty, space, volatile, text, .. } => {
-                        let pty =
-                            Ty::Ptr(Box::new(PtrTy { pointee: ty.clone(), space, is_const: false, restrict: false, volatile }));
+                        let pty = Ty::Ptr(Box::new(PtrTy {
+                            pointee: ty.clone(),
+                            space,
+                            is_const: false,
+                            restrict: false,
+                            volatile,
+                        }));
                         let t = self.new_local(&format!("&{name}"), pty);
                         self.pending.push(Stmt::Assign { local: t, value: addr, span: self.span(init) });
                         return Ok(Sym::Ref { ptr: t, ty, space, volatile, text });
@@ -761,6 +984,53 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     /// as the compiler does), copied from a register structure, or built member by member.
     pub(super) fn struct_local(&mut self, name: &str, ty: &Ty, init: Option<Node>, at: Node) -> Result<Sym> {
         let sname = struct_name(ty).unwrap_or("").to_string();
+        // A user-written constructor: `P v(a, b)`, `P v{a, b}`, `P v = P(a, b)`, `P v;`.
+        let base = sname.split('<').next().unwrap_or(&sname).to_string();
+        let ctor_key = format!("{base}::{base}");
+        if self.unit.device_fns.contains_key(ctor_key.as_str()) {
+            let args: Option<Vec<Node>> = match init {
+                None => Some(Vec::new()),
+                Some(i) if matches!(i.kind(), "argument_list" | "initializer_list") => {
+                    let mut c = i.walk();
+                    let v: Vec<Node> = i.named_children(&mut c).filter(|x| x.kind() != "comment").collect();
+                    Some(v)
+                }
+                Some(i)
+                    if i.kind() == "call_expression"
+                        && i.child_by_field_name("function").is_some_and(|f| self.text(f) == base) =>
+                {
+                    i.child_by_field_name("arguments").map(|a| {
+                        let mut c = a.walk();
+                        let v: Vec<Node> = a.named_children(&mut c).filter(|x| x.kind() != "comment").collect();
+                        v
+                    })
+                }
+                _ => None,
+            };
+            let def = args
+                .as_ref()
+                .and_then(|a| {
+                    self.unit
+                        .device_fns
+                        .get(format!("{ctor_key}#{}", a.len()).as_str())
+                        .or_else(|| self.unit.device_fns.get(ctor_key.as_str()))
+                        .copied()
+                })
+                // `P() = default;` has no body: the members are left as they are.
+                .filter(|d| d.child_by_field_name("body").is_some());
+            if let (Some(args), Some(def)) = (args, def) {
+                let v = self.struct_locals(name, &sname, at, 0)?;
+                let targs = self.unit.layout(&sname).map(|l| l.targs).unwrap_or_default();
+                let saved = self.tmpl.clone();
+                for (k, x) in targs {
+                    self.tmpl.insert(k, x);
+                }
+                let r = self.inline_device(at, &ctor_key, def, &args, None, Some(v.clone()));
+                self.tmpl = saved;
+                r?;
+                return Ok(Sym::Struct(v));
+            }
+        }
         if let Some(i) = init {
             if let Some(sym @ Sym::Struct(_)) = self.member_sym(i) {
                 // Copy: members are values; register copies share nothing observable here.
@@ -770,7 +1040,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
             if i.kind() != "initializer_list" && i.kind() != "argument_list" {
                 if struct_name(&self.peek_type(i)).is_some() {
-                    let vector_like = self.unit.structs.get(&sname).is_some_and(|l| l.is_vector_like());
+                    let vector_like = self.unit.layout(&sname).is_some_and(|l| l.is_vector_like());
                     if !vector_like {
                         return self.bind_reference(name, None, i);
                     }
@@ -892,10 +1162,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             let mut then = vec![Stmt::Assign { local: matched, value: Expr::Int(1, IntTy::I32), span }];
             let value = cs.child_by_field_name("value");
             let mut cc = cs.walk();
-            let stmts: Vec<Node> = cs
-                .named_children(&mut cc)
-                .filter(|x| Some(*x) != value && x.kind() != "comment")
-                .collect();
+            let stmts: Vec<Node> =
+                cs.named_children(&mut cc).filter(|x| Some(*x) != value && x.kind() != "comment").collect();
             for s in stmts {
                 self.stmt(s, &mut then)?;
             }
@@ -967,9 +1235,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             Some(params) => {
                 let mut c = params.walk();
                 let v: Vec<Node> = params
-            .named_children(&mut c)
-            .filter(|p| matches!(p.kind(), "parameter_declaration" | "optional_parameter_declaration"))
-            .collect();
+                    .named_children(&mut c)
+                    .filter(|p| matches!(p.kind(), "parameter_declaration" | "optional_parameter_declaration"))
+                    .collect();
                 v
             }
         };
@@ -1036,13 +1304,42 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             if is_ref && !self.is_const_param(*p) {
                 refs.push(Some(self.bind_reference("$ref", None, *a)?));
                 vals.push(None);
-            } else if struct_name(&self.peek_type(*a)).is_some() || matches!(self.member_sym(*a), Some(Sym::Struct(_))) {
+            } else if struct_name(&self.peek_type(*a)).is_some() || matches!(self.member_sym(*a), Some(Sym::Struct(_)))
+            {
                 // A structure argument is named, not copied: members are read where used.
                 refs.push(Some(self.bind_reference("$arg", None, *a)?));
                 vals.push(None);
             } else {
                 refs.push(None);
                 vals.push(Some(self.expr(*a)?));
+            }
+        }
+        // `std::bool_constant<B>` / `std::integral_constant<int, N>` tags: B and N from the
+        // argument's type as written (`std::true_type{}`, `std::bool_constant<false>{}`).
+        for (i, p) in pnodes.iter().enumerate() {
+            let Some(t) = p.child_by_field_name("type") else { continue };
+            let tt = self.text(t);
+            if !(tt.contains("bool_constant<") || tt.contains("integral_constant<")) {
+                continue;
+            }
+            let inner = tt.rsplit(['<', ',']).next().unwrap_or("").trim_end_matches('>').trim().to_string();
+            if !tparams.iter().any(|(nm, _, _)| *nm == inner) || tmpl.contains_key(&inner) {
+                continue;
+            }
+            let Some(a) = arg_nodes.get(i) else { continue };
+            let at = self.text(*a);
+            let v = if at.contains("true_type") || at.contains("<true>") {
+                Some(1)
+            } else if at.contains("false_type") || at.contains("<false>") {
+                Some(0)
+            } else {
+                at.rsplit(['<', ','])
+                    .next()
+                    .and_then(|x| x.split('>').next())
+                    .and_then(|x| x.trim().parse::<i128>().ok())
+            };
+            if let Some(v) = v {
+                tmpl.insert(inner, TemplateArg::Int(v));
             }
         }
         // Deduce `T` from `T x`, `T *p`, `const T &r`.
@@ -1119,9 +1416,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
         }
         let (e, _) = self.const_expr_ro(g)?;
-        const_eval(&e)
-            .map(TemplateArg::Int)
-            .ok_or_else(|| Diagnostic::at(ErrorKind::Unsupported, self.span(g), "a template argument that is not a constant"))
+        const_eval(&e).map(TemplateArg::Int).ok_or_else(|| {
+            Diagnostic::at(ErrorKind::Unsupported, self.span(g), "a template argument that is not a constant")
+        })
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1172,6 +1469,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         if let Some(this) = &this {
             for (f, s) in &this.fields {
                 scope.insert(f.clone(), s.clone());
+            }
+            for (c, v) in self.unit.layout(&this.name).map(|l| l.consts).unwrap_or_default() {
+                scope.insert(c, Sym::Const(v, IntTy::U64));
             }
         }
         let lambda = def.kind() == "lambda_expression";
@@ -1236,6 +1536,13 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 }
             };
             let pty = self.with_origin(pty, &at);
+            if let (Some(sname), Some(pn)) = (struct_name(&pty).map(str::to_string), pn.as_ref()) {
+                // A structure passed by value (a function object, a tag): members in registers.
+                self.pending_eval(a);
+                let v = self.struct_locals(pn, &sname, n, 0)?;
+                scope.insert(pn.clone(), Sym::Struct(v));
+                continue;
+            }
             let local = self.new_local(pn.as_deref().unwrap_or("$arg"), pty.clone());
             let a = self.convert(a, &at, &pty, n)?;
             body.push(Stmt::Assign { local, value: a, span: self.span(n) });
@@ -1262,10 +1569,28 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         };
         let saved_pending = std::mem::take(&mut self.pending);
         self.inline.push(Inline { def: def.id(), ret_flag, ret_val: ret_val.clone(), auto_ret });
-        let r = match def.child_by_field_name("body") {
+        // A constructor's member initializers (`: x(a), y(b)`) run before its body.
+        let mut r = Ok(());
+        let mut c = def.walk();
+        let inits: Vec<Node> = def
+            .named_children(&mut c)
+            .filter(|x| x.kind() == "field_initializer_list")
+            .flat_map(|l| {
+                let mut cc = l.walk();
+                let v: Vec<Node> = l.named_children(&mut cc).collect();
+                v
+            })
+            .collect();
+        for fi in inits {
+            r = self.field_initializer(fi, &mut body);
+            if r.is_err() {
+                break;
+            }
+        }
+        let r = r.and_then(|_| match def.child_by_field_name("body") {
             Some(b) => self.block(b, &mut body),
             None => Err(self.unsupported(def, "a function without a body")),
-        };
+        });
         self.inline.pop();
         match saved_scopes {
             Some(sc) => self.scopes = sc,
@@ -1278,7 +1603,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         body.push(Stmt::Break);
         let span = self.span(n);
         self.pending.push(Stmt::Loop { cond: None, body, step: Vec::new(), test_first: true, span, synthetic: true });
-        let note = if lambda { "lambda inlined".to_string() } else { format!("__device__ function `{fname}` inlined") };
+        let note = if lambda {
+            "lambda inlined".to_string()
+        } else {
+            format!("__device__ function `{}` inlined", fname.split('#').next().unwrap_or(fname))
+        };
         if !self.k.notes.contains(&note) {
             self.k.notes.push(note);
         }
@@ -1290,7 +1619,26 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         })
     }
 
-    fn declared_name(&self, d: Node) -> Option<String> {
+    /// `x(a)` or `x{a}` in a constructor's initializer list.
+    fn field_initializer(&mut self, fi: Node, out: &mut Vec<Stmt>) -> Result<()> {
+        let mut c = fi.walk();
+        let kids: Vec<Node> = fi.named_children(&mut c).collect();
+        let (Some(f), Some(args)) = (kids.first(), kids.get(1)) else { return Ok(()) };
+        let mut cc = args.walk();
+        let vals: Vec<Node> = args.named_children(&mut cc).collect();
+        let Some(v) = vals.first() else { return Ok(()) };
+        let place = match self.lookup(self.text(*f)).cloned() {
+            Some(sym) => self.sym_place(sym, *f)?,
+            None => return Err(self.undeclared(*f)),
+        };
+        let (e, t) = self.expr(*v)?;
+        let st = self.write(place, e, &t, *v)?;
+        self.flush(out);
+        out.push(st);
+        Ok(())
+    }
+
+    pub(super) fn declared_name(&self, d: Node) -> Option<String> {
         match d.kind() {
             "identifier" => Some(self.text(d).to_string()),
             _ => {
@@ -1331,8 +1679,14 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             oty
         };
         let Some(sname) = struct_name(&sty).map(str::to_string) else { return Ok(None) };
-        let key = format!("{sname}::{method}");
-        // `struct P` values come from registers, structures by name.
+        // A class template's instance (`Vec2<float>`) keeps its methods under the template's name.
+        let base = sname.split('<').next().unwrap_or(&sname).to_string();
+        let key = format!("{base}::{method}");
+        let key = match self.unit.device_fns.contains_key(format!("{key}#{}", arg_nodes.len()).as_str()) {
+            true => format!("{key}#{}", arg_nodes.len()),
+            false => key,
+        };
+        let targs = self.unit.layout(&sname).map(|l| l.targs).unwrap_or_default();
         let Some(def) = self.unit.device_fns.get(key.as_str()).copied() else {
             return Err(self.unsupported(n, &format!("a call of `{key}`, which is not defined in this file")));
         };
@@ -1340,7 +1694,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let this = match (op, self.member_sym(obj)) {
             (".", Some(Sym::Struct(v))) => v,
             _ => {
-                let layout = self.unit.structs.get(&sname).cloned().ok_or_else(|| self.unsupported(n, "this structure"))?;
+                let layout = self.unit.layout(&sname).ok_or_else(|| self.unsupported(n, "this structure"))?;
                 let (base, space, volatile) = if op == "->" {
                     let (p, pt) = self.expr(obj)?;
                     let Ty::Ptr(pt) = pt else { return Ok(None) };
@@ -1351,12 +1705,24 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                         _ => return Err(self.unsupported(n, "a method call on this object")),
                     }
                 };
-                let bty = Ty::Ptr(Box::new(PtrTy { pointee: sty.clone(), space, is_const: false, restrict: false, volatile }));
+                let bty = Ty::Ptr(Box::new(PtrTy {
+                    pointee: sty.clone(),
+                    space,
+                    is_const: false,
+                    restrict: false,
+                    volatile,
+                }));
                 let b = self.new_local("this", bty);
                 self.pending.push(Stmt::Assign { local: b, value: base, span: self.span(n) });
                 let mut fields = Vec::new();
                 for fd in &layout.fields {
-                    let fty = Ty::Ptr(Box::new(PtrTy { pointee: fd.ty.clone(), space, is_const: false, restrict: false, volatile }));
+                    let fty = Ty::Ptr(Box::new(PtrTy {
+                        pointee: fd.ty.clone(),
+                        space,
+                        is_const: false,
+                        restrict: false,
+                        volatile,
+                    }));
                     let t = self.new_local(&format!("this.{}", fd.name), fty);
                     self.pending.push(Stmt::Assign {
                         local: t,
@@ -1364,16 +1730,37 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                         span: self.span(n),
                     });
                     let sym = if fd.dims.is_empty() {
-                        Sym::Ref { ptr: t, ty: fd.ty.clone(), space, volatile, text: format!("{}.{}", self.text(obj), fd.name) }
+                        Sym::Ref {
+                            ptr: t,
+                            ty: fd.ty.clone(),
+                            space,
+                            volatile,
+                            text: format!("{}.{}", self.text(obj), fd.name),
+                        }
                     } else {
-                        Sym::Local(t, Ty::Ptr(Box::new(PtrTy { pointee: fd.ty.clone(), space, is_const: false, restrict: false, volatile })))
+                        Sym::Local(
+                            t,
+                            Ty::Ptr(Box::new(PtrTy {
+                                pointee: fd.ty.clone(),
+                                space,
+                                is_const: false,
+                                restrict: false,
+                                volatile,
+                            })),
+                        )
                     };
                     fields.push((fd.name.clone(), sym));
                 }
                 StructVal { name: sname.clone(), fields }
             }
         };
-        self.inline_device(n, &key, def, arg_nodes, None, Some(this)).map(Some)
+        let saved = self.tmpl.clone();
+        for (k, v) in targs {
+            self.tmpl.insert(k, v);
+        }
+        let r = self.inline_device(n, &key, def, arg_nodes, None, Some(this));
+        self.tmpl = saved;
+        r.map(Some)
     }
 }
 
@@ -1381,6 +1768,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     /// `obj[i]` where `obj` is a structure with `operator[]`.
     pub(super) fn subscript_operator(&mut self, n: Node) -> Result<Option<(Expr, Ty)>> {
         let Some(obj) = n.child_by_field_name("argument") else { return Ok(None) };
+        if self.is_array_name(obj) {
+            return Ok(None);
+        }
         if struct_name(&self.peek_type(obj)).is_none() && !matches!(self.member_sym(obj), Some(Sym::Struct(_))) {
             return Ok(None);
         }
@@ -1390,11 +1780,92 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         self.call_member(n, obj, ".", "operator[]", &items)
     }
 
+    /// `obj[i] = v` through `operator[]`: on an object in registers the element is a register
+    /// too; on an object in memory the returned reference is not followed (refused).
+    pub(super) fn subscript_operator_place(&mut self, n: Node) -> Result<Option<Place>> {
+        let Some(obj) = n.child_by_field_name("argument") else { return Ok(None) };
+        if self.is_array_name(obj) {
+            return Ok(None);
+        }
+        let in_regs = matches!(self.member_sym(obj), Some(Sym::Struct(_)));
+        if !in_regs {
+            if struct_name(&self.peek_type(obj)).is_some() {
+                return Err(self.unsupported(
+                    n,
+                    "assigning through `operator[]` of an object in memory (assign to its member array instead)",
+                ));
+            }
+            return Ok(None);
+        }
+        let (e, t) = self.subscript_operator(n)?.ok_or_else(|| self.unsupported(n, "this subscript"))?;
+        self.pending_eval(e);
+        Ok(Some(Place::LocalArray(t)))
+    }
+
+    /// `obj.size` or `Type::size` for a `static constexpr` member.
+    pub(super) fn static_member(&self, scope_ty: &Ty, name: &str) -> Option<(Expr, Ty)> {
+        let l = self.unit.layout(struct_name(scope_ty)?)?;
+        let v = l.consts.iter().find(|(c, _)| c == name)?.1;
+        Some((Expr::Int(v, IntTy::U64), Ty::Int(IntTy::U64)))
+    }
+
+    /// `memcpy` between registers (a packed class's payload and an `int4`): no memory moves.
+    /// Anything else is refused.
+    pub(super) fn register_memcpy(&mut self, n: Node, args: &[Node]) -> Result<(Expr, Ty)> {
+        for a in args.iter().take(2) {
+            let a = unparen(*a);
+            let target = if a.kind() == "pointer_expression"
+                && a.child_by_field_name("operator").map(|o| self.text(o)) == Some("&")
+            {
+                a.child_by_field_name("argument").map(unparen)
+            } else {
+                None
+            };
+            let local = target.is_some_and(|t| {
+                t.kind() == "identifier"
+                    && matches!(self.lookup(self.text(t)), Some(Sym::Local(..) | Sym::LocalArray(_) | Sym::Struct(_)))
+            });
+            if !local {
+                return Err(self.unsupported(n, "`memcpy` to or from memory (copy element by element)"));
+            }
+        }
+        Ok((Expr::Int(0, IntTy::I32), Ty::Void))
+    }
+
+    /// An array of structures by name (`arr[i]` indexes it, no `operator[]`).
+    fn is_array_name(&self, obj: Node) -> bool {
+        let obj = unparen(obj);
+        obj.kind() == "identifier"
+            && matches!(self.lookup(self.text(obj)), Some(Sym::Opaque(..) | Sym::LocalArray(_) | Sym::Shared(_)))
+    }
+
+    /// A type named by a lone identifier (`sizeof(uint)`, `(clock_t)x` read as a call).
+    pub(super) fn type_named(&self, n: Node) -> Option<Ty> {
+        let n = unparen(n);
+        if !matches!(n.kind(), "identifier" | "type_identifier" | "primitive_type") {
+            return None;
+        }
+        let name = self.text(n);
+        if self.lookup(name).is_some() {
+            return None;
+        }
+        match self.tmpl.get(name) {
+            Some(TemplateArg::Type(t)) => Some(t.clone()),
+            _ => self
+                .unit
+                .typedefs
+                .get(name)
+                .cloned()
+                .or_else(|| self.unit.layout(name).map(|l| l.ty()))
+                .or_else(|| named_type(name)),
+        }
+    }
+
     /// Whole-structure stores move the bytes of a vector-like structure at once; others would
     /// be split by the compiler member by member, which is not modelled.
     pub(super) fn check_struct_store(&self, ty: &Ty, at: Node) -> Result<()> {
         if let Some(s) = struct_name(ty) {
-            if !self.unit.structs.get(s).is_some_and(|l| l.is_vector_like()) {
+            if !self.unit.layout(s).is_some_and(|l| l.is_vector_like()) {
                 return Err(self.unsupported(at, "storing a whole structure that is not 4, 8 or 16 bytes at its own alignment (store its members one by one)"));
             }
         }

@@ -49,6 +49,10 @@ struct Unit<'a> {
     globals: HashMap<String, Sym>,
     /// Structures and classes by name: their C layout.
     structs: HashMap<String, cpp::Layout>,
+    /// Class templates by name: the `template <...>` and its structure.
+    struct_templates: HashMap<String, (Node<'a>, Node<'a>)>,
+    /// Instances of class templates made so far (`Vec2<float>`).
+    instances: std::cell::RefCell<HashMap<String, cpp::Layout>>,
     /// The syntax tree's root (lambdas are found again by their byte range).
     root: Option<Node<'a>>,
     args: HashMap<String, String>,
@@ -86,6 +90,8 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
         fn_templates: HashMap::new(),
         globals: HashMap::new(),
         structs: HashMap::new(),
+        struct_templates: HashMap::new(),
+        instances: Default::default(),
         root: Some(tree.root_node()),
         args: args.iter().cloned().collect(),
     };
@@ -104,6 +110,7 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
                 }
             }
             "template_declaration" => {
+                cpp::declare_struct_template(&mut unit, n);
                 let mut c = n.walk();
                 for ch in n.named_children(&mut c) {
                     if ch.kind() == "function_definition" {
@@ -193,7 +200,12 @@ fn function_declarator(f: Node) -> Option<Node> {
         if d.kind() == "function_declarator" {
             return Some(d);
         }
-        d = d.child_by_field_name("declarator")?;
+        // `T &f()`: a reference declarator holds its inner declarator as a plain child.
+        d = match d.child_by_field_name("declarator") {
+            Some(x) => x,
+            None if d.kind() == "reference_declarator" => d.named_child(0)?,
+            None => return None,
+        };
     }
 }
 
@@ -277,7 +289,7 @@ fn type_of_specifier(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) 
             if let Some(ty) = unit.typedefs.get(text) {
                 return Ok(ty.clone());
             }
-            if let Some(l) = unit.structs.get(text) {
+            if let Some(l) = unit.layout(text) {
                 return Ok(l.ty());
             }
             named_type(text).ok_or_else(|| cpp::unknown_type(unit.span(t), text))
@@ -320,7 +332,13 @@ enum Sym {
     /// A scalar `__shared__` variable.
     SharedScalar(SharedId),
     /// A reference bound to memory: the local holds its address.
-    Ref { ptr: LocalId, ty: Ty, space: Space, volatile: bool, text: String },
+    Ref {
+        ptr: LocalId,
+        ty: Ty,
+        space: Space,
+        volatile: bool,
+        text: String,
+    },
     /// A value whose contents are not tracked (a `__constant__` array or scalar, a float
     /// constant, a structure held in registers); reading it moves no global or shared memory.
     Opaque(Ty, &'static str),
@@ -330,6 +348,8 @@ enum Sym {
     Lambda(usize),
     /// A cooperative group or a synchronisation object ([`coop_groups`]).
     Group(coop_groups::Group),
+    /// A pointer to a known `__device__` function (`fn_t f = dbl;`).
+    Func(String),
 }
 
 /// An lvalue.
@@ -480,11 +500,13 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             let arg = match (given, is_type) {
                 (Some(v), false) if self.unit.globals.contains_key(v.trim()) => match &self.unit.globals[v.trim()] {
                     Sym::Const(i, _) => TemplateArg::Int(*i),
-                    _ => return Err(Diagnostic::at(
-                        ErrorKind::Usage,
-                        self.span(p),
-                        format!("template parameter `{name}` needs an integer or an enumerator, got `{v}`"),
-                    )),
+                    _ => {
+                        return Err(Diagnostic::at(
+                            ErrorKind::Usage,
+                            self.span(p),
+                            format!("template parameter `{name}` needs an integer or an enumerator, got `{v}`"),
+                        ))
+                    }
                 },
                 (Some(v), false) => match parse_number(&v) {
                     Some(ParamValue::Int(i)) => TemplateArg::Int(i),
@@ -496,7 +518,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                         ))
                     }
                 },
-                (Some(v), true) if self.unit.typedefs.contains_key(v.trim()) || self.unit.structs.contains_key(v.trim()) => {
+                (Some(v), true)
+                    if self.unit.typedefs.contains_key(v.trim()) || self.unit.structs.contains_key(v.trim()) =>
+                {
                     TemplateArg::Type(match self.unit.typedefs.get(v.trim()) {
                         Some(t) => t.clone(),
                         None => self.unit.structs[v.trim()].ty(),
@@ -801,6 +825,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             "asm_statement" => Err(self.unsupported(n, "inline assembly in this form")),
             "comment" | "empty_statement" | ";" => Ok(()),
             "type_definition" | "alias_declaration" | "static_assert_declaration" => Ok(()),
+            "using_declaration" | "namespace_alias_definition" => Ok(()),
             _ => Err(self.unsupported(n, &format!("this statement ({})", n.kind()))),
         }
     }
@@ -977,6 +1002,21 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     }
                 }
             }
+            // `fn_t f = dbl;`, `auto f = &dbl;`: the call through `f` inlines `dbl`.
+            if let Some(i) = init {
+                let fi = match i.kind() {
+                    "pointer_expression" => i.child_by_field_name("argument").unwrap_or(i),
+                    _ => i,
+                };
+                let name = self.text(fi);
+                if fi.kind() == "identifier" && self.lookup(name).is_none() {
+                    if let Some((f, _)) = self.resolve_function(name) {
+                        let var = self.declared_name(target).unwrap_or_default();
+                        self.scopes.last_mut().unwrap().insert(var, Sym::Func(f));
+                        continue;
+                    }
+                }
+            }
             if let (true, Some(i)) = (auto && target.kind() == "identifier", init) {
                 if i.kind() == "lambda_expression" {
                     self.lambdas.push((i.start_byte(), i.end_byte()));
@@ -1003,7 +1043,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 // one allocation its declaration makes.
                 let here = self.span(d);
                 if let Some(i) = self.k.shared.iter().position(|a| a.span == here && a.name == name && a.elem == ty) {
-                    let sym = if dims.is_none() && !is_extern { Sym::SharedScalar(SharedId(i as u32)) } else { Sym::Shared(SharedId(i as u32)) };
+                    let sym = if dims.is_none() && !is_extern {
+                        Sym::SharedScalar(SharedId(i as u32))
+                    } else {
+                        Sym::Shared(SharedId(i as u32))
+                    };
                     self.scopes.last_mut().unwrap().insert(name, sym);
                     continue;
                 }
@@ -1292,7 +1336,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let inner = n.named_children(&mut c).next().ok_or_else(|| self.unsupported(n, "this expression"))?;
                 self.place(inner)
             }
-            "subscript_expression" => self.subscript_place(n),
+            "subscript_expression" => match self.subscript_operator_place(n)? {
+                Some(p) => Ok(p),
+                None => self.subscript_place(n),
+            },
             "pointer_expression" if n.child_by_field_name("operator").map(|o| self.text(o)) == Some("*") => {
                 let arg = n.child_by_field_name("argument").ok_or_else(|| self.unsupported(n, "this expression"))?;
                 let (p, pt) = self.expr(arg)?;
@@ -1518,6 +1565,22 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                         other => self.sym_value(other, n),
                     };
                 }
+                // `Type::size`: a static member of a structure or class (through typedefs too).
+                if let Some((scope, member)) = full.rsplit_once("::") {
+                    let sty = self
+                        .unit
+                        .typedefs
+                        .get(scope)
+                        .cloned()
+                        .or_else(|| self.unit.layout(scope).map(|l| l.ty()))
+                        .or_else(|| match self.tmpl.get(scope) {
+                            Some(TemplateArg::Type(t)) => Some(t.clone()),
+                            _ => None,
+                        });
+                    if let Some(r) = sty.and_then(|t| self.static_member(&t, member)) {
+                        return Ok(r);
+                    }
+                }
                 // `ns::N`: the name inside its namespace.
                 let last = full.rsplit("::").next().unwrap_or(&full).to_string();
                 match self.lookup(&last).cloned() {
@@ -1532,11 +1595,13 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let a = match &ty {
                     Ty::Vector { name, bytes } if !name.starts_with("struct ") => {
                         let k = name.chars().last().and_then(|c| c.to_digit(10)).unwrap_or(1);
-                        if k == 2 || k == 4 { (*bytes).min(16) } else { bytes / k.max(1) }
+                        if k == 2 || k == 4 {
+                            (*bytes).min(16)
+                        } else {
+                            bytes / k.max(1)
+                        }
                     }
-                    Ty::Vector { name, .. } => {
-                        self.unit.structs.get(&name["struct ".len()..]).map(|l| l.align).unwrap_or(1)
-                    }
+                    Ty::Vector { name, .. } => self.unit.layout(&name["struct ".len()..]).map(|l| l.align).unwrap_or(1),
                     t => t.size(),
                 };
                 Ok((Expr::Int(a as i128, IntTy::U64), Ty::Int(IntTy::U64)))
@@ -1642,9 +1707,12 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 } else if let Some(v) = n.child_by_field_name("value") {
                     // `sizeof(float4)` parses as the size of a parenthesised name.
                     let name = self.text(v).trim_start_matches('(').trim_end_matches(')').trim();
-                    match named_type(name) {
-                        Some(t) if self.lookup(name).is_none() => t.size(),
-                        _ => self.const_expr_ro(v)?.1.size(),
+                    match self.type_named(v) {
+                        Some(t) => t.size(),
+                        None => match named_type(name) {
+                            Some(t) if self.lookup(name).is_none() => t.size(),
+                            _ => self.const_expr_ro(v)?.1.size(),
+                        },
                     }
                 } else {
                     return Err(self.unsupported(n, "this sizeof"));
@@ -1664,6 +1732,23 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 Ok((Expr::Opaque { args, what: "initializer list".into() }, Ty::Void))
             }
             "lambda_expression" => Err(self.unsupported(n, "a lambda")),
+            // `Packed128<T>{bits}`: a temporary whose contents are registers.
+            "compound_literal_expression" => {
+                let ty = match n.child_by_field_name("type") {
+                    Some(t) if t.kind() == "type_descriptor" => self.type_descriptor(t)?,
+                    Some(t) => type_of_specifier(self.unit, t, &self.tmpl)?,
+                    None => Ty::Void,
+                };
+                let mut args = Vec::new();
+                if let Some(v) = n.child_by_field_name("value") {
+                    let mut c = v.walk();
+                    let items: Vec<Node> = v.named_children(&mut c).collect();
+                    for it in items {
+                        args.push(self.expr(it)?.0);
+                    }
+                }
+                Ok((Expr::Opaque { args, what: "a temporary object".into() }, ty))
+            }
             "new_expression" | "delete_expression" => Err(self.unsupported(n, "new/delete")),
             "ERROR" => Err(Diagnostic::at(ErrorKind::Syntax, self.span(n), "syntax error")),
             _ => Err(self.unsupported(n, &format!("this expression ({})", n.kind()))),
@@ -1832,6 +1917,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             if let Some(sym) = self.member_sym(n) {
                 return self.sym_value(sym, n);
             }
+            if let Some(r) = self.static_member(&self.peek_type(arg), field) {
+                return Ok(r);
+            }
         }
         if let Some(p) = self.member_place(n)? {
             if let Place::Mem { addr, ty, text, .. } = &p {
@@ -1988,6 +2076,14 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
             return Err(self.unsupported(n, "a call to a template function not defined in this file"));
         }
+        // `(clock_t)(x)`, `(uint)(v)`: a cast the grammar reads as a call of `(type)`.
+        if f.kind() == "parenthesized_expression" && arg_nodes.len() == 1 {
+            if let Some(ty) = self.type_named(f) {
+                let (e, et) = self.expr(arg_nodes[0])?;
+                let e = self.convert(e, &et, &ty, n)?;
+                return Ok((e, self.with_origin(ty, &et)));
+            }
+        }
         if f.kind() == "field_expression" {
             if let Some(r) = self.method_call(n, f, &arg_nodes)? {
                 return Ok(r);
@@ -2007,6 +2103,22 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             .filter(|l| l.kind() == "lambda_expression");
         if let Some(l) = lambda {
             return self.inline_lambda(n, l, &arg_nodes);
+        }
+        if f.kind() == "identifier" {
+            match self.lookup(self.text(f)).cloned() {
+                // A function object: its `operator()`.
+                Some(Sym::Struct(_)) => {
+                    if let Some(r) = self.call_member(n, f, ".", "operator()", &arg_nodes)? {
+                        return Ok(r);
+                    }
+                }
+                Some(Sym::Func(name)) => {
+                    if let Some((fname, def)) = self.resolve_function(&name) {
+                        return self.inline_device(n, &fname, def, &arg_nodes, None, None);
+                    }
+                }
+                _ => {}
+            }
         }
         let name = self.text(f);
         let typedef = self.unit.typedefs.get(name).cloned().or_else(|| match self.tmpl.get(name) {
@@ -2087,6 +2199,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 return self.inline_device(n, &fname, def, &arg_nodes, None, None);
             }
         }
+        if name == "memcpy" && arg_nodes.len() == 3 {
+            return self.register_memcpy(n, &arg_nodes);
+        }
         let mut args = Vec::new();
         let mut tys = Vec::new();
         for a in &arg_nodes {
@@ -2143,13 +2258,18 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         if let Some(ty) = known_function(name) {
             return Ok((Expr::Opaque { args, what: format!("{name}()") }, ty));
         }
+        if self.unit.layout(name).is_some() {
+            return Err(self.unsupported(
+                n,
+                &format!("a temporary `{name}(...)` outside a declaration (declare it: `{name} t(...);`)"),
+            ));
+        }
         Err(Diagnostic::at(
             ErrorKind::Unsupported,
             self.span(n),
             format!("call to `{name}`: not a __device__ function of this file nor a known CUDA function"),
         ))
     }
-
 }
 
 /// Pure CUDA and C math functions: their values are not tracked, their arguments are evaluated.

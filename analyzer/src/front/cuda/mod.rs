@@ -1,6 +1,7 @@
 //! The CUDA front end: preprocess -> parse (tree-sitter-cuda) -> lower every `__global__`
 //! function to the IR.
 
+pub mod launch_site;
 mod lower;
 pub mod preprocess;
 mod prune;
@@ -42,4 +43,17 @@ pub fn lower_file(
     let mut module = lower_translation_unit(&pre, opts.args)?;
     module.warnings = pre.warnings.iter().map(|w| w.clone().severity(Severity::Warning)).collect();
     Ok(module)
+}
+
+/// The `<<<...>>>` launches in a CUDA file's own host code.
+pub fn launch_sites_of_file(
+    files: &mut SourceFiles,
+    root: FileId,
+    opts: &CudaOptions,
+    loader: &dyn FileLoader,
+) -> Result<Vec<launch_site::LaunchSite>> {
+    let pp_opts =
+        preprocess::PreprocessOptions { defines: opts.defines.to_vec(), include_dirs: opts.include_dirs.to_vec() };
+    let pre = preprocess::preprocess(files, root, &pp_opts, loader)?;
+    launch_site::launch_sites(&pre)
 }

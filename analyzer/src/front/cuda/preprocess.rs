@@ -32,8 +32,7 @@ fn toolkit_header(name: &str) -> bool {
         || name.starts_with("cub/")
         || name.starts_with("thrust/")
         || name.starts_with("cooperative_groups")
-        || base.starts_with("cuda_")
-        || base.starts_with("cuda.h")
+        || base.starts_with("cuda")
         || base.starts_with("curand")
         || base.starts_with("cublas")
         || base.starts_with("cufft")
@@ -47,9 +46,30 @@ fn toolkit_header(name: &str) -> bool {
 
 /// The C and C++ standard headers, which CUDA files sometimes include with quotes.
 const C_HEADERS: &[&str] = &[
-    "math.h", "stdio.h", "stdlib.h", "string.h", "stdint.h", "assert.h", "float.h", "limits.h", "time.h",
-    "stddef.h", "stdbool.h", "cmath", "cstdio", "cstdlib", "cstring", "cstdint", "cassert", "cfloat", "climits",
-    "algorithm", "vector", "iostream", "sys/time.h", "unistd.h",
+    "math.h",
+    "stdio.h",
+    "stdlib.h",
+    "string.h",
+    "stdint.h",
+    "assert.h",
+    "float.h",
+    "limits.h",
+    "time.h",
+    "stddef.h",
+    "stdbool.h",
+    "cmath",
+    "cstdio",
+    "cstdlib",
+    "cstring",
+    "cstdint",
+    "cassert",
+    "cfloat",
+    "climits",
+    "algorithm",
+    "vector",
+    "iostream",
+    "sys/time.h",
+    "unistd.h",
 ];
 
 /// Nested `#include`s before we assume an include cycle.
@@ -178,7 +198,8 @@ pub fn preprocess(
     let path = file.path.clone();
     let mut pp = Pp::new(files, loader, opts, root, &path);
     // Predefines first so that `-D` may override them (e.g. `-D __CUDA_ARCH__=800`).
-    let predefined = [("__CUDACC__", "1"),
+    let predefined = [
+        ("__CUDACC__", "1"),
         ("__CUDA_ARCH__", "900"),
         ("__NVCC__", "1"),
         ("__cplusplus", "201703L"),
@@ -189,7 +210,8 @@ pub fn preprocess(
         ("__CUDA_API_VER_MINOR__", "4"),
         ("__x86_64__", "1"),
         ("__linux__", "1"),
-        ("__align__(n)", "alignas(n)")];
+        ("__align__(n)", "alignas(n)"),
+    ];
     let start = Span { file: root, line: 1, column: 1, len: 1 };
     for (name, value) in
         predefined.iter().map(|&(n, v)| (n, v)).chain(opts.defines.iter().map(|(n, v)| (n.as_str(), v.as_str())))
