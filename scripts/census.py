@@ -130,7 +130,7 @@ def analyse(a, incs, path, k, src, launch_site):
                 row = dict(file=path, kernel=k, result="timeout", message=f"over {a.timeout:.0f} s", seconds=dt)
                 break
             if rc == 0:
-                return dict(file=path, kernel=k, result="sheet", seconds=round(dt, 3), launch_site=cmd is tries[0] and launch_site)
+                return dict(file=path, kernel=k, result="sheet", seconds=round(dt, 3), launch_site=launch_site and cmd is tries[0])
             m = ASK_ARG.search(err)
             if m and m.group(1) not in args:
                 args[m.group(1)] = "256"
@@ -145,17 +145,33 @@ def analyse(a, incs, path, k, src, launch_site):
     return row
 
 
+RANK = {"sheet": 0, "deliberate": 1, "refused": 2, "timeout": 3}
+
+
+def dedupe(rows):
+    """A kernel file included by the file that launches it is seen twice: keep the best result
+    per kernel name and folder (the including file knows the launch)."""
+    best = {}
+    for r in rows:
+        key = (os.path.dirname(r["file"]), r["kernel"]) if r["kernel"] != "?" else (r["file"], id(r))
+        if key not in best or RANK[r["result"]] < RANK[best[key]["result"]]:
+            best[key] = r
+    return list(best.values())
+
+
 def report(rows, a):
+    rows = dedupe(rows)
     if a.jsonl:
         with open(a.jsonl, "w") as fh:
             for r in rows:
                 fh.write(json.dumps(r) + "\n")
     total = len(rows)
     by = Counter(r["result"] for r in rows)
-    print(f"| kernels | sheets | deliberate refusals | other refusals | timeouts |")
-    print(f"| ---: | ---: | ---: | ---: | ---: |")
+    site = sum(1 for r in rows if r["result"] == "sheet" and r.get("launch_site"))
+    print("| kernels | sheets | of them with the file's own launch | deliberate refusals | other refusals | timeouts |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: |")
     pct = lambda n: f"{n} ({100.0 * n / total:.0f}%)" if total else "0"
-    print(f"| {total} | {pct(by['sheet'])} | {pct(by['deliberate'])} | {pct(by['refused'])} | {pct(by['timeout'])} |")
+    print(f"| {total} | {pct(by['sheet'])} | {site} | {pct(by['deliberate'])} | {pct(by['refused'])} | {pct(by['timeout'])} |")
     print()
     print("| kernels | first refusal |")
     print("| ---: | --- |")

@@ -18,6 +18,7 @@ mod first_hour;
 mod fuzz_regressions;
 mod hostile;
 mod layers;
+mod lowering;
 mod preprocess;
 mod rust_front;
 mod scale;
