@@ -237,6 +237,8 @@ pub struct CacheModel {
     unit: (u64, u64),
     /// The replay step (every warp's `step`-th access) under way.
     step: u32,
+    /// Waves replayed only to warm the caches: their traffic is not counted.
+    pub warm_waves: Vec<u64>,
     /// Set when only some units were fed (see [`sample`]).
     pub sample: Option<sample::Sample>,
     /// Units and waves fed.
@@ -356,6 +358,7 @@ impl CacheModel {
             step: 0,
             units: 0,
             sample: None,
+            warm_waves: Vec::new(),
             waves: 0,
             l1: (0..p.sms).map(|_| Lru::new(l1_lines)).collect(),
             l2: Lru::new((p.l2_model_bytes / p.line_bytes as u64) as usize),
@@ -462,6 +465,7 @@ impl CacheModel {
         if self.pending.is_empty() {
             return;
         }
+        let warm = self.warm_waves.contains(&self.wave).then(|| self.ops.clone());
         let mut pending = std::mem::take(&mut self.pending);
         let sectors = std::mem::take(&mut self.pending_sectors);
         let addrs = std::mem::take(&mut self.pending_addrs);
@@ -497,6 +501,9 @@ impl CacheModel {
             }
         }
         pending.clear();
+        if let Some(ops) = warm {
+            self.ops = ops;
+        }
         self.pending = pending;
         self.pending_sectors = sectors;
         self.pending_sectors.clear();

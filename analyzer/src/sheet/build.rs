@@ -363,7 +363,7 @@ fn boundaries(
     }
     if let Some(s) = &m.sample {
         assumptions.push(format!(
-            "sampled units: a unit is one wave's blocks on one group of {} SMs (they share nothing but L2); {} of the launch's {} units ({} of its {} waves) went through the model, spread evenly over it, each sampled wave's L2 cut to its SMs' share ({:.1}%); every global instruction's remaining sectors take its sampled L1-hit, L2-read and DRAM-per-L2-read ratios: waves are alike where blocks run the same instructions with the same trip counts, and the per-instruction ratios keep the mix where edge blocks differ",
+            "sampled units: a unit is one wave's blocks on one group of {} SMs (they share nothing but L2); {} of the launch's {} units ({} of its {} waves) went through the model (whole waves spread evenly over the launch, or neighbouring groups of its middle wave when one wave is over the budget), the L2 cut to the sampled SMs' share of it ({:.1}%); every global instruction's remaining sectors take its sampled L1-hit, L2-read and DRAM-per-L2-read ratios: waves are alike where blocks run the same instructions with the same trip counts, and the per-instruction ratios keep the mix where edge blocks differ",
             m.merge_group,
             super::text::thousands(s.units),
             super::text::thousands(s.total_units),
