@@ -309,6 +309,13 @@ const PENDING_LIMIT: usize = 1 << 24;
 
 const SECTORS_PER_LINE: i64 = 4;
 
+/// SMs by which each wave's round-robin assignment is turned: later waves are placed
+/// dynamically (a block goes to whichever SM frees a slot first, measured), so the blocks an
+/// SM runs in one wave bear no fixed relation to those of the wave before; what every block
+/// reads still stays in L1 (the H200 missed a datum all blocks read only once per SM over
+/// four waves). 61 is prime to 132 and far from its small divisors.
+pub const WAVE_ROTATION: u64 = 61;
+
 /// Warp-level steps of the reference engine (statements, about an instruction each) during
 /// which the blocks of a wave stay in step: misses of one merge group to a sector merge only
 /// while the warps that make them are younger than this. Fitted on the H200 (the reuse
@@ -414,8 +421,14 @@ impl CacheModel {
     /// The (wave, SM group) unit block `block` belongs to: the blocks that run at the same
     /// time on the SMs whose misses can merge. Units share only the L2.
     pub fn unit_of(&self, block: u64) -> (u64, u64) {
-        let sm = block % self.profile.sms.max(1) as u64;
-        (block / self.per_wave(), sm / self.merge_group as u64)
+        (block / self.per_wave(), self.sm_of(block) / self.merge_group as u64)
+    }
+
+    /// The SM block `block` runs on: round-robin within its wave, the wave's assignment
+    /// rotated by [`WAVE_ROTATION`] SMs per wave.
+    pub fn sm_of(&self, block: u64) -> u64 {
+        let sms = self.profile.sms.max(1) as u64;
+        (block % self.per_wave() % sms + block / self.per_wave() * WAVE_ROTATION) % sms
     }
 
     pub fn begin_block(&mut self, block: u64) {
@@ -424,12 +437,13 @@ impl CacheModel {
             // A wave's accesses are replayed together (its units side by side).
             if unit.0 != self.unit.0 {
                 self.flush();
-            }
-            if unit.0 != self.unit.0 && self.unit.0 != u64::MAX {
-                // Later waves are placed dynamically (a block goes to whichever SM frees a
-                // slot first, measured): what a wave finds in L1 is not its own data.
-                for l1 in &mut self.l1 {
-                    l1.clear();
+                if self.warm_waves.contains(&unit.0) {
+                    // A sampled wave's history is the one wave before it: the waves skipped
+                    // in between would have pushed older data out of L2.
+                    self.l2.clear();
+                    for l1 in &mut self.l1 {
+                        l1.clear();
+                    }
                 }
             }
             if unit.0 != self.unit.0 {
@@ -447,7 +461,7 @@ impl CacheModel {
         if !self.sampled() {
             self.simulated_blocks += 1;
         }
-        self.sm = (block % self.profile.sms.max(1) as u64) as usize;
+        self.sm = self.sm_of(block) as usize;
     }
 
     /// The engine starts the next warp of the current block (each warp runs to completion).

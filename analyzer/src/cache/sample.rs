@@ -1,9 +1,9 @@
 //! Which blocks go through the cache model, so that its cost does not grow with the launch.
 //!
 //! The model's state splits into units: the blocks of one wave (`together` per SM) on one
-//! merge group of SMs. L1s are private to an SM and emptied between waves (later waves are
-//! placed dynamically), and misses merge only inside a group, so a unit's L1 hits and L2 reads
-//! depend on its own blocks alone; units share only the L2. A launch whose warp-level steps fit
+//! merge group of SMs. L1s are private to an SM and misses merge only inside a group, so a
+//! unit's L1 hits and L2 reads depend on its own blocks and on what its SMs' L1s kept from the
+//! wave before (data every block reads); units share the L2. A launch whose warp-level steps fit
 //! in [`SAMPLE_WORK`] sends every unit (`simulated`). A larger one sends whole waves spread
 //! evenly over the launch, or, when not even one wave fits the budget, neighbouring groups of
 //! its middle wave (`sampled-units`), and the sheet
@@ -20,7 +20,7 @@ use crate::launch::Setup;
 
 /// Warp-level steps of the reference engine plus global sectors the cache model is fed at most (about half a second on
 /// one busy core).
-pub const SAMPLE_WORK: u64 = 5_000_000;
+pub const SAMPLE_WORK: u64 = 2_000_000;
 
 /// How the blocks were chosen.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -43,12 +43,15 @@ struct Shape {
     together: u64,
 }
 
-/// The blocks of unit `(wave, group)` in launch order.
+/// The blocks of unit `(wave, group)` in launch order (see [`CacheModel::sm_of`]).
 fn unit_blocks(s: Shape, blocks: u64, wave: u64, group: u64) -> impl Iterator<Item = u64> {
     let Shape { sms, group: g, together } = s;
     let base = wave * sms * together;
+    let turn = wave * super::WAVE_ROTATION % sms;
     (0..together).flat_map(move |r| {
-        (group * g..((group + 1) * g).min(sms)).map(move |sm| base + r * sms + sm).filter(move |&b| b < blocks)
+        (group * g..((group + 1) * g).min(sms))
+            .map(move |sm| base + r * sms + (sm + sms - turn) % sms)
+            .filter(move |&b| b < blocks)
     })
 }
 
@@ -86,8 +89,9 @@ pub fn stream(kernel: &Kernel, setup: &Setup, trace: &Trace, budget: u64) -> Res
         let per_unit = (cost / total_units).max(1);
         let n = (budget / per_unit).clamp(1, total_units);
         if n >= 2 * groups && total_waves > 1 {
-            // Whole waves, evenly spread, each after the wave before it, which warms the L2
-            // (what it brings that the counted wave reuses) and is not counted.
+            // Whole waves, evenly spread, each after the wave before it, which starts from
+            // empty caches, warms them (what it brings that the counted wave reuses) and is
+            // not counted.
             let k = (n / (2 * groups)).min(total_waves / 2).max(1);
             let mut v = Vec::new();
             for i in 0..k {

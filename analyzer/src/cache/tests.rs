@@ -90,10 +90,13 @@ fn l1_hits_within_an_sm_and_granule_fetches() {
     load(&mut m, &[5]); // L1 miss; L2 has sector 5 from the granule: no DRAM read
     let t = m.ops[0];
     assert_eq!((t.l1_hits, t.l2_reads, t.dram_reads), (4, 6, 6));
-    m.begin_block(2); // SM 0 again, in the next wave: L1s were emptied, L2 holds line 0
+    m.begin_block(2); // next wave, turned by 61 SMs: SM 1, which holds line 1 only
     load(&mut m, &[0]);
     let t = m.ops[0];
     assert_eq!((t.l1_hits, t.l2_reads, t.dram_reads), (4, 7, 6));
+    m.begin_block(3); // SM 0, which still holds line 0 from block 0
+    load(&mut m, &[0]);
+    assert_eq!(m.ops[0].l1_hits, 5);
     assert_eq!(m.compulsory_sectors, 6);
     assert_eq!(m.distinct_loaded, 6);
 }
@@ -194,7 +197,7 @@ fn resident_blocks_form_waves() {
     assert_eq!(CacheModel::with_profile(h, 256, 0, 64, 1).together, 1);
     assert_eq!(CacheModel::with_profile(h, 256, 0, 300, 1).together, 3);
     // TINY: 2 SMs, one block each: blocks 0 and 1 form a wave and are interleaved; block 2
-    // starts the next wave. Blocks 0 and 2 share SM 0.
+    // starts the next wave, on SM 1 (each wave is turned by 61 SMs).
     let mut m = tiny();
     m.begin_block(0);
     m.begin_warp();
@@ -208,8 +211,8 @@ fn resident_blocks_form_waves() {
     assert_eq!((m.ops[0].l2_reads, m.ops[0].dram_reads), (3, 4));
     m.begin_warp();
     m.access(0, AccessKind::Load, CacheOp::Default, &[0], &[], 4);
-    m.flush(); // L1s are emptied between waves: block 2 misses line 0 (an L2 hit)
-    assert_eq!((m.ops[0].l1_hits, m.ops[0].l2_reads, m.ops[0].dram_reads), (0, 4, 4));
+    m.flush(); // the next wave is turned by 61 SMs: block 2 runs on SM 1, which read line 0 for block 1
+    assert_eq!((m.ops[0].l1_hits, m.ops[0].l2_reads, m.ops[0].dram_reads), (1, 3, 4));
 }
 
 /// Two SMs of one merge group: block 0 on SM 0, block 1 on SM 1, each one warp reading the
@@ -259,7 +262,8 @@ fn units_are_waves_times_groups() {
     assert_eq!(m.unit_of(0), (0, 0));
     assert_eq!(m.unit_of(131), (0, 32)); // SM 131
     assert_eq!(m.unit_of(132 + 5), (0, 1)); // SM 5
-    assert_eq!(m.unit_of(1056 + 8), (1, 2)); // next wave, SM 8
+    assert_eq!(m.unit_of(1056 + 8), (1, 17)); // next wave, turned by 61 SMs: SM 69
+    assert_eq!(m.sm_of(2 * 1056 + 10), (10 + 122) % 132);
 }
 
 /// A kernel whose blocks all behave alike: each block's 8 warps read the same 32 floats
