@@ -14,7 +14,7 @@ use sector_analyzer::Input;
 use std::path::Path;
 use std::time::Instant;
 
-const FULL_LIMIT: u64 = 120_000_000;
+const FULL_LIMIT: u64 = 40_000_000;
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
