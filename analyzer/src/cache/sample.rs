@@ -25,6 +25,9 @@ pub const SAMPLE_WORK: u64 = 2_000_000;
 /// How the blocks were chosen.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Sample {
+    /// Blocks per SM sent in each sampled unit (the resident count, or fewer when one unit
+    /// is over the budget).
+    pub rounds: u64,
     /// Units sent through the model, and units in the launch.
     pub units: u64,
     pub total_units: u64,
@@ -41,14 +44,16 @@ struct Shape {
     sms: u64,
     group: u64,
     together: u64,
+    /// Blocks per SM sent (all `together`, fewer when one unit is over the budget).
+    rounds: u64,
 }
 
 /// The blocks of unit `(wave, group)` in launch order (see [`CacheModel::sm_of`]).
 fn unit_blocks(s: Shape, blocks: u64, wave: u64, group: u64) -> impl Iterator<Item = u64> {
-    let Shape { sms, group: g, together } = s;
+    let Shape { sms, group: g, together, rounds } = s;
     let base = wave * sms * together;
     let turn = wave * super::WAVE_ROTATION % sms;
-    (0..together).flat_map(move |r| {
+    (0..rounds.min(together)).flat_map(move |r| {
         (group * g..((group + 1) * g).min(sms))
             .map(move |sm| base + r * sms + (sm + sms - turn) % sms)
             .filter(move |&b| b < blocks)
@@ -83,11 +88,18 @@ pub fn stream(kernel: &Kernel, setup: &Setup, trace: &Trace, budget: u64) -> Res
     let total_units = total_waves * groups;
     // Every unit in wave order: the whole launch, as the hardware runs it wave after wave.
     let mut warm: Vec<u64> = Vec::new();
+    let together = m.together.max(1) as u64;
+    let mut rounds = together;
     let picks: Vec<(u64, u64)> = if cost <= budget {
         (0..total_units).map(|u| (u / groups, u % groups)).collect()
     } else {
         let per_unit = (cost / total_units).max(1);
         let n = (budget / per_unit).clamp(1, total_units);
+        if per_unit > budget {
+            // Not even one unit fits: its SMs run fewer of their resident blocks (the first
+            // ones of the wave), each block still a whole block.
+            rounds = (together * budget / per_unit).max(1);
+        }
         if n >= 2 * groups && total_waves > 1 {
             // Whole waves, evenly spread, each after the wave before it, which starts from
             // empty caches, warms them (what it brings that the counted wave reuses) and is
@@ -118,7 +130,7 @@ pub fn stream(kernel: &Kernel, setup: &Setup, trace: &Trace, budget: u64) -> Res
             (first..first + n).map(|g| (w, g)).collect()
         }
     };
-    let sampled = picks.len() as u64 != total_units;
+    let sampled = picks.len() as u64 != total_units || rounds < together;
     let mut waves: Vec<u64> = picks.iter().map(|p| p.0).filter(|w| !warm.contains(w)).collect();
     waves.dedup();
     let counted = picks.iter().filter(|p| !warm.contains(&p.0)).count() as u64;
@@ -136,9 +148,8 @@ pub fn stream(kernel: &Kernel, setup: &Setup, trace: &Trace, budget: u64) -> Res
     // The simulation budget of the old, stream-order sampling does not apply to units.
     m.budget = u64::MAX;
     m.warm_waves = warm;
-    let info = Sample { units: counted, total_units, waves: waves.len() as u64, total_waves, l2_share };
-    let shape =
-        Shape { sms: m.profile.sms.max(1) as u64, group: m.merge_group as u64, together: m.together.max(1) as u64 };
+    let info = Sample { rounds, units: counted, total_units, waves: waves.len() as u64, total_waves, l2_share };
+    let shape = Shape { sms: m.profile.sms.max(1) as u64, group: m.merge_group as u64, together, rounds };
     let mut order = picks.iter().flat_map(|&(w, g)| unit_blocks(shape, blocks, w, g));
     let mut trace = crate::engine::run_blocks(kernel, setup, &mut order, m)?;
     trace.boundary.flush();

@@ -371,6 +371,12 @@ fn boundaries(
             super::text::thousands(s.total_waves),
             s.l2_share * 100.0
         ));
+        if s.rounds < m.together as u64 {
+            assumptions.push(format!(
+                "one unit is over the budget: its SMs ran {} of their {} resident blocks, so L1 reuse between blocks of one SM is undercounted",
+                s.rounds, m.together
+            ));
+        }
         if fits {
             assumptions.push("the launch's loaded ranges fit in L2: DRAM reads are the loaded ranges once (DRAM writes none during the kernel when the stored ranges fit beside them)".into());
         }
