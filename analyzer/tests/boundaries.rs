@@ -63,7 +63,12 @@ fn bounds_hold_and_each_row_adds_up() {
         assert!(r.min <= b.dram_read_sectors && b.dram_read_sectors <= r.max, "{file}: {b:?}");
         let l = b.bounds.l2_read_sectors;
         assert!(l.min <= b.l2_read_sectors && b.l2_read_sectors <= l.max, "{file}: {b:?}");
-        assert_eq!(b.l1_hit_sectors + b.l2_read_sectors, s.totals.global_load.sectors, "{file}");
+        // Every load sector is an L1 hit, an L2 read, or a miss merged in flight with another
+        // SM's. matmul_naive_128: 64 blocks, one per SM; blocks 4k..4k+3 (one group of 4 SMs)
+        // are in one block row and miss each A sector at the same step: of A's 16,384 misses
+        // 12,288 merge. Elsewhere no two SMs of a group miss a sector at the same step.
+        let merged = if file == "matmul_naive.cu" { 12_288 } else { 0 };
+        assert_eq!(b.l1_hit_sectors + b.l2_read_sectors + merged, s.totals.global_load.sectors, "{file}");
         let rows: u64 = s.instructions.iter().filter_map(|r| r.boundary).map(|rb| rb.l2_read_sectors).sum();
         assert_eq!(rows, b.l2_read_sectors, "{file}");
         assert_eq!(b.method, "simulated");

@@ -238,6 +238,8 @@ pub struct CacheModel {
     unit: (u64, u64),
     /// The replay step (every warp's `step`-th access) under way.
     step: u32,
+    /// Waves replayed only to warm the caches: their traffic is not counted.
+    pub warm_waves: Vec<u64>,
     /// Set when only some units were fed (see [`sample`]).
     pub sample: Option<sample::Sample>,
     /// Units and waves fed.
@@ -308,6 +310,13 @@ const PENDING_LIMIT: usize = 1 << 24;
 
 const SECTORS_PER_LINE: i64 = 4;
 
+/// SMs by which each wave's round-robin assignment is turned: later waves are placed
+/// dynamically (a block goes to whichever SM frees a slot first, measured), so the blocks an
+/// SM runs in one wave bear no fixed relation to those of the wave before; what every block
+/// reads still stays in L1 (the H200 missed a datum all blocks read only once per SM over
+/// four waves). 61 is prime to 132 and far from its small divisors.
+pub const WAVE_ROTATION: u64 = 61;
+
 /// Warp-level steps of the reference engine (statements, about an instruction each) during
 /// which the blocks of a wave stay in step: misses of one merge group to a sector merge only
 /// while the warps that make them are younger than this. Fitted on the H200 (the reuse
@@ -373,6 +382,7 @@ impl CacheModel {
             step: 0,
             units: 0,
             sample: None,
+            warm_waves: Vec::new(),
             waves: 0,
             l1: (0..p.sms).map(|_| Lru::new(l1_lines)).collect(),
             l2: Lru::new((p.l2_model_bytes / p.line_bytes as u64) as usize),
@@ -428,8 +438,14 @@ impl CacheModel {
     /// The (wave, SM group) unit block `block` belongs to: the blocks that run at the same
     /// time on the SMs whose misses can merge. Units share only the L2.
     pub fn unit_of(&self, block: u64) -> (u64, u64) {
-        let sm = block % self.profile.sms.max(1) as u64;
-        (block / self.per_wave(), sm / self.merge_group as u64)
+        (block / self.per_wave(), self.sm_of(block) / self.merge_group as u64)
+    }
+
+    /// The SM block `block` runs on: round-robin within its wave, the wave's assignment
+    /// rotated by [`WAVE_ROTATION`] SMs per wave.
+    pub fn sm_of(&self, block: u64) -> u64 {
+        let sms = self.profile.sms.max(1) as u64;
+        (block % self.per_wave() % sms + block / self.per_wave() * WAVE_ROTATION) % sms
     }
 
     pub fn begin_block(&mut self, block: u64) {
@@ -438,12 +454,13 @@ impl CacheModel {
             // A wave's accesses are replayed together (its units side by side).
             if unit.0 != self.unit.0 {
                 self.flush();
-            }
-            if unit.0 != self.unit.0 && self.unit.0 != u64::MAX {
-                // Later waves are placed dynamically (a block goes to whichever SM frees a
-                // slot first, measured): what a wave finds in L1 is not its own data.
-                for l1 in &mut self.l1 {
-                    l1.clear();
+                if self.warm_waves.contains(&unit.0) {
+                    // A sampled wave's history is the one wave before it: the waves skipped
+                    // in between would have pushed older data out of L2.
+                    self.l2.clear();
+                    for l1 in &mut self.l1 {
+                        l1.clear();
+                    }
                 }
             }
             if unit.0 != self.unit.0 {
@@ -461,7 +478,7 @@ impl CacheModel {
         if !self.sampled() {
             self.simulated_blocks += 1;
         }
-        self.sm = (block % self.profile.sms.max(1) as u64) as usize;
+        self.sm = self.sm_of(block) as usize;
     }
 
     /// The engine starts the next warp of the current block (each warp runs to completion).
@@ -479,6 +496,7 @@ impl CacheModel {
         if self.pending.is_empty() {
             return;
         }
+        let warm = self.warm_waves.contains(&self.wave).then(|| self.ops.clone());
         let mut pending = std::mem::take(&mut self.pending);
         let sectors = std::mem::take(&mut self.pending_sectors);
         let addrs = std::mem::take(&mut self.pending_addrs);
@@ -516,6 +534,9 @@ impl CacheModel {
             }
         }
         pending.clear();
+        if let Some(ops) = warm {
+            self.ops = ops;
+        }
         self.pending = pending;
         self.pending_sectors = sectors;
         self.pending_sectors.clear();

@@ -1,11 +1,12 @@
 //! Which blocks go through the cache model, so that its cost does not grow with the launch.
 //!
 //! The model's state splits into units: the blocks of one wave (`together` per SM) on one
-//! merge group of SMs. L1s are private to an SM and emptied between waves (later waves are
-//! placed dynamically), and misses merge only inside a group, so a unit's L1 hits and L2 reads
-//! depend on its own blocks alone; units share only the L2. A launch whose warp-level steps fit
-//! in [`SAMPLE_WORK`] sends every unit (`simulated`). A larger one sends units spread evenly
-//! over its waves and groups until the budget is spent (`sampled-units`), and the sheet
+//! merge group of SMs. L1s are private to an SM and misses merge only inside a group, so a
+//! unit's L1 hits and L2 reads depend on its own blocks and on what its SMs' L1s kept from the
+//! wave before (data every block reads); units share the L2. A launch whose warp-level steps fit
+//! in [`SAMPLE_WORK`] sends every unit (`simulated`). A larger one sends whole waves spread
+//! evenly over the launch, or, when not even one wave fits the budget, neighbouring groups of
+//! its middle wave (`sampled-units`), and the sheet
 //! carries each instruction's L1-hit and L2-read ratios from the sampled units to the
 //! instruction's exact sector count from the engine: waves of a launch are alike when its
 //! blocks run the same instructions with the same trip counts, and where they do not (edge
@@ -19,11 +20,14 @@ use crate::launch::Setup;
 
 /// Warp-level steps of the reference engine plus global sectors the cache model is fed at most (about half a second on
 /// one busy core).
-pub const SAMPLE_WORK: u64 = 3_000_000;
+pub const SAMPLE_WORK: u64 = 2_000_000;
 
 /// How the blocks were chosen.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Sample {
+    /// Blocks per SM sent in each sampled unit (the resident count, or fewer when one unit
+    /// is over the budget).
+    pub rounds: u64,
     /// Units sent through the model, and units in the launch.
     pub units: u64,
     pub total_units: u64,
@@ -40,14 +44,19 @@ struct Shape {
     sms: u64,
     group: u64,
     together: u64,
+    /// Blocks per SM sent (all `together`, fewer when one unit is over the budget).
+    rounds: u64,
 }
 
-/// The blocks of unit `(wave, group)` in launch order.
+/// The blocks of unit `(wave, group)` in launch order (see [`CacheModel::sm_of`]).
 fn unit_blocks(s: Shape, blocks: u64, wave: u64, group: u64) -> impl Iterator<Item = u64> {
-    let Shape { sms, group: g, together } = s;
+    let Shape { sms, group: g, together, rounds } = s;
     let base = wave * sms * together;
-    (0..together).flat_map(move |r| {
-        (group * g..((group + 1) * g).min(sms)).map(move |sm| base + r * sms + sm).filter(move |&b| b < blocks)
+    let turn = wave * super::WAVE_ROTATION % sms;
+    (0..rounds.min(together)).flat_map(move |r| {
+        (group * g..((group + 1) * g).min(sms))
+            .map(move |sm| base + r * sms + (sm + sms - turn) % sms)
+            .filter(move |&b| b < blocks)
     })
 }
 
@@ -78,27 +87,56 @@ pub fn stream(kernel: &Kernel, setup: &Setup, trace: &Trace, budget: u64) -> Res
     let groups = m.groups();
     let total_units = total_waves * groups;
     // Every unit in wave order: the whole launch, as the hardware runs it wave after wave.
+    let mut warm: Vec<u64> = Vec::new();
+    let together = m.together.max(1) as u64;
+    let mut rounds = together;
     let picks: Vec<(u64, u64)> = if cost <= budget {
         (0..total_units).map(|u| (u / groups, u % groups)).collect()
     } else {
         let per_unit = (cost / total_units).max(1);
         let n = (budget / per_unit).clamp(1, total_units);
-        // Evenly spread over the launch; the unit at the middle of each stretch.
-        let mut v: Vec<(u64, u64)> = (0..n)
-            .map(|i| {
-                let u = ((2 * i + 1) * total_units / (2 * n)).min(total_units - 1);
-                (u / groups, u % groups)
-            })
-            .collect();
-        v.dedup();
-        v
+        if per_unit > budget {
+            // Not even one unit fits: its SMs run fewer of their resident blocks (the first
+            // ones of the wave), each block still a whole block.
+            rounds = (together * budget / per_unit).max(1);
+        }
+        if n >= 2 * groups && total_waves > 1 {
+            // Whole waves, evenly spread, each after the wave before it, which starts from
+            // empty caches, warms them (what it brings that the counted wave reuses) and is
+            // not counted.
+            let k = (n / (2 * groups)).min(total_waves / 2).max(1);
+            let mut v = Vec::new();
+            for i in 0..k {
+                let w = ((2 * i + 1) * total_waves / (2 * k)).clamp(1, total_waves - 1);
+                if v.last().is_some_and(|&(lw, _)| lw >= w - 1) {
+                    continue;
+                }
+                warm.push(w - 1);
+                v.extend((0..groups).map(|g| (w - 1, g)));
+                v.extend((0..groups).map(|g| (w, g)));
+            }
+            v
+        } else if n >= groups {
+            let w = total_waves / 2;
+            (0..groups).map(|g| (w, g)).collect()
+        } else {
+            // Less than a wave: neighbouring groups of the middle wave (neighbouring blocks,
+            // so that what they share in L2 is seen), among the groups that have blocks.
+            let w = total_waves / 2;
+            let in_wave = (blocks - w * per_wave).min(per_wave).min(m.profile.sms.max(1) as u64);
+            let here = in_wave.div_ceil(m.merge_group as u64).max(1);
+            let n = n.min(here);
+            let first = (here - n) / 2;
+            (first..first + n).map(|g| (w, g)).collect()
+        }
     };
-    let sampled = picks.len() as u64 != total_units;
-    let mut waves: Vec<u64> = picks.iter().map(|p| p.0).collect();
+    let sampled = picks.len() as u64 != total_units || rounds < together;
+    let mut waves: Vec<u64> = picks.iter().map(|p| p.0).filter(|w| !warm.contains(w)).collect();
     waves.dedup();
+    let counted = picks.iter().filter(|p| !warm.contains(&p.0)).count() as u64;
     let l2_share = if sampled {
         // The sampled units of a wave get their SMs' share of L2, as their wave would leave them.
-        let sms_per_wave = picks.len() as f64 / waves.len() as f64 * m.merge_group as f64;
+        let sms_per_wave = counted as f64 / waves.len() as f64 * m.merge_group as f64;
         (sms_per_wave / m.profile.sms.max(1) as f64).min(1.0)
     } else {
         1.0
@@ -109,9 +147,9 @@ pub fn stream(kernel: &Kernel, setup: &Setup, trace: &Trace, budget: u64) -> Res
     }
     // The simulation budget of the old, stream-order sampling does not apply to units.
     m.budget = u64::MAX;
-    let info = Sample { units: picks.len() as u64, total_units, waves: waves.len() as u64, total_waves, l2_share };
-    let shape =
-        Shape { sms: m.profile.sms.max(1) as u64, group: m.merge_group as u64, together: m.together.max(1) as u64 };
+    m.warm_waves = warm;
+    let info = Sample { rounds, units: counted, total_units, waves: waves.len() as u64, total_waves, l2_share };
+    let shape = Shape { sms: m.profile.sms.max(1) as u64, group: m.merge_group as u64, together, rounds };
     let mut order = picks.iter().flat_map(|&(w, g)| unit_blocks(shape, blocks, w, g));
     crate::engine::run_blocks(kernel, setup, &mut order, &mut m)?;
     m.flush();

@@ -25,6 +25,29 @@ static TINY: Profile = Profile {
     source: "test",
 };
 
+/// TINY with its two SMs in one merge group.
+static TINY_MERGE: Profile = Profile { merge_group_sms: 2, ..TINY_COPY };
+const TINY_COPY: Profile = Profile {
+    name: "tiny-merge",
+    description: "test",
+    sms: 2,
+    l2_bytes: 256,
+    l2_model_bytes: 256,
+    l1_shared_bytes: 256,
+    shared_carveouts_kib: &[0],
+    fixed_l1_bytes: None,
+    reserved_shared_per_block: 0,
+    sector_bytes: 32,
+    line_bytes: 128,
+    dram_granule_bytes: 64,
+    max_blocks_per_sm: 1,
+    max_threads_per_sm: 1024,
+    l1_caches_global_loads: true,
+    launch_dram_read_sectors: 0,
+    merge_group_sms: 1,
+    source: "test",
+};
+
 fn tiny() -> CacheModel {
     CacheModel::with_profile(&TINY, 32, 0, 4, 2)
 }
@@ -67,7 +90,11 @@ fn l1_hits_within_an_sm_and_granule_fetches() {
     load(&mut m, &[5]); // L1 miss; L2 has sector 5 from the granule: no DRAM read
     let t = m.ops[0];
     assert_eq!((t.l1_hits, t.l2_reads, t.dram_reads), (4, 6, 6));
-    m.begin_block(2); // SM 0 again: the L1 still holds line 0 from block 0
+    m.begin_block(2); // next wave, turned by 61 SMs: SM 1, which holds line 1 only
+    load(&mut m, &[0]);
+    let t = m.ops[0];
+    assert_eq!((t.l1_hits, t.l2_reads, t.dram_reads), (4, 7, 6));
+    m.begin_block(3); // SM 0, which still holds line 0 from block 0
     load(&mut m, &[0]);
     assert_eq!(m.ops[0].l1_hits, 5);
     assert_eq!(m.compulsory_sectors, 6);
@@ -170,7 +197,7 @@ fn resident_blocks_form_waves() {
     assert_eq!(CacheModel::with_profile(h, 256, 0, 64, 1).together, 1);
     assert_eq!(CacheModel::with_profile(h, 256, 0, 300, 1).together, 3);
     // TINY: 2 SMs, one block each: blocks 0 and 1 form a wave and are interleaved; block 2
-    // starts the next wave. Blocks 0 and 2 share SM 0.
+    // starts the next wave, on SM 1 (each wave is turned by 61 SMs).
     let mut m = tiny();
     m.begin_block(0);
     m.begin_warp();
@@ -184,8 +211,94 @@ fn resident_blocks_form_waves() {
     assert_eq!((m.ops[0].l2_reads, m.ops[0].dram_reads), (3, 4));
     m.begin_warp();
     m.access(0, AccessKind::Load, CacheOp::Default, &[0], &[], 4);
-    m.flush(); // SM 0 still holds line 0 from block 0
-    assert_eq!(m.ops[0].l1_hits, 1);
+    m.flush(); // the next wave is turned by 61 SMs: block 2 runs on SM 1, which read line 0 for block 1
+    assert_eq!((m.ops[0].l1_hits, m.ops[0].l2_reads, m.ops[0].dram_reads), (1, 3, 4));
+}
+
+/// Two SMs of one merge group: block 0 on SM 0, block 1 on SM 1, each one warp reading the
+/// given sectors in order.
+fn two_sms(sync: u32, a: &[i64], b: &[i64]) -> OpTraffic {
+    let mut m = CacheModel::with_profile(&TINY_MERGE, 32, 0, 2, 1);
+    m.sync_accesses = sync;
+    for (block, ss) in [(0, a), (1, b)] {
+        m.begin_block(block);
+        m.begin_warp();
+        for &s in ss {
+            m.access(0, AccessKind::Load, CacheOp::Default, &[s], &[], 4);
+        }
+    }
+    m.flush();
+    m.ops[0]
+}
+
+#[test]
+fn misses_of_a_group_merge_in_step() {
+    // Both SMs miss sector 0 at their first access: one L2 read, one merged.
+    let t = two_sms(10, &[0], &[0]);
+    assert_eq!((t.l1_hits, t.l2_reads, t.l2_merged), (0, 1, 1));
+    // At different steps (SM 1 reads sector 0 second): no merge; the second is an L2 hit.
+    let t = two_sms(10, &[0, 4], &[4, 0]);
+    assert_eq!((t.l2_reads, t.l2_merged), (4, 0));
+    // Past the in-step window (warps older than 0 accesses): no merge.
+    let t = two_sms(0, &[0], &[0]);
+    assert_eq!((t.l2_reads, t.l2_merged), (2, 0));
+    // Without a merge group (TINY): no merge either.
+    let mut m = tiny();
+    for block in [0, 1] {
+        m.begin_block(block);
+        m.begin_warp();
+        m.access(0, AccessKind::Load, CacheOp::Default, &[0], &[], 4);
+    }
+    m.flush();
+    assert_eq!((m.ops[0].l2_reads, m.ops[0].l2_merged), (2, 0));
+}
+
+#[test]
+fn units_are_waves_times_groups() {
+    let h = &PROFILES[0];
+    // 256-thread blocks: 8 per SM, 1,056 per wave, 33 groups of 4 SMs.
+    let m = CacheModel::with_profile(h, 256, 0, 10_000, 1);
+    assert_eq!((m.per_wave(), m.groups()), (1056, 33));
+    assert_eq!(m.unit_of(0), (0, 0));
+    assert_eq!(m.unit_of(131), (0, 32)); // SM 131
+    assert_eq!(m.unit_of(132 + 5), (0, 1)); // SM 5
+    assert_eq!(m.unit_of(1056 + 8), (1, 17)); // next wave, turned by 61 SMs: SM 69
+    assert_eq!(m.sm_of(2 * 1056 + 10), (10 + 122) % 132);
+}
+
+/// A kernel whose blocks all behave alike: each block's 8 warps read the same 32 floats
+/// (one line) per step, 64 steps, block b its own rows.
+const ALIKE: &str = r#"
+__global__ void alike(const float *a, float *out) {
+    float s = 0.0f;
+    for (int i = 0; i < 64; ++i) {
+        s += a[(blockIdx.x * 64 + i) * 32 + (threadIdx.x & 31)];
+    }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+"#;
+
+#[test]
+fn sampled_units_keep_the_ratios_of_alike_waves() {
+    let opts = crate::analyze::AnalyzeOptions { grid: "20000".into(), block: "256".into(), ..Default::default() };
+    let (kernel, setup) = crate::analyze::prepare(
+        crate::analyze::Input::Source { name: "alike.cu", text: ALIKE },
+        &opts,
+        &crate::source::NoFiles,
+    )
+    .unwrap();
+    let trace = crate::engine::run(&kernel, &setup).unwrap();
+    let full = sample::stream(&kernel, &setup, &trace, u64::MAX).unwrap();
+    assert!(full.sample.is_none());
+    let part = sample::stream(&kernel, &setup, &trace, trace.work / 10).unwrap();
+    let s = part.sample.expect("sampled");
+    assert!(s.units < s.total_units && s.waves < s.total_waves, "{s:?}");
+    // Per block: 64 lines of 4 sectors, each read by 8 warps at once: 256 misses, 1,792 hits.
+    for m in [&full, &part] {
+        let t = m.ops[0];
+        assert_eq!(t.load_sectors % 2048, 0);
+        assert_eq!((t.l1_hits * 8, (t.l2_reads + t.l2_merged) * 8), (t.load_sectors * 7, t.load_sectors));
+    }
 }
 
 #[test]

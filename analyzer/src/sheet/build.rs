@@ -250,7 +250,7 @@ fn profile_assumptions(p: &Profile, o: &Occupancy, together: u64, sync_accesses:
             p.dram_granule_bytes
         ),
         "DRAM writes: dirty lines evicted during the kernel; what stays dirty in L2 at the end is written after the kernel".to_string(),
-        "later waves placed dynamically (on the H200 a block of the next wave went to whichever SM freed a slot first, and the blocks of a wave started within about a microsecond of each other): L1s are emptied between waves, a wave reuses in L1 only what its own blocks brought".to_string(),
+        format!("later waves placed dynamically (on the H200 a block of the next wave went to whichever SM freed a slot first, and the blocks of a wave started within about a microsecond of each other): each wave's round-robin assignment is turned by {} SMs, so an SM's blocks of one wave bear no fixed relation to those of the wave before; L1 contents outlive a wave", crate::cache::WAVE_ROTATION),
         "misses to one sector by warps of one SM while it is in flight: one L2 read, the others L1 hits (measured: 1 to 32 warps of a block reading a line together gave one SM's misses)".to_string(),
     ];
     if p.merge_group_sms > 1 {
@@ -380,7 +380,7 @@ fn boundaries(
     }
     if let Some(s) = &m.sample {
         assumptions.push(format!(
-            "sampled units: a unit is one wave's blocks on one group of {} SMs (they share nothing but L2); {} of the launch's {} units ({} of its {} waves) went through the model, spread evenly over it, each sampled wave's L2 cut to its SMs' share ({:.1}%); every global instruction's remaining sectors take its sampled L1-hit, L2-read and DRAM-per-L2-read ratios: waves are alike where blocks run the same instructions with the same trip counts, and the per-instruction ratios keep the mix where edge blocks differ",
+            "sampled units: a unit is one wave's blocks on one group of {} SMs (they share nothing but L2); {} of the launch's {} units ({} of its {} waves) went through the model (whole waves spread evenly over the launch, each after the wave before it, which starts from empty caches and is not counted, so that a sampled wave's history is one wave; or neighbouring groups of its middle wave when one wave is over the budget), the L2 cut to the sampled SMs' share of it ({:.1}%); every global instruction's remaining sectors take its sampled L1-hit, L2-read and DRAM-per-L2-read ratios: waves are alike where blocks run the same instructions with the same trip counts, and the per-instruction ratios keep the mix where edge blocks differ",
             m.merge_group,
             super::text::thousands(s.units),
             super::text::thousands(s.total_units),
@@ -388,6 +388,12 @@ fn boundaries(
             super::text::thousands(s.total_waves),
             s.l2_share * 100.0
         ));
+        if s.rounds < m.together as u64 {
+            assumptions.push(format!(
+                "one unit is over the budget: its SMs ran {} of their {} resident blocks, so L1 reuse between blocks of one SM is undercounted",
+                s.rounds, m.together
+            ));
+        }
         if fits {
             assumptions.push("the launch's loaded ranges fit in L2: DRAM reads are the loaded ranges once (DRAM writes none during the kernel when the stored ranges fit beside them)".into());
         }

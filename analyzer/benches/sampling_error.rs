@@ -1,0 +1,74 @@
+//! The sampled cache model's error against the whole launch through the same model, on every
+//! example case the symbolic engine summarises (what `analyze` samples), printed as a Markdown
+//! table with the time of each. Cases whose full simulation would take more than `FULL_LIMIT`
+//! steps plus sectors are listed without it.
+//!
+//! `cargo bench -p sector-analyzer --bench sampling_error`
+
+use sector_analyzer::analyze::prepare;
+use sector_analyzer::cache::sample::{self, SAMPLE_WORK};
+use sector_analyzer::engine::symbolic;
+use sector_analyzer::manifest::{examples_in, Manifest};
+use sector_analyzer::source::DiskLoader;
+use sector_analyzer::Input;
+use std::path::Path;
+use std::time::Instant;
+
+const FULL_LIMIT: u64 = 40_000_000;
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    println!("| case | cost | sampled units | L1 hits sampled / full | L2 reads sampled / full | DRAM reads sampled / full | time sampled / full |");
+    println!("| --- | ---: | --- | ---: | ---: | ---: | ---: |");
+    let pct = |a: f64, b: f64| if b == 0.0 { if a == 0.0 { "0.0%".to_string() } else { "inf".into() } } else { format!("{:+.1}%", (a - b) / b * 100.0) };
+    for (src, manifest) in examples_in(&root) {
+        let Ok(m) = Manifest::load(&manifest) else { continue };
+        for case in &m.cases {
+            let Ok(opts) = case.options() else { continue };
+            let Ok((kernel, setup)) = prepare(Input::File(&src), &opts, &DiskLoader) else { continue };
+            let Ok((trace, _)) = symbolic::run(&kernel, &setup) else { continue };
+            let sectors: u64 = trace.ops.iter().map(|o| o.sectors).sum();
+            let cost = trace.work + sectors;
+            let sum = |m: &sector_analyzer::cache::CacheModel| {
+                // Per instruction, the sampled ratios carried to the engine's exact sectors.
+                let mut h = 0f64;
+                let mut r = 0f64;
+                let mut d = 0f64;
+                for (t, st) in m.ops.iter().zip(&trace.ops) {
+                    if t.load_sectors == 0 {
+                        continue;
+                    }
+                    let k = st.sectors as f64 / t.load_sectors as f64;
+                    h += t.l1_hits as f64 * k;
+                    r += t.l2_reads as f64 * k;
+                    d += t.dram_reads as f64 * k;
+                }
+                (h, r, d)
+            };
+            let t0 = Instant::now();
+            let Ok(s) = sample::stream(&kernel, &setup, &trace, SAMPLE_WORK) else { continue };
+            let ts = t0.elapsed().as_secs_f64();
+            let units = match &s.sample {
+                Some(x) => format!("{} of {}", x.units, x.total_units),
+                None => "all".into(),
+            };
+            let (sh, sr, sd) = sum(&s);
+            if cost > FULL_LIMIT {
+                println!("| {} | {} | {units} | {sh:.0} / - | {sr:.0} / - | {sd:.0} / - | {ts:.3} s / - |", case.name, cost);
+                continue;
+            }
+            let t1 = Instant::now();
+            let Ok(f) = sample::stream(&kernel, &setup, &trace, u64::MAX) else { continue };
+            let tf = t1.elapsed().as_secs_f64();
+            let (fh, fr, fd) = sum(&f);
+            println!(
+                "| {} | {} | {units} | {} | {} | {} | {ts:.3} s / {tf:.3} s |",
+                case.name,
+                cost,
+                pct(sh, fh),
+                pct(sr, fr),
+                pct(sd, fd)
+            );
+        }
+    }
+}
