@@ -5,6 +5,8 @@
 //!
 //! `cargo bench -p sector-analyzer --bench sampling_error`
 
+#![allow(clippy::print_stdout)] // a bench binary: its table is its output
+
 use sector_analyzer::analyze::prepare;
 use sector_analyzer::cache::sample::{self, SAMPLE_WORK};
 use sector_analyzer::engine::symbolic;
