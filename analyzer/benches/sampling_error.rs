@@ -5,6 +5,8 @@
 //!
 //! `cargo bench -p sector-analyzer --bench sampling_error`
 
+#![allow(clippy::print_stdout)] // a bench binary: its table is its output
+
 use sector_analyzer::analyze::prepare;
 use sector_analyzer::cache::sample::{self, SAMPLE_WORK};
 use sector_analyzer::engine::symbolic;
@@ -20,7 +22,17 @@ fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
     println!("| case | cost | sampled units | L1 hits sampled / full | L2 reads sampled / full | DRAM reads sampled / full | time sampled / full |");
     println!("| --- | ---: | --- | ---: | ---: | ---: | ---: |");
-    let pct = |a: f64, b: f64| if b == 0.0 { if a == 0.0 { "0.0%".to_string() } else { "inf".into() } } else { format!("{:+.1}%", (a - b) / b * 100.0) };
+    let pct = |a: f64, b: f64| {
+        if b == 0.0 {
+            if a == 0.0 {
+                "0.0%".to_string()
+            } else {
+                "inf".into()
+            }
+        } else {
+            format!("{:+.1}%", (a - b) / b * 100.0)
+        }
+    };
     for (src, manifest) in examples_in(&root) {
         let Ok(m) = Manifest::load(&manifest) else { continue };
         for case in &m.cases {
@@ -54,7 +66,10 @@ fn main() {
             };
             let (sh, sr, sd) = sum(&s);
             if cost > FULL_LIMIT {
-                println!("| {} | {} | {units} | {sh:.0} / - | {sr:.0} / - | {sd:.0} / - | {ts:.3} s / - |", case.name, cost);
+                println!(
+                    "| {} | {} | {units} | {sh:.0} / - | {sr:.0} / - | {sd:.0} / - | {ts:.3} s / - |",
+                    case.name, cost
+                );
                 continue;
             }
             let t1 = Instant::now();

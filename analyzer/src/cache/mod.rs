@@ -4,14 +4,17 @@
 //!
 //! What it assumes (each one is written on the sheet):
 //! - caches are cold at launch, as Nsight Compute's default cache control leaves them;
-//! - block `b` (x fastest, then y, z) runs on SM `b mod SMs`; the engine runs blocks one after
-//!   another, each warp to completion; the model buffers a wave (as many blocks per SM as
-//!   are resident together) and replays it with every warp's k-th access side by side, as
-//!   warps that progress together present them to the L1s and the L2;
+//! - a wave is `together` blocks on every SM; within wave `w` block `b` (x fastest, then y, z)
+//!   runs on SM `(b mod per_wave + w x WAVE_ROTATION) mod SMs` (later waves are placed
+//!   dynamically on the H200); the engine runs each warp to completion; the model buffers a
+//!   wave and replays it with every warp's k-th access side by side, as warps that progress
+//!   together present them to the L1s and the L2;
 //! - one L1 per SM: sectored 128-byte lines, fully associative, LRU, with the capacity the
 //!   shared-memory carveout leaves; loads allocate, except the L1-bypassing `__ldcg`/`__ldcv`
 //!   (and, where the profile says so, every load but `__ldg`); stores write through to L2 and
-//!   do not allocate;
+//!   do not allocate; a sector another warp of the SM asked for is a hit;
+//! - misses to one sector by SMs of one merge group (4 on sm_90) in the same replay step reach
+//!   L2 once while the warps are younger than [`SYNC_WORK`] steps (measured merging in flight);
 //! - one L2 of the profile's model capacity (on the H200 two thirds of the physical size, as
 //!   measured): sectored 128-byte lines, fully associative, LRU, write-back. A read miss fetches
 //!   the DRAM granule around the sector (its sectors not already valid). A store that fills
@@ -20,9 +23,10 @@
 //! - dirty lines reach DRAM only when evicted during the kernel (what stays in L2 at the end
 //!   is written after Nsight Compute stops counting).
 //!
-//! Cost: two hash lookups per 128-byte line an access touches (L1, then L2 on a miss). After
-//! [`SIM_BUDGET`] sectors the rest of the stream is only counted and extrapolated with the
-//! simulated part's ratios, per instruction (the sheet says so).
+//! Cost: two hash lookups per 128-byte line an access touches (L1, then L2 on a miss).
+//! [`sample`] decides which blocks are fed, so that the cost stays bounded; a stream fed whole
+//! (the enumerating engine) switches to counting after [`SIM_BUDGET`] sectors and extrapolates
+//! with the simulated part's ratios, per instruction (the sheet says so).
 
 pub mod sample;
 /// The profiles live in the leaf module [`crate::gpu`]; `cache::profile` is kept as its old path.

@@ -65,8 +65,13 @@ fn unit_blocks(s: Shape, blocks: u64, wave: u64, group: u64) -> impl Iterator<It
 /// the model may take.
 pub fn stream(kernel: &Kernel, setup: &Setup, trace: &Trace, budget: u64) -> Result<CacheModel> {
     // Cost: the engine's steps plus the model's sectors.
-    let sectors: u64 =
-        trace.ops.iter().zip(&kernel.mem_ops).filter(|(_, op)| op.space == Space::Global).map(|(st, _)| st.sectors).sum();
+    let sectors: u64 = trace
+        .ops
+        .iter()
+        .zip(&kernel.mem_ops)
+        .filter(|(_, op)| op.space == Space::Global)
+        .map(|(st, _)| st.sectors)
+        .sum();
     let cost = trace.work + sectors;
     let work = trace.work;
     let mut m = CacheModel::new(kernel, setup);

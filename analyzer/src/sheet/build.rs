@@ -342,8 +342,8 @@ fn boundaries(
         tot.dram_read_sectors += rb.dram_read_sectors;
         row.boundary = Some(rb);
     }
-    let sampled = m.sample.is_some()
-        || (m.sampled() && m.ops.iter().any(|t| t.rest_load_sectors + t.rest_store_sectors > 0));
+    let sampled =
+        m.sample.is_some() || (m.sampled() && m.ops.iter().any(|t| t.rest_load_sectors + t.rest_store_sectors > 0));
     let scale = |n: u64| -> u64 {
         if sampled && sim_stores > 0 {
             (n as f64 * (sim_stores + rest_stores) as f64 / sim_stores as f64).round() as u64
