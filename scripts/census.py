@@ -8,10 +8,12 @@ Point it at source trees you fetched yourself (never commit them), for instance 
     python3 scripts/census.py --tool target/release/sector-estimate \
         --include cuda-samples/Common rodinia/cuda cuda-samples/Samples
 
-Each kernel of each `.cu` file is analysed once. The launch is the one the file's own host code
-makes (`--launch-site`) where the tool can read it; otherwise a default one (256 threads, 1-D
-or 16x16 when the kernel reads threadIdx.y, 64 blocks), with any integer value the tool asks
-for (`pass --arg NAME=VALUE`) set to 256. Refusals are grouped by their message with names and
+Each kernel is counted once (a kernel file included by the file that launches it is seen
+from both). The launch is the one the file's own host code makes (`--launch-site`) where the
+tool can read it all; otherwise its constant parts (template arguments) with a default shape
+(256 threads, 1-D or 16x16 when the kernel reads threadIdx.y, 64 blocks); any integer value the
+tool still asks for (`pass --arg NAME=VALUE`) is set to 256, a type parameter to float, and
+dynamic shared memory to 16384 bytes. Refusals are grouped by their message with names and
 numbers taken out, so the table shows what stops kernels first. Refusals of constructs that are
 deliberately not modelled (textures, surfaces, grid-wide synchronisation, dynamic parallelism,
 recursion) are counted apart.
@@ -32,6 +34,7 @@ DELIBERATE = re.compile(
     re.I,
 )
 ASK_ARG = re.compile(r"pass --arg ([A-Za-z_][A-Za-z0-9_]*)=")
+ASK_SHARED = re.compile(r"give its size with --shared-bytes")
 UNKNOWN_TYPE = re.compile(r"template parameter `([A-Za-z_][A-Za-z0-9_]*)`: unknown type `256`")
 ERROR_LINE = re.compile(r"^(?:error: )?(?:\S+:\d+:\d+: )?(?:error: )?(.*)$")
 
@@ -116,10 +119,13 @@ def main():
 def analyse(a, incs, path, k, src, launch_site):
     two_d = re.search(r"threadIdx\.y", src) is not None
     base = [a.tool, "analyze", path, "--kernel", k, *incs, "--format", "json"]
+    default = ["--grid", "8,8" if two_d else "64", "--block", "16,16" if two_d else "256"]
     tries = []
     if launch_site:
-        tries.append(base + ["--launch-site"])
-    tries.append(base + ["--grid", "8,8" if two_d else "64", "--block", "16,16" if two_d else "256"])
+        # The file's own launch; then its constant parts (template arguments) with a default
+        # shape where the host code computes the shape at run time.
+        tries += [base + ["--launch-site"], base + ["--launch-site"] + default]
+    tries.append(base + default)
     row = None
     for cmd in tries:
         args = {}
@@ -130,10 +136,13 @@ def analyse(a, incs, path, k, src, launch_site):
                 row = dict(file=path, kernel=k, result="timeout", message=f"over {a.timeout:.0f} s", seconds=dt)
                 break
             if rc == 0:
-                return dict(file=path, kernel=k, result="sheet", seconds=round(dt, 3), launch_site=launch_site and cmd is tries[0])
+                return dict(file=path, kernel=k, result="sheet", seconds=round(dt, 3), launch_site=launch_site and cmd[: len(tries[0])] == tries[0] and "--grid" not in cmd)
             m = ASK_ARG.search(err)
             if m and m.group(1) not in args:
                 args[m.group(1)] = "256"
+                continue
+            if ASK_SHARED.search(err) and "--shared-bytes" not in cmd:
+                cmd = cmd + ["--shared-bytes", "16384"]  # dynamic shared memory: a common size
                 continue
             t = UNKNOWN_TYPE.search(err)
             if t and args.get(t.group(1)) == "256":

@@ -356,9 +356,12 @@ fn count(
     engine: EngineKind,
 ) -> Result<(crate::engine::Trace, CacheModel, &'static str, Vec<String>)> {
     use crate::engine::symbolic::{self, Fallback};
+    // The cache model is fed the same way whichever engine counted (its in-step window comes
+    // from the launch's counts), so both engines give the same boundaries.
     let reference = || -> Result<(crate::engine::Trace, CacheModel)> {
-        let mut cache = CacheModel::new(kernel, setup);
-        let trace = crate::engine::run_with(kernel, setup, &mut cache)?;
+        let trace = crate::engine::run(kernel, setup)?;
+        let cache =
+            crate::cache::sample::stream(kernel, setup, &trace, crate::cache::sample::SAMPLE_WORK.min(setup.max_work))?;
         Ok((trace, cache))
     };
     if engine == EngineKind::Enumerate {

@@ -228,3 +228,15 @@ fn a_large_unit_keeps_its_lines_when_unreached_code_is_not_parsed() {
     // Bytes 4..131: five sectors.
     assert_eq!(s.totals.global_store.sectors, 5);
 }
+
+#[test]
+fn a_shared_array_in_a_const_initialiser_is_read_not_a_crash() {
+    // Once a panic: the `const` initialiser was tried as a constant with no shared arrays known.
+    let src = "__global__ void k(int *out) {\n  __shared__ int s[256];\n  s[threadIdx.x] = threadIdx.x;\n  __syncthreads();\n  const int v = s[255 - threadIdx.x];\n  out[blockIdx.x * blockDim.x + threadIdx.x] = v;\n}\n";
+    let a = analyze_source("h.cu", src, &opts("2", "256", &[])).unwrap();
+    // 2 blocks of 8 warps: each warp stores 128 consecutive bytes (4 sectors) and reads shared once.
+    assert_eq!(a.sheet.totals.global_store.requests, 16);
+    assert_eq!(a.sheet.totals.global_store.sectors, 64);
+    assert_eq!(a.sheet.totals.shared_load.requests, 16);
+    assert_eq!(a.sheet.totals.shared_store.requests, 16);
+}

@@ -171,7 +171,10 @@ fn check_reports_warnings_and_findings_in_clangs_layout() {
         "[[kernel]]\nfile = \"k.cu\"\nlaunch = [{ name = \"one\", grid = 1, block = 32 }]\nbudgets = { max_sectors_per_request = 4 }\n",
     );
     let plain =
-        write_tmp("plain.toml", "[[kernel]]\nfile = \"k.cu\"\nlaunch = [{ name = \"one\", grid = 1, block = 32 }]\n");
+        write_tmp(
+        "plain.toml",
+        "[[kernel]]\nfile = \"k.cu\"\nlaunch = [{ name = \"one\", grid = 1, block = 32 }]\nbudgets = { max_sectors_per_request = 8 }\n",
+    );
     let run = |config: &PathBuf| {
         bin().current_dir(&dir).args(["check", "--format", "concise", "--config"]).arg(config).output().unwrap()
     };

@@ -52,7 +52,12 @@ fn has_effects(what: &str) -> bool {
 }
 
 fn live_locals(k: &Kernel) -> HashSet<LocalId> {
-    let mut live = HashSet::new();
+    // Structures and vectors are read member by member through paths the IR does not spell as
+    // reads of the local: never take a load into one as dead.
+    let mut live: HashSet<LocalId> = (0..k.locals.len())
+        .filter(|&i| matches!(k.locals[i].ty, Ty::Vector { .. }))
+        .map(|i| LocalId(i as u32))
+        .collect();
     loop {
         let before = live.len();
         for s in &k.body {
@@ -119,8 +124,15 @@ fn kept_parts<'e>(k: &Kernel, e: &'e Expr) -> Vec<&'e Expr> {
     out
 }
 
+/// An atomic (or any volatile access) among an opaque value's arguments: the call has effects
+/// and uses its other arguments (`atomicAdd(&s[b], in[i])` reads `in[i]`).
+fn has_effectful_arg(k: &Kernel, args: &[Expr]) -> bool {
+    args.iter().any(|a| matches!(a, Expr::Load { op, .. } if k.mem_op(*op).volatile || k.mem_op(*op).kind != AccessKind::Load))
+}
+
 fn collect_kept<'e>(k: &Kernel, e: &'e Expr, out: &mut Vec<&'e Expr>) {
     match e {
+        Expr::Opaque { args, .. } if has_effectful_arg(k, args) => out.push(e),
         Expr::Load { op, .. } if k.mem_op(*op).volatile => out.push(e),
         Expr::Opaque { what, .. } if has_effects(what) => out.push(e),
         Expr::Load { addr, .. } => collect_kept(k, addr, out),
@@ -149,6 +161,7 @@ fn collect_kept<'e>(k: &Kernel, e: &'e Expr, out: &mut Vec<&'e Expr>) {
 /// Non-volatile loads in an unused expression, outside its kept parts.
 fn dead_loads(k: &Kernel, e: &Expr, out: &mut Vec<MemOpId>) {
     match e {
+        Expr::Opaque { args, .. } if has_effectful_arg(k, args) => {}
         Expr::Load { op, .. } if k.mem_op(*op).volatile => {}
         Expr::Opaque { what, .. } if has_effects(what) => {}
         Expr::Load { op, addr } => {

@@ -1812,7 +1812,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     /// `memcpy` between registers (a packed class's payload and an `int4`): no memory moves.
     /// Anything else is refused.
     pub(super) fn register_memcpy(&mut self, n: Node, args: &[Node]) -> Result<(Expr, Ty)> {
-        for a in args.iter().take(2) {
+        // The copy moves no memory, but the value copied is used (a load that filled the
+        // source is not dead): the result reads the source's locals.
+        let mut read = Vec::new();
+        for (i, a) in args.iter().take(2).enumerate() {
             let a = unparen(*a);
             let target = if a.kind() == "pointer_expression"
                 && a.child_by_field_name("operator").map(|o| self.text(o)) == Some("&")
@@ -1828,8 +1831,14 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             if !local {
                 return Err(self.unsupported(n, "`memcpy` to or from memory (copy element by element)"));
             }
+            if let (1, Some(Sym::Local(id, _))) = (i, target.and_then(|t| self.lookup(self.text(t)).cloned())) {
+                read.push(Expr::Local(id));
+            }
         }
-        Ok((Expr::Int(0, IntTy::I32), Ty::Void))
+        if read.is_empty() {
+            return Ok((Expr::Int(0, IntTy::I32), Ty::Void));
+        }
+        Ok((Expr::Opaque { args: read, what: LOCAL_ARRAY.into() }, Ty::Void))
     }
 
     /// An array of structures by name (`arr[i]` indexes it, no `operator[]`).

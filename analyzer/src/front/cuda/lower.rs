@@ -251,6 +251,17 @@ fn syntax_error(unit: &Unit, e: Node, kernel: &str) -> Diagnostic {
         let text = String::from_utf8_lossy(&src[line_start..end]).to_string();
         text.rsplit(char::is_whitespace).next().unwrap_or("").chars().rev().take(30).collect::<Vec<_>>().into_iter().rev().collect::<String>()
     };
+    if e.is_missing() && e.kind() == "}" {
+        // clang: `expected '}'` with a note at the `{` it would match; the brace is what is missing.
+        let at_end = src[start..].iter().all(|b| b.is_ascii_whitespace());
+        let span = prev.map_or_else(|| unit.span(e), at);
+        let where_ = if at_end { " at the end of the file" } else { "" };
+        return Diagnostic::at(
+            ErrorKind::Syntax,
+            span,
+            format!("missing `}}`{where_} in kernel `{kernel}`: a `{{` is not closed"),
+        );
+    }
     if e.is_missing() {
         let what = e.kind();
         return match prev {
@@ -680,6 +691,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             k: Kernel {
                 params: self.k.params.clone(),
                 locals: self.k.locals.clone(),
+                // Names it may meet (a shared array in a `const` initialiser) index these.
+                shared: self.k.shared.clone(),
                 ..Kernel::new(String::new(), self.k.span)
             },
             scopes: self.scopes.clone(),

@@ -189,7 +189,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     let at = ops.iter().position(|o| o.starts_with('[')).unwrap_or(1);
                     let addr = addr_of(self, ops.get(at).copied().unwrap_or(""))?;
                     let kind = if matches!(role, Role::Load(_)) { AccessKind::Load } else { AccessKind::Atom };
-                    let volatile = kind == AccessKind::Atom || opcode.contains("volatile");
+                    // nvcc keeps every inline `asm` memory access (it cannot see what the text does).
+                    let volatile = true;
                     let cache = if opcode.contains(".nc") {
                         CacheOp::Nc
                     } else if opcode.contains(".cg") {
