@@ -18,19 +18,30 @@ pub fn counted(sheet: &Sheet) -> serde_json::Value {
     })
 }
 
+/// Warp-level steps up to which a case is also enumerated (a few seconds at most).
+const ENUMERATE_UP_TO: u64 = 50_000_000;
+
 #[test]
 fn examples_count_the_same_under_both_engines() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
     let mut failures = Vec::new();
     let mut summarised = 0;
+    let mut too_large = 0;
     for (src, manifest) in examples_in(&dir) {
         let m = Manifest::load(&manifest).unwrap_or_else(|d| panic!("{}", d.message));
         for case in &m.cases {
             let mut opts = case.options().unwrap_or_else(|d| panic!("{}: {}", case.name, d.message));
-            opts.engine = EngineKind::Enumerate;
-            let reference = analyze(Input::File(&src), &opts, &DiskLoader).map(|a| a.sheet);
             opts.engine = EngineKind::Symbolic;
             let symbolic = analyze(Input::File(&src), &opts, &DiskLoader).map(|a| a.sheet);
+            // Enumeration is the oracle where it is affordable: the largest launches (the
+            // 2048^3 and 4096^3 products take billions of warp-level steps) are checked against
+            // hand-worked numbers in tests/examples.rs and tests/scale.rs instead.
+            if symbolic.as_ref().is_ok_and(|s| s.work > ENUMERATE_UP_TO) {
+                too_large += 1;
+                continue;
+            }
+            opts.engine = EngineKind::Enumerate;
+            let reference = analyze(Input::File(&src), &opts, &DiskLoader).map(|a| a.sheet);
             let (Ok(r), Ok(s)) = (reference, symbolic) else {
                 failures.push(format!("{}: an engine failed", case.name));
                 continue;
@@ -52,4 +63,5 @@ fn examples_count_the_same_under_both_engines() {
     }
     assert!(failures.is_empty(), "{} differences ({summarised} summarised):\n{}", failures.len(), failures.join("\n"));
     assert!(summarised >= 50, "only {summarised} cases summarised");
+    assert!(too_large <= 12, "{too_large} cases too large to enumerate");
 }
