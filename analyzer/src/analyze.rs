@@ -377,8 +377,12 @@ fn count(
             // The cache model needs sectors in execution order: the reference engine gives
             // them for all units of the launch, or for a sample of them (its counts equal the
             // summary's).
-            let cache =
-                crate::cache::sample::stream(kernel, setup, &trace, crate::cache::sample::SAMPLE_WORK.min(setup.max_work))?;
+            let cache = crate::cache::sample::stream(
+                kernel,
+                setup,
+                &trace,
+                crate::cache::sample::SAMPLE_WORK.min(setup.max_work),
+            )?;
             Ok((trace, cache, "symbolic", notes))
         }
         // The reference engine words every error.

@@ -317,7 +317,10 @@ impl Target {
                     ident: f.sig.ident.clone(),
                     vis: f.vis.clone(),
                     kind: Kind::Rust,
-                    layout: { let k = kernel_only(f); Layout::of(quote!(#k)) },
+                    layout: {
+                        let k = kernel_only(f);
+                        Layout::of(quote!(#k))
+                    },
                     params: rust_params(f),
                 })
             }

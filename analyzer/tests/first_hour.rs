@@ -88,7 +88,10 @@ fn kernels_in_source_order_with_signatures_and_json() {
     assert_eq!(o.status.code(), Some(0));
     let out = text(&o.stdout);
     let lines: Vec<&str> = out.lines().collect();
-    assert!(lines[0].starts_with("gather(") && lines[0].contains("int* index") && lines[0].ends_with("line 19"), "{out}");
+    assert!(
+        lines[0].starts_with("gather(") && lines[0].contains("int* index") && lines[0].ends_with("line 19"),
+        "{out}"
+    );
     assert!(lines[1].starts_with("scatter("), "{out}");
     let o = run(&["kernels", &ex("gather.cu"), "--format", "json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -120,8 +123,18 @@ fn messages_as_a_compiler_words_them() {
     assert!(err.contains("is not supported: `for (int x : {1, 2}) { ...`") && !err.contains("a[0] = 1.0f;  "), "{err}");
     // A fill shorter than the reads: index[1000..] has no value (an out-of-bounds read on a GPU).
     let o = run(&[
-        "analyze", &ex("gather.cu"), "--kernel", "gather", "--grid", "8", "--block", "256", "--arg", "n=2048",
-        "--fill", "index=permutation:1000:1",
+        "analyze",
+        &ex("gather.cu"),
+        "--kernel",
+        "gather",
+        "--grid",
+        "8",
+        "--block",
+        "256",
+        "--arg",
+        "n=2048",
+        "--fill",
+        "index=permutation:1000:1",
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
     let err = text(&o.stderr);
@@ -223,7 +236,8 @@ fn config_errors_in_the_format_asked_for() {
     assert_eq!(s["runs"][0]["results"][0]["ruleId"], "config");
     assert_eq!(s["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"], 4);
     // An entry without a single budget checks nothing: a usage error.
-    let none = "[[kernel]]\nfile = \"kernels/strided.cu\"\nlaunch = [{ grid = 1, block = 32, args = { stride = 1 } }]\n";
+    let none =
+        "[[kernel]]\nfile = \"kernels/strided.cu\"\nlaunch = [{ grid = 1, block = 32, args = { stride = 1 } }]\n";
     let (_repo, below) = repo_with_config("no-budgets", none);
     let o = bin().current_dir(&below).arg("check").output().unwrap();
     assert_eq!(o.status.code(), Some(2));

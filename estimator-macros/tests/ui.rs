@@ -30,11 +30,8 @@ fn cargo(fixture: &Path, sub: &str) -> Command {
 /// The compiler's errors for the example `name`, rendered, with the ui folder's path as
 /// `tests/ui/` (warnings left out: edition 2024 has its own about the kernels' bodies).
 fn errors_of(fixture: &Path, name: &str) -> String {
-    let o = cargo(fixture, "build")
-        .args(["--example", name, "--message-format", "json"])
-        .arg("--quiet")
-        .output()
-        .unwrap();
+    let o =
+        cargo(fixture, "build").args(["--example", name, "--message-format", "json"]).arg("--quiet").output().unwrap();
     assert!(!o.status.success(), "{name} compiled, but must fail");
     let ui = repo().join("estimator-macros/tests/ui");
     let mut out = String::new();
@@ -104,7 +101,11 @@ fn the_readme_crate_builds_and_each_error_case_fails_as_recorded() {
     let manifest = std::fs::read_to_string(fixture.join("Cargo.toml")).unwrap();
     for case in cases {
         let name = case.file_stem().unwrap().to_str().unwrap().to_string();
-        assert!(manifest.contains(&format!("name = \"{name}\"")), "add tests/ui/{name}.rs as an [[example]] of {}", fixture.display());
+        assert!(
+            manifest.contains(&format!("name = \"{name}\"")),
+            "add tests/ui/{name}.rs as an [[example]] of {}",
+            fixture.display()
+        );
         let got = errors_of(&fixture, &name);
         let expected_path = case.with_extension("stderr");
         if overwrite {

@@ -79,7 +79,10 @@ pub fn run(a: CheckArgs) -> i32 {
         None => {
             let d = Diagnostic::new(
                 sector_analyzer::ErrorKind::Usage,
-                format!("no {CONFIG_NAME} in {} or any directory above it (give one with --config FILE)", cwd.display()),
+                format!(
+                    "no {CONFIG_NAME} in {} or any directory above it (give one with --config FILE)",
+                    cwd.display()
+                ),
             );
             return config_error(&d, CONFIG_NAME, a.format, &cwd, root.as_deref());
         }

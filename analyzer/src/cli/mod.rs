@@ -329,7 +329,8 @@ pub fn run() -> i32 {
             let mut site_line = None;
             if emit.is_none() {
                 if let Some(line) = launch_site {
-                    match sector_analyzer::analyze::apply_launch_site(Input::File(&src.file), &opts, line, &DiskLoader) {
+                    match sector_analyzer::analyze::apply_launch_site(Input::File(&src.file), &opts, line, &DiskLoader)
+                    {
                         Ok((o, l)) => {
                             opts = o;
                             site_line = Some(l);

@@ -621,7 +621,11 @@ pub fn run_blocks(
                 param.name
             ),
         )
-        .note(format!("give a fill at least as long as the reads (--fill {}=permutation:{}:SEED)", param.name, k + 1)));
+        .note(format!(
+            "give a fill at least as long as the reads (--fill {}=permutation:{}:SEED)",
+            param.name,
+            k + 1
+        )));
     }
     Ok(e.finish())
 }

@@ -127,7 +127,8 @@ fn kept_parts<'e>(k: &Kernel, e: &'e Expr) -> Vec<&'e Expr> {
 /// An atomic (or any volatile access) among an opaque value's arguments: the call has effects
 /// and uses its other arguments (`atomicAdd(&s[b], in[i])` reads `in[i]`).
 fn has_effectful_arg(k: &Kernel, args: &[Expr]) -> bool {
-    args.iter().any(|a| matches!(a, Expr::Load { op, .. } if k.mem_op(*op).volatile || k.mem_op(*op).kind != AccessKind::Load))
+    args.iter()
+        .any(|a| matches!(a, Expr::Load { op, .. } if k.mem_op(*op).volatile || k.mem_op(*op).kind != AccessKind::Load))
 }
 
 fn collect_kept<'e>(k: &Kernel, e: &'e Expr, out: &mut Vec<&'e Expr>) {

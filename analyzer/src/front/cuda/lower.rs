@@ -249,7 +249,16 @@ fn syntax_error(unit: &Unit, e: Node, kernel: &str) -> Diagnostic {
     let prev_token = |end: usize| {
         let line_start = src[..end].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
         let text = String::from_utf8_lossy(&src[line_start..end]).to_string();
-        text.rsplit(char::is_whitespace).next().unwrap_or("").chars().rev().take(30).collect::<Vec<_>>().into_iter().rev().collect::<String>()
+        text.rsplit(char::is_whitespace)
+            .next()
+            .unwrap_or("")
+            .chars()
+            .rev()
+            .take(30)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<String>()
     };
     if e.is_missing() && e.kind() == "}" {
         // clang: `expected '}'` with a note at the `{` it would match; the brace is what is missing.
