@@ -4,7 +4,7 @@ use super::*;
 use crate::gpu::{Profile, PROFILES};
 
 /// Two SMs, an L1 of 2 lines (256 B, no carveout) per SM, an L2 of 2 lines, 64-byte granules.
-static TINY: Profile = Profile {
+const TINY_PROFILE: Profile = Profile {
     name: "tiny",
     description: "test",
     sms: 2,
@@ -24,29 +24,10 @@ static TINY: Profile = Profile {
     merge_group_sms: 1,
     source: "test",
 };
+static TINY: Profile = TINY_PROFILE;
 
 /// TINY with its two SMs in one merge group.
-static TINY_MERGE: Profile = Profile { merge_group_sms: 2, ..TINY_COPY };
-const TINY_COPY: Profile = Profile {
-    name: "tiny-merge",
-    description: "test",
-    sms: 2,
-    l2_bytes: 256,
-    l2_model_bytes: 256,
-    l1_shared_bytes: 256,
-    shared_carveouts_kib: &[0],
-    fixed_l1_bytes: None,
-    reserved_shared_per_block: 0,
-    sector_bytes: 32,
-    line_bytes: 128,
-    dram_granule_bytes: 64,
-    max_blocks_per_sm: 1,
-    max_threads_per_sm: 1024,
-    l1_caches_global_loads: true,
-    launch_dram_read_sectors: 0,
-    merge_group_sms: 1,
-    source: "test",
-};
+static TINY_MERGE: Profile = Profile { name: "tiny-merge", merge_group_sms: 2, ..TINY_PROFILE };
 
 fn tiny() -> CacheModel {
     CacheModel::with_profile(&TINY, 32, 0, 4, 2)
