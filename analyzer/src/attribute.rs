@@ -520,8 +520,8 @@ pub const OPTIONS: &[&str] = &[
 /// `define`, `include` (as the command line's repeated `--fill`, `--offset`, `-D`, `-I`).
 fn strings(e: &syn::Expr) -> syn::Result<Vec<String>> {
     match e {
-        syn::Expr::Tuple(t) => t.elems.iter().map(|x| value_text(x)).collect(),
-        syn::Expr::Array(a) => a.elems.iter().map(|x| value_text(x)).collect(),
+        syn::Expr::Tuple(t) => t.elems.iter().map(value_text).collect(),
+        syn::Expr::Array(a) => a.elems.iter().map(value_text).collect(),
         syn::Expr::Paren(p) => strings(&p.expr),
         other => Ok(vec![value_text(other)?]),
     }

@@ -1038,29 +1038,30 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 self.copy_struct(&fresh, &sym, at)?;
                 return Ok(Sym::Struct(fresh));
             }
-            if i.kind() != "initializer_list" && i.kind() != "argument_list" {
-                if struct_name(&self.peek_type(i)).is_some() {
-                    let vector_like = self.unit.layout(&sname).is_some_and(|l| l.is_vector_like());
-                    if !vector_like {
-                        return self.bind_reference(name, None, i);
-                    }
-                    // One vector load of the whole object; its members are then registers.
-                    let p = self.place(i)?;
-                    let (e, ety) = self.read_place(&p, CacheOp::Default);
-                    let whole = self.new_local(name, ety);
-                    self.pending.push(Stmt::Assign { local: whole, value: e, span: self.span(i) });
-                    let v = self.struct_locals(name, &sname, at, 0)?;
-                    for (_, sym) in &v.fields {
-                        if let Sym::Local(id, _) = sym {
-                            self.pending.push(Stmt::Assign {
-                                local: *id,
-                                value: Expr::Opaque { args: vec![Expr::Local(whole)], what: "member".into() },
-                                span: self.span(i),
-                            });
-                        }
-                    }
-                    return Ok(Sym::Struct(v));
+            if i.kind() != "initializer_list"
+                && i.kind() != "argument_list"
+                && struct_name(&self.peek_type(i)).is_some()
+            {
+                let vector_like = self.unit.layout(&sname).is_some_and(|l| l.is_vector_like());
+                if !vector_like {
+                    return self.bind_reference(name, None, i);
                 }
+                // One vector load of the whole object; its members are then registers.
+                let p = self.place(i)?;
+                let (e, ety) = self.read_place(&p, CacheOp::Default);
+                let whole = self.new_local(name, ety);
+                self.pending.push(Stmt::Assign { local: whole, value: e, span: self.span(i) });
+                let v = self.struct_locals(name, &sname, at, 0)?;
+                for (_, sym) in &v.fields {
+                    if let Sym::Local(id, _) = sym {
+                        self.pending.push(Stmt::Assign {
+                            local: *id,
+                            value: Expr::Opaque { args: vec![Expr::Local(whole)], what: "member".into() },
+                            span: self.span(i),
+                        });
+                    }
+                }
+                return Ok(Sym::Struct(v));
             }
         }
         let v = self.struct_locals(name, &sname, at, 0)?;
