@@ -25,6 +25,35 @@ pub(crate) trait LaneValues<T: Copy, E> {
     fn unknown(&self) -> T;
 }
 
+/// Every lane of `m` of one operand as an integer, and whether any came from memory; `None`
+/// when a lane's value is not an integer, with `out` already holding the whole result (unknown
+/// data, or the value passed on unchanged) for every lane of `m`.
+fn ints<T: Copy, E>(
+    e: &impl LaneValues<T, E>,
+    arg: &[T; WARP],
+    m: u32,
+    out: &mut [T; WARP],
+) -> Result<Option<([i128; WARP], bool)>, E> {
+    let mut vals = [0i128; WARP];
+    let mut data = false;
+    for l in lanes(m) {
+        let whole = match e.read(&arg[l])? {
+            Lane::Int(x, d) => {
+                vals[l] = x;
+                data |= d;
+                continue;
+            }
+            Lane::Unknown => e.unknown(),
+            Lane::Other(t) => t,
+        };
+        for l in lanes(m) {
+            out[l] = whole;
+        }
+        return Ok(None);
+    }
+    Ok(Some((vals, data)))
+}
+
 /// `op` for the lanes of `m`; `args[i][l]` is operand `i` in lane `l`. Lanes outside `m` of
 /// the result are left as `fill`.
 pub(crate) fn warp_op<T: Copy, E>(
@@ -107,30 +136,8 @@ pub(crate) fn warp_op<T: Copy, E>(
             }
         }
         WarpOp::Ballot | WarpOp::Any | WarpOp::All => {
-            let mut bits = 0u32;
-            let mut data = false;
-            for l in lanes(m) {
-                match e.read(&args[0][l])? {
-                    Lane::Int(x, d) => {
-                        data |= d;
-                        if x != 0 {
-                            bits |= 1 << l;
-                        }
-                    }
-                    Lane::Unknown => {
-                        for l in lanes(m) {
-                            out[l] = e.unknown();
-                        }
-                        return Ok(out);
-                    }
-                    Lane::Other(t) => {
-                        for l in lanes(m) {
-                            out[l] = t;
-                        }
-                        return Ok(out);
-                    }
-                }
-            }
+            let Some((vals, data)) = ints(e, &args[0], m, &mut out)? else { return Ok(out) };
+            let bits = lanes(m).filter(|&l| vals[l] != 0).fold(0u32, |b, l| b | 1 << l);
             let v = match op {
                 WarpOp::Ballot => bits as i128,
                 WarpOp::Any => (bits != 0) as i128,
@@ -141,28 +148,7 @@ pub(crate) fn warp_op<T: Copy, E>(
             }
         }
         WarpOp::MatchAny => {
-            let mut vals = [0i128; WARP];
-            let mut data = false;
-            for l in lanes(m) {
-                match e.read(&args[0][l])? {
-                    Lane::Int(x, d) => {
-                        vals[l] = x;
-                        data |= d;
-                    }
-                    Lane::Unknown => {
-                        for l in lanes(m) {
-                            out[l] = e.unknown();
-                        }
-                        return Ok(out);
-                    }
-                    Lane::Other(t) => {
-                        for l in lanes(m) {
-                            out[l] = t;
-                        }
-                        return Ok(out);
-                    }
-                }
-            }
+            let Some((vals, data)) = ints(e, &args[0], m, &mut out)? else { return Ok(out) };
             for l in lanes(m) {
                 let same = lanes(m).filter(|&k| vals[k] == vals[l]).fold(0u32, |a, k| a | 1 << k);
                 out[l] = e.int(wrap(same as i128), data);

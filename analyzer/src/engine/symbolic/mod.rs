@@ -1232,6 +1232,23 @@ impl<'a> Sym<'a> {
         Ok(())
     }
 
+    /// Lanes `m` write memory at `a`: what each held that the write may change (anything, for
+    /// an address the analysis does not know) is no longer held.
+    fn forget(st: &mut Ws, a: &L, m: u32, restrict: &[bool]) {
+        for l in lanes(m) {
+            let hit = a[l].k;
+            for r in &mut st.held {
+                let drop = match hit {
+                    SK::Ptr(b, _) | SK::PtrUnknown(b) => may_alias(r.base, b, restrict),
+                    _ => true,
+                };
+                if r.lanes >> l & 1 == 1 && drop {
+                    r.lanes &= !(1 << l);
+                }
+            }
+        }
+    }
+
     fn access(&mut self, id: MemOpId, a: &L, m: u32, st: &mut Ws) -> R<()> {
         let op = self.k.mem_op(id);
         let key = self.keys[id.0 as usize];
@@ -1277,18 +1294,7 @@ impl<'a> Sym<'a> {
             AccessKind::Load if op.volatile => {}
             AccessKind::AsyncCopy => {}
             AccessKind::Red | AccessKind::Atom => {
-                for l in lanes(m) {
-                    let hit = a[l].k;
-                    for r in &mut st.held {
-                        let drop = match hit {
-                            SK::Ptr(b, _) | SK::PtrUnknown(b) => may_alias(r.base, b, &self.restrict),
-                            _ => true,
-                        };
-                        if r.lanes >> l & 1 == 1 && drop {
-                            r.lanes &= !(1 << l);
-                        }
-                    }
-                }
+                Self::forget(st, a, m, &self.restrict);
             }
             AccessKind::Load => {
                 for l in lanes(active) {
@@ -1298,18 +1304,7 @@ impl<'a> Sym<'a> {
                 }
             }
             AccessKind::Store => {
-                for l in lanes(m) {
-                    let hit = a[l].k;
-                    for r in &mut st.held {
-                        let drop = match hit {
-                            SK::Ptr(b, _) | SK::PtrUnknown(b) => may_alias(r.base, b, &self.restrict),
-                            _ => true,
-                        };
-                        if r.lanes >> l & 1 == 1 && drop {
-                            r.lanes &= !(1 << l);
-                        }
-                    }
-                }
+                Self::forget(st, a, m, &self.restrict);
                 for l in lanes(m) {
                     if let SK::Ptr(b, o) = a[l].k {
                         Self::remember(st, key, b, l, o)?;
