@@ -1209,17 +1209,8 @@ impl<'a> Engine<'a> {
             AccessKind::Load => hold(held, key, a, active),
             // The copy's data lands in shared memory, read after a wait (a barrier).
             AccessKind::AsyncCopy => {}
-            AccessKind::Red | AccessKind::Atom => {
-                // An atomic writes memory: what it may change is no longer held, and its own
-                // location's value is the other threads' business.
-                for l in lanes(m) {
-                    match a.at(l).k {
-                        K::Ptr(b, _) | K::PtrUnknown(b) => held.forget(1 << l, |x| self.may_alias(x, b)),
-                        _ => held.forget(1 << l, |_| true),
-                    }
-                }
-            }
-            AccessKind::Store => {
+            // A store or an atomic writes memory: what it may change is no longer held.
+            AccessKind::Store | AccessKind::Red | AccessKind::Atom => {
                 match a {
                     Vals::Ptrs(b, ..) => held.forget(m, |x| self.may_alias(x, *b)),
                     _ => {
@@ -1231,7 +1222,11 @@ impl<'a> Engine<'a> {
                         }
                     }
                 }
-                hold(held, key, a, m);
+                // A store's lanes hold what they wrote; an atomic's location is the other
+                // threads' business.
+                if op.kind == AccessKind::Store {
+                    hold(held, key, a, m);
+                }
             }
         }
         if self.probe.is_some() {
