@@ -8,8 +8,9 @@ Point it at source trees you fetched yourself (never commit them), for instance 
     python3 scripts/census.py --tool target/release/sector-estimate \
         --include cuda-samples/Common rodinia/cuda cuda-samples/Samples
 
-Each kernel is counted once (a kernel file included by the file that launches it is seen
-from both). The launch is the one the file's own host code makes (`--launch-site`) where the
+Each kernel is analysed from its translation unit: a `.cu` file that another `.cu` file includes
+(Rodinia's kernel files, included by the benchmark's main file for its macros and types) is seen
+through the file that includes it, as nvcc compiles it. The launch is the one the file's own host code makes (`--launch-site`) where the
 tool can read it all; otherwise its constant parts (template arguments) with a default shape
 (256 threads, 1-D or 16x16 when the kernel reads threadIdx.y, 64 blocks); any integer value the
 tool still asks for (`pass --arg NAME=VALUE`) is set to 256, a type parameter to float, and
@@ -65,6 +66,59 @@ def bucket(msg):
     return b[:110]
 
 
+INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+
+
+def quoted_includes(path, include_dirs):
+    """The files a source names in `#include "..."`, resolved as the preprocessor does: next to
+    the including file first, then the -I folders. Unresolved names are left out."""
+    try:
+        with open(path, errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        return []
+    found = []
+    for name in INCLUDE.findall(text):
+        for d in [os.path.dirname(path), *include_dirs]:
+            cand = os.path.normpath(os.path.join(d, name))
+            if os.path.isfile(cand):
+                found.append(cand)
+                break
+    return found
+
+
+def closure(path, include_dirs, seen=None):
+    seen = set() if seen is None else seen
+    for inc in quoted_includes(path, include_dirs):
+        if inc not in seen:
+            seen.add(inc)
+            closure(inc, include_dirs, seen)
+    return seen
+
+
+def translation_units(files, include_dirs):
+    """The .cu files nvcc compiles on their own: those no other .cu file includes. A kernel file
+    that a benchmark's main.cu includes (Rodinia does this to share macros, types and constant
+    memory with the host code) is analysed from that main file, as it is compiled, with the
+    launches its host code makes."""
+    files = [os.path.normpath(f) for f in files]
+    included = set()
+    for f in files:
+        included |= closure(f, include_dirs)
+    return [f for f in sorted(files) if f not in included]
+
+
+def defines_kernels(path, include_dirs):
+    for f in [path, *sorted(closure(path, include_dirs))]:
+        try:
+            with open(f, errors="replace") as fh:
+                if "__global__" in fh.read():
+                    return True
+        except OSError:
+            pass
+    return False
+
+
 def kernels_of(tool, path, incs, timeout):
     rc, out, err, _ = run([tool, "kernels", path, *incs, "--format", "json"], timeout)
     if rc == 2:  # an older tool without --format json
@@ -101,14 +155,14 @@ def main():
         for dp, _, fs in os.walk(root):
             files += [os.path.join(dp, f) for f in sorted(fs) if f.endswith(".cu")]
     rows = []
-    for path in sorted(files):
+    for path in translation_units(files, a.include):
+        if not defines_kernels(path, a.include):
+            continue
         with open(path, errors="replace") as fh:
             src = fh.read()
-        if "__global__" not in src:
-            continue
         names, err = kernels_of(a.tool, path, incs, a.timeout)
         if names is None:
-            n = len(re.findall(r"__global__", src))
+            n = max(1, len(re.findall(r"__global__", src)))
             rows += [dict(file=path, kernel="?", result="refused", message=err)] * n
             continue
         for k in names:
@@ -158,8 +212,8 @@ RANK = {"sheet": 0, "deliberate": 1, "refused": 2, "timeout": 3}
 
 
 def dedupe(rows):
-    """A kernel file included by the file that launches it is seen twice: keep the best result
-    per kernel name and folder (the including file knows the launch)."""
+    """Two translation units of one folder may include the same kernel file: keep the best result
+    per kernel name and folder."""
     best = {}
     for r in rows:
         key = (os.path.dirname(r["file"]), r["kernel"]) if r["kernel"] != "?" else (r["file"], id(r))
