@@ -1,0 +1,296 @@
+//! Statement execution: a warp's state and shape, the statement walk under an active mask,
+//! loops and branch decisions.
+
+use super::*;
+
+pub(super) struct LoopFrame {
+    pub(super) brk: u32,
+    pub(super) cont: u32,
+}
+
+/// Where each thread of a warp sits in its block; the same for every block of the launch.
+pub(super) struct WarpShape {
+    pub(super) tid: [[u32; 3]; WARP],
+    /// The lanes the warp has (a partial last warp has fewer than 32).
+    pub(super) mask: u32,
+    /// Per dimension: whether `threadIdx` there is the same in every lane of the warp.
+    pub(super) tid_uniform: [bool; 3],
+}
+
+pub(super) fn warp_shapes(block: [u32; 3]) -> Vec<WarpShape> {
+    let [bx, by, bz] = block;
+    let threads = (bx * by * bz) as usize;
+    (0..threads.div_ceil(WARP))
+        .map(|w| {
+            let first = w * WARP;
+            let n = (threads - first).min(WARP);
+            let mut tid = [[0u32; 3]; WARP];
+            for (l, t) in tid.iter_mut().enumerate().take(n) {
+                let lin = (first + l) as u32;
+                *t = [lin % bx, (lin / bx) % by, lin / (bx * by)];
+            }
+            let tid_uniform = [0, 1, 2].map(|d| tid[..n].iter().all(|t| t[d] == tid[0][d]));
+            let mask = if n == WARP { u32::MAX } else { (1u32 << n) - 1 };
+            WarpShape { tid, mask, tid_uniform }
+        })
+        .collect()
+}
+
+/// One warp's execution state; kept from warp to warp so that its buffers are reused.
+pub(super) struct WarpState {
+    /// Locals, each in the [`Vals`] form over the lanes still alive ([`WarpState::alive`]).
+    pub(super) vars: Vec<Vals>,
+    pub(super) tid: [[u32; 3]; WARP],
+    pub(super) tid_uniform: [bool; 3],
+    pub(super) mask: u32,
+    pub(super) returned: u32,
+    pub(super) loops: Vec<LoopFrame>,
+    pub(super) held: Held,
+    /// Stores kept in a register inside their loop ([`crate::ir::licm`]): (loop depth, op,
+    /// lane, base, offset); written once when the loop ends.
+    pub(super) promoted: Vec<(usize, MemOpId, usize, Base, i64)>,
+}
+
+impl WarpState {
+    pub(super) fn new(locals: usize) -> Self {
+        WarpState {
+            vars: (0..locals).map(|_| Vals::Same(UNDEF)).collect(),
+            tid: [[0; 3]; WARP],
+            tid_uniform: [true; 3],
+            mask: 0,
+            returned: 0,
+            loops: Vec::new(),
+            held: Held::default(),
+            promoted: Vec::new(),
+        }
+    }
+
+    /// A fresh warp: every local undefined, no lane returned, no value held.
+    pub(super) fn start(&mut self, shape: &WarpShape, pool: &mut Pool) {
+        for v in &mut self.vars {
+            pool.put(std::mem::replace(v, Vals::Same(UNDEF)));
+        }
+        self.tid = shape.tid;
+        self.tid_uniform = shape.tid_uniform;
+        self.mask = shape.mask;
+        self.returned = 0;
+        self.loops.clear();
+        self.held.clear();
+        self.promoted.clear();
+    }
+
+    /// Lanes that may still run a statement: every later mask lies inside this one.
+    pub(super) fn alive(&self) -> u32 {
+        self.mask & !self.returned
+    }
+
+    /// `local = v` in lanes `m`; the other lanes keep their value.
+    pub(super) fn assign(&mut self, local: LocalId, v: Vals, m: u32, pool: &mut Pool) {
+        let alive = self.alive();
+        let slot = &mut self.vars[local.0 as usize];
+        // Written in every lane that will ever read it: nothing of the old value remains.
+        if m == alive {
+            pool.put(std::mem::replace(slot, v));
+            return;
+        }
+        if let (Vals::Same(old), Vals::Same(new)) = (&*slot, &v) {
+            if same(*old, *new) {
+                return;
+            }
+        }
+        let mut b = pool.lanes();
+        for l in lanes(alive) {
+            b[l] = if m >> l & 1 == 1 { v.at(l) } else { slot.at(l) };
+        }
+        pool.put(v);
+        let old = std::mem::replace(slot, pool.pack(alive, b));
+        pool.put(old);
+    }
+}
+
+impl Engine<'_> {
+    pub(super) fn exec_block(&mut self, stmts: &[Stmt], mask: u32, st: &mut WarpState) -> Result<()> {
+        for s in stmts {
+            let m = self.live(mask, st);
+            if m == 0 {
+                return Ok(());
+            }
+            self.exec(s, m, st)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn exec(&mut self, s: &Stmt, m: u32, st: &mut WarpState) -> Result<()> {
+        match s {
+            Stmt::Assign { local, value, span } => {
+                self.tick(*span)?;
+                let v = self.eval(value, m, st)?;
+                st.assign(*local, v, m, &mut self.pool);
+            }
+            Stmt::Store { op, addr, value } => {
+                let span = self.k.mem_op(*op).span;
+                self.tick(span)?;
+                let v = self.eval(value, m, st)?;
+                self.pool.put(v);
+                let a = self.eval(addr, m, st)?;
+                self.access(*op, &a, m, st)?;
+                // A store reads nothing, but its address's fill counts as used, as for a load.
+                let loaded = self.loaded(&a, m, self.k.mem_op(*op).width);
+                self.pool.put(a);
+                self.pool.put(loaded);
+            }
+            Stmt::Eval(e) => {
+                let v = self.eval(e, m, st)?;
+                self.pool.put(v);
+            }
+            Stmt::If { cond, then, els, span } => {
+                self.tick(*span)?;
+                let c = self.eval(cond, m, st)?;
+                let t = self.truth(&c, m, *span)?;
+                self.pool.put(c);
+                if t != 0 {
+                    self.exec_block(then, t, st)?;
+                }
+                let e = m & !t;
+                if e != 0 && !els.is_empty() {
+                    self.exec_block(els, e, st)?;
+                }
+            }
+            Stmt::Loop { cond, body, step, test_first, span, synthetic } => {
+                let id = self.loop_ids[span];
+                self.loop_stack.push(id);
+                st.loops.push(LoopFrame { brk: 0, cont: 0 });
+                let id = if *synthetic { usize::MAX } else { id };
+                let r = self.run_loop(cond.as_ref(), body, step, *test_first, *span, m, st, id);
+                st.loops.pop();
+                self.loop_stack.pop();
+                r?;
+                self.flush_promoted(st)?;
+            }
+            Stmt::Break => {
+                if let Some(f) = st.loops.last_mut() {
+                    f.brk |= m;
+                }
+            }
+            Stmt::Continue => {
+                if let Some(f) = st.loops.last_mut() {
+                    f.cont |= m;
+                }
+            }
+            Stmt::Return => st.returned |= m,
+            Stmt::Barrier => {
+                // The compiler keeps no loaded value across a barrier.
+                st.held.forget(m, |_| true);
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn run_loop(
+        &mut self,
+        cond: Option<&Expr>,
+        body: &[Stmt],
+        step: &[Stmt],
+        test_first: bool,
+        span: Span,
+        m: u32,
+        st: &mut WarpState,
+        id: usize,
+    ) -> Result<()> {
+        let mut lm = m;
+        let mut first = true;
+        loop {
+            self.tick(span)?;
+            if let Some(c) = cond {
+                if test_first || !first {
+                    let v = self.eval(c, lm, st)?;
+                    let t = self.truth_loop(&v, lm, span)?;
+                    self.pool.put(v);
+                    if t != lm && t != 0 && id != usize::MAX {
+                        // Some lanes leave while others go on: trip counts differ in this warp.
+                        self.varying[id] = true;
+                    }
+                    lm = t;
+                }
+            }
+            first = false;
+            if lm == 0 {
+                return Ok(());
+            }
+            self.exec_block(body, lm, st)?;
+            let f = st.loops.last_mut().expect("loop frame");
+            f.cont = 0;
+            let leaving = (f.brk | st.returned) & lm;
+            if leaving != 0 && leaving != lm && id != usize::MAX {
+                self.varying[id] = true;
+            }
+            lm &= !leaving;
+            if lm == 0 {
+                return Ok(());
+            }
+            self.exec_block(step, lm, st)?;
+            // A test in the step (`do { } while (++i < n)`) may break too.
+            let f = st.loops.last().expect("loop frame");
+            let leaving = (f.brk | st.returned) & lm;
+            if leaving != 0 && leaving != lm && id != usize::MAX {
+                self.varying[id] = true;
+            }
+            lm &= !leaving;
+        }
+    }
+
+    /// Lanes of `m` where the branch condition holds. Unknown data: taken (stated).
+    pub(super) fn truth(&mut self, c: &Vals, m: u32, span: Span) -> Result<u32> {
+        if m == 0 {
+            // A loop test after every lane left: no lane looks at the condition.
+            return Ok(0);
+        }
+        match c {
+            Vals::Same(v) => Ok(if self.lane_truth(*v, span)? { m } else { 0 }),
+            c => {
+                let mut t = 0u32;
+                for l in lanes(m) {
+                    if self.lane_truth(c.at(l), span)? {
+                        t |= 1 << l;
+                    }
+                }
+                Ok(t)
+            }
+        }
+    }
+
+    pub(super) fn lane_truth(&mut self, v: V, span: Span) -> Result<bool> {
+        Ok(match v.k {
+            K::Int(v) => v != 0,
+            K::Float(f) => f != 0.0,
+            K::Ptr(..) | K::PtrUnknown(_) => true,
+            K::Unknown => {
+                self.data_branches.insert(span);
+                true
+            }
+            K::Missing(p) => return Err(self.missing(p, span, "the branch condition")),
+            K::Undef => return Err(undef(span, "the branch condition")),
+        })
+    }
+
+    pub(super) fn truth_loop(&mut self, c: &Vals, m: u32, span: Span) -> Result<u32> {
+        let unknown = |v: V| matches!(v.k, K::Unknown);
+        let any_unknown = m != 0
+            && match c {
+                Vals::Same(v) => unknown(*v),
+                c => lanes(m).any(|l| unknown(c.at(l))),
+            };
+        if any_unknown {
+            return Err(Diagnostic::at(
+                ErrorKind::Unsupported,
+                span,
+                "this loop's condition depends on data read from memory, so its trip count is unknown",
+            )
+            .note(
+                "give the array's contents with --fill NAME=SPEC (e.g. constant:8), or bound the loop by a parameter",
+            ));
+        }
+        self.truth(c, m, span)
+    }
+}

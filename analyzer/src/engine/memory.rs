@@ -1,0 +1,400 @@
+//! Memory instructions: the compiler's reuse of loaded values (GVN) and promoted stores
+//! (LICM), the values a load reads, and the one call per warp-level execution into
+//! [`count`], which counts the sectors.
+
+use super::*;
+
+/// Values the threads hold in registers (the GVN model): per address expression (`key`, its
+/// value number) into an object (`base`) that a lane loaded or stored, the lanes holding its
+/// value and at which offset.
+///
+/// The model is per lane: each lane has its own list of held values, at most [`HELD_MAX`], the
+/// oldest dropped first. The rows serve all lanes of the warp, so that an access finds its row
+/// once instead of once per lane; lane `l`'s list is the rows whose `lanes` include `l`, in the
+/// order of their `since[l]`.
+#[derive(Default)]
+pub(super) struct Held {
+    pub(super) rows: Vec<HeldRow>,
+    /// Numbers the entries in the order they were added.
+    pub(super) clock: u64,
+}
+
+pub(super) struct HeldRow {
+    pub(super) key: u32,
+    pub(super) base: Base,
+    pub(super) lanes: u32,
+    pub(super) offset: [i64; WARP],
+    pub(super) since: [u64; WARP],
+}
+
+/// The most values one lane holds.
+pub(crate) const HELD_MAX: usize = 64;
+
+impl Held {
+    pub(super) fn clear(&mut self) {
+        self.rows.clear();
+        self.clock = 0;
+    }
+
+    pub(super) fn find(&self, key: u32, base: Base) -> Option<usize> {
+        self.rows.iter().position(|r| r.key == key && r.base == base)
+    }
+
+    /// The row of `key` into `base`, added if no lane has held it yet.
+    pub(super) fn row(&mut self, key: u32, base: Base) -> usize {
+        self.find(key, base).unwrap_or_else(|| {
+            self.rows.push(HeldRow { key, base, lanes: 0, offset: [0; WARP], since: [0; WARP] });
+            self.rows.len() - 1
+        })
+    }
+
+    /// Whether lane `l` holds the value at `off` of row `i`.
+    pub(super) fn holds(&self, i: Option<usize>, l: usize, off: i64) -> bool {
+        i.is_some_and(|i| self.rows[i].lanes >> l & 1 == 1 && self.rows[i].offset[l] == off)
+    }
+
+    /// Lanes `m` now hold the values at `offset(lane)` of row `i`.
+    pub(super) fn remember(&mut self, i: usize, m: u32, offset: impl Fn(usize) -> i64) {
+        let new = m & !self.rows[i].lanes;
+        // A full list drops its oldest entry; one can only be full when there are more rows.
+        if new != 0 && self.rows.len() > HELD_MAX {
+            for l in lanes(new) {
+                let bit = 1u32 << l;
+                let mine = || (0..self.rows.len()).filter(|&j| self.rows[j].lanes & bit != 0);
+                if mine().count() >= HELD_MAX {
+                    if let Some(oldest) = mine().min_by_key(|&j| self.rows[j].since[l]) {
+                        self.rows[oldest].lanes &= !bit;
+                    }
+                }
+            }
+        }
+        let r = &mut self.rows[i];
+        // An entry held already keeps its place in the lane's list; only its offset changes.
+        for l in lanes(m) {
+            r.offset[l] = offset(l);
+        }
+        for l in lanes(new) {
+            r.since[l] = self.clock;
+        }
+        r.lanes |= m;
+        self.clock += 1;
+    }
+
+    /// Lanes `m` drop the values whose object satisfies `drop`.
+    pub(super) fn forget(&mut self, m: u32, drop: impl Fn(Base) -> bool) {
+        for r in &mut self.rows {
+            if r.lanes & m != 0 && drop(r.base) {
+                r.lanes &= !m;
+            }
+        }
+    }
+}
+
+impl Engine<'_> {
+    /// One warp-level execution of memory instruction `op` by lanes `m` at addresses `a`:
+    /// applies the compiler's load elimination and counts sectors (global) or wavefronts
+    /// (shared). What the lanes read is [`Engine::loaded`].
+    pub(super) fn access(&mut self, id: MemOpId, a: &Vals, m: u32, st: &mut WarpState) -> Result<()> {
+        let op = self.k.mem_op(id);
+        let key = self.keys[id.0 as usize];
+        let mut addrs: [i64; WARP] = [0; WARP];
+        let mut n_known = 0usize;
+        let mut n_unknown = 0u64;
+        let mut active = 0u32;
+        let mut data = false;
+        let mut base_of = None;
+        let mut elided = 0u64;
+        // Lowest offset accessed and one past the highest byte, for the footprint.
+        let mut extent: Option<(i64, i64)> = None;
+        let mut widen = |off: i64| {
+            let end = off + op.width as i64;
+            extent = Some(extent.map_or((off, end), |(lo, hi)| (lo.min(off), hi.max(end))));
+        };
+        // The GVN model: a lane that already holds this address's value does not load it.
+        let gvn = op.kind == AccessKind::Load && !op.volatile;
+        if let Vals::Ptrs(b, offsets, d) = a {
+            // Every lane points into one object: the general loop below, with the decisions
+            // that depend only on the object taken once.
+            let origin = self.absolute(*b, 0);
+            let row = if gvn { st.held.find(key, *b) } else { None };
+            for l in lanes(m) {
+                let off = offsets[l];
+                if gvn && st.held.holds(row, l, off) {
+                    elided += 1;
+                    continue;
+                }
+                active |= 1 << l;
+                addrs[n_known] = origin.wrapping_add(off);
+                n_known += 1;
+                widen(off);
+            }
+            data = *d;
+            base_of = Some(*b);
+        } else {
+            // The held-values row of the last object seen (lanes nearly always share one).
+            let mut row: Option<(Base, Option<usize>)> = None;
+            for l in lanes(m) {
+                let al = a.at(l);
+                let (base, addr) = match al.k {
+                    K::Ptr(base, off) => (Some(base), Some(off)),
+                    K::PtrUnknown(base) => (Some(base), None),
+                    K::Missing(p) => return Err(self.missing(p, op.span, &format!("the address of `{}`", op.text))),
+                    K::Undef => return Err(undef(op.span, &format!("the address of `{}`", op.text))),
+                    K::Int(_) | K::Float(_) | K::Unknown => (None, None),
+                };
+                data |= al.data;
+                if let Some(b) = base {
+                    base_of = Some(b);
+                }
+                if let (true, Some(b), Some(off)) = (gvn, base, addr) {
+                    let i = match row {
+                        Some((rb, i)) if rb == b => i,
+                        _ => st.held.find(key, b),
+                    };
+                    row = Some((b, i));
+                    if st.held.holds(i, l, off) {
+                        elided += 1;
+                        continue;
+                    }
+                }
+                active |= 1 << l;
+                match (base, addr) {
+                    (Some(b), Some(off)) => {
+                        addrs[n_known] = self.absolute(b, off);
+                        n_known += 1;
+                        widen(off);
+                    }
+                    _ => n_unknown += 1,
+                }
+            }
+        }
+        self.ops[id.0 as usize].elided_lanes += elided;
+        if let Some((lo, end)) = extent {
+            self.footprint(id, lo, end);
+        }
+        // Update what each lane holds after this access: a load's lanes hold what they read; a
+        // store's lanes drop what the store may have changed, then hold what they wrote.
+        let held = &mut st.held;
+        match op.kind {
+            AccessKind::Load if op.volatile => {}
+            AccessKind::Load => hold(held, key, a, active),
+            // The copy's data lands in shared memory, read after a wait (a barrier).
+            AccessKind::AsyncCopy => {}
+            // A store or an atomic writes memory: what it may change is no longer held.
+            AccessKind::Store | AccessKind::Red | AccessKind::Atom => {
+                match a {
+                    Vals::Ptrs(b, ..) => held.forget(m, |x| self.may_alias(x, *b)),
+                    _ => {
+                        for l in lanes(m) {
+                            match a.at(l).k {
+                                K::Ptr(b, _) | K::PtrUnknown(b) => held.forget(1 << l, |x| self.may_alias(x, b)),
+                                _ => held.forget(1 << l, |_| true),
+                            }
+                        }
+                    }
+                }
+                // A store's lanes hold what they wrote; an atomic's location is the other
+                // threads' business.
+                if op.kind == AccessKind::Store {
+                    hold(held, key, a, m);
+                }
+            }
+        }
+        if self.probe.is_some() {
+            let promoted = self.promoted[id.0 as usize] && n_unknown == 0 && !st.loops.is_empty();
+            self.observe(id, a, m, m & !active, promoted);
+        }
+        if active == 0 {
+            return Ok(());
+        }
+        if self.promoted[id.0 as usize] && n_unknown == 0 && !st.loops.is_empty() {
+            // Kept in a register: the memory sees one store after the loop, per lane its last.
+            let depth = st.loops.len();
+            for l in lanes(active) {
+                if let K::Ptr(b, off) = a.at(l).k {
+                    st.promoted.retain(|p| !(p.1 == id && p.2 == l));
+                    st.promoted.push((depth, id, l, b, off));
+                }
+            }
+            return Ok(());
+        }
+        self.record(id, &addrs[..n_known], n_unknown, active.count_ones() as u64, data, base_of)
+    }
+
+    /// The stores promoted out of the loop that just ended: one warp-level store each.
+    pub(super) fn flush_promoted(&mut self, st: &mut WarpState) -> Result<()> {
+        let depth = st.loops.len() + 1;
+        if !st.promoted.iter().any(|p| p.0 == depth) {
+            return Ok(());
+        }
+        let mut done: Vec<(usize, MemOpId, usize, Base, i64)> = Vec::new();
+        st.promoted.retain(|p| {
+            if p.0 == depth {
+                done.push(*p);
+                false
+            } else {
+                true
+            }
+        });
+        done.sort_by_key(|p| (p.1, p.2));
+        for group in done.chunk_by(|a, b| a.1 == b.1) {
+            let id = group[0].1;
+            let addrs: Vec<i64> = group.iter().map(|p| self.absolute(p.3, p.4)).collect();
+            self.record(id, &addrs, 0, group.len() as u64, false, Some(group[0].3))?;
+        }
+        Ok(())
+    }
+
+    /// What lanes `m` read at addresses `a` (not empty), whether or not the compiler removed
+    /// their load: a removed load reuses the same value.
+    pub(super) fn loaded(&mut self, a: &Vals, m: u32, width: u32) -> Vals {
+        let unknown = V { k: K::Unknown, data: true };
+        if !self.any_fill {
+            // No array's contents are given: every lane reads data nobody knows.
+            return Vals::Same(unknown);
+        }
+        let read = |e: &mut Self, v: V| match v.k {
+            K::Ptr(b, off) => e.load_value(b, off, width),
+            _ => unknown,
+        };
+        if let Vals::Same(v) = a {
+            return Vals::Same(read(self, *v));
+        }
+        let mut out = self.pool.lanes();
+        for l in lanes(m) {
+            out[l] = read(self, a.at(l));
+        }
+        self.pool.pack(m, out)
+    }
+
+    /// Whether a store through `b` may change memory read earlier through `a`.
+    pub(super) fn may_alias(&self, a: Base, b: Base) -> bool {
+        may_alias(a, b, &self.restrict_params)
+    }
+
+    pub(super) fn absolute(&self, b: Base, off: i64) -> i64 {
+        absolute(self.s, b, off)
+    }
+
+    /// Widens the instruction's footprint to `[lo, end)` (its base is set by [`Engine::record`]).
+    pub(super) fn footprint(&mut self, id: MemOpId, lo: i64, end: i64) {
+        let s = &mut self.ops[id.0 as usize];
+        s.min_off = Some(s.min_off.map_or(lo, |m| m.min(lo)));
+        s.end_off = Some(s.end_off.map_or(end, |m| m.max(end)));
+    }
+
+    /// The value a load returns: the fill's element when the array's contents are known.
+    #[inline]
+    pub(super) fn load_value(&mut self, b: Base, off: i64, width: u32) -> V {
+        if let Base::Param(p) = b {
+            if let Some((fill, table)) = &self.s.fills[p.0 as usize] {
+                if let Ty::Ptr(t) = &self.k.param(p).ty {
+                    if t.pointee.is_int() && off.rem_euclid(width as i64) == 0 {
+                        if let Some(v) = fill.value(off / width as i64, table.as_deref()) {
+                            self.used_fills[p.0 as usize] = true;
+                            let v = match &t.pointee {
+                                Ty::Int(it) => it.wrap(v as i128),
+                                _ => v as i128,
+                            };
+                            return V { k: K::Int(v), data: true };
+                        }
+                        if let (crate::fill::Fill::Permutation { len, .. }, None) = (fill, &self.fill_ran_out) {
+                            self.fill_ran_out = Some((p, off / width as i64, *len));
+                        }
+                    }
+                }
+            }
+        }
+        V { k: K::Unknown, data: true }
+    }
+
+    /// Counts one warp-level execution: the only place sectors and wavefronts are counted.
+    pub(super) fn record(
+        &mut self,
+        id: MemOpId,
+        addrs: &[i64],
+        n_unknown: u64,
+        lanes_active: u64,
+        data: bool,
+        base: Option<Base>,
+    ) -> Result<()> {
+        let op = self.k.mem_op(id);
+        let width = op.width;
+        let s = &mut self.ops[id.0 as usize];
+        s.executions += 1;
+        s.lanes += lanes_active;
+        if base.is_some() {
+            s.base = base;
+        }
+        if data {
+            s.data_executions += 1;
+        }
+        match op.space {
+            Space::Global => {
+                let known = if op.kind.is_atomic() && !op.warp_aggregated {
+                    count::atomic_sectors(addrs, width, &mut self.scratch)
+                } else {
+                    sectors_of(addrs, width, &mut self.scratch)
+                };
+                s.ideal_sectors += count::ideal_sectors(addrs, n_unknown, width);
+                let g = count::global_sectors(known, n_unknown, width);
+                s.sectors += g.sectors;
+                s.sectors_min += g.min;
+                s.sectors_max += g.max;
+                // Atomics are performed in L2 and counted apart there: the cache model's reads
+                // and writes do not include them. The known lanes' sectors travel; the unknown
+                // ones are counted apart.
+                let feed = !op.kind.is_atomic();
+                if feed {
+                    self.boundary.access(id.0 as usize, op.kind, op.cache, &self.scratch, addrs, width);
+                }
+                if n_unknown > 0 {
+                    s.unknown_executions += 1;
+                    if feed {
+                        self.boundary.unknown(id.0 as usize, op.kind, g.sectors - known);
+                    }
+                }
+            }
+            Space::Shared => {
+                if n_unknown > 0 && op.kind == AccessKind::Atom {
+                    // A shared histogram: one ATOMS per warp whatever the bins; its wavefronts
+                    // depend on them (counted for the known lanes, at least one).
+                    s.unknown_executions += 1;
+                    let w = wavefronts(addrs, width);
+                    s.wavefronts += w.wavefronts.max(1);
+                    s.ideal_wavefronts += w.ideal.max(1);
+                    return Ok(());
+                }
+                if n_unknown > 0 {
+                    return Err(Diagnostic::at(
+                        ErrorKind::Unsupported,
+                        op.span,
+                        format!(
+                            "the shared-memory address of `{}` depends on data the analysis does not know",
+                            op.text
+                        ),
+                    ));
+                }
+                let w = wavefronts(addrs, width);
+                s.wavefronts += w.wavefronts;
+                s.ideal_wavefronts += w.ideal;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Lanes `m` now hold the values at their addresses `a` (those that are known) under `key`.
+pub(super) fn hold(held: &mut Held, key: u32, a: &Vals, m: u32) {
+    if let Vals::Ptrs(b, offsets, _) = a {
+        let i = held.row(key, *b);
+        held.remember(i, m, |l| offsets[l]);
+        return;
+    }
+    for l in lanes(m) {
+        if let K::Ptr(b, off) = a.at(l).k {
+            let i = held.row(key, b);
+            held.remember(i, 1 << l, |_| off);
+        }
+    }
+}
