@@ -17,7 +17,7 @@ tool still asks for (`pass --arg NAME=VALUE`) is set to 256, a type parameter to
 dynamic shared memory to 16384 bytes. Refusals are grouped by their message with names and
 numbers taken out, so the table shows what stops kernels first. Refusals of constructs that are
 deliberately not modelled (textures, surfaces, grid-wide synchronisation, dynamic parallelism,
-recursion) are counted apart.
+recursion, cuRAND's generator state) are counted apart.
 
 Output: a Markdown table on stdout; `--jsonl FILE` writes one line per kernel.
 """
@@ -31,10 +31,10 @@ import time
 from collections import Counter
 
 DELIBERATE = re.compile(
-    r"texture|surface|grid-wide|grid sync|this_grid|recursi|dynamic parallelism|device-side launch",
+    r"texture|surface|grid-wide|grid sync|this_grid|recursi|dynamic parallelism|device-side launch|cuRAND generator state",
     re.I,
 )
-ASK_ARG = re.compile(r"pass --arg ([A-Za-z_][A-Za-z0-9_]*)=")
+ASK_ARG = re.compile(r"pass --arg ([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)=")
 ASK_SHARED = re.compile(r"give its size with --shared-bytes")
 UNKNOWN_TYPE = re.compile(r"template parameter `([A-Za-z_][A-Za-z0-9_]*)`: unknown type `256`")
 ERROR_LINE = re.compile(r"^(?:error: )?(?:\S+:\d+:\d+: )?(?:error: )?(.*)$")

@@ -16,6 +16,7 @@ mod examples;
 mod explain;
 mod first_hour;
 mod fuzz_regressions;
+mod gpu_census;
 mod hostile;
 mod layers;
 mod lowering;

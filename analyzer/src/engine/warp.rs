@@ -135,11 +135,15 @@ pub(crate) fn warp_op<T: Copy, E>(
                 }
             }
         }
-        WarpOp::Ballot | WarpOp::Any | WarpOp::All => {
+        WarpOp::Ballot | WarpOp::BallotRanks | WarpOp::Any | WarpOp::All => {
             let Some((vals, data)) = ints(e, &args[0], m, &mut out)? else { return Ok(out) };
             let bits = lanes(m).filter(|&l| vals[l] != 0).fold(0u32, |b, l| b | 1 << l);
             let v = match op {
                 WarpOp::Ballot => bits as i128,
+                // Rank r is the r-th active lane: its bit moves down to position r.
+                WarpOp::BallotRanks => {
+                    lanes(m).enumerate().filter(|&(_, l)| vals[l] != 0).fold(0u32, |b, (r, _)| b | 1 << r) as i128
+                }
                 WarpOp::Any => (bits != 0) as i128,
                 _ => (bits == m) as i128,
             };
@@ -287,6 +291,10 @@ mod tests {
             Some(8 + 9 + 10 + 11 + 12 + 13 + 14 + 15)
         );
         assert_eq!(run(WarpOp::Popc(32), 1, &[[Some(0xF0); WARP]])[0], Some(4));
+        // Active lanes 1, 3, 4, 6 (ranks 0..3); the predicate holds in lanes 3 and 6: ranks 1 and 3.
+        let p: [Option<i128>; WARP] = std::array::from_fn(|l| Some((l == 3 || l == 6) as i128));
+        assert_eq!(run(WarpOp::BallotRanks, 0b101_1010, &[p])[4], Some(0b1010));
+        assert_eq!(run(WarpOp::BallotRanks, u32::MAX, &[odd])[0], Some(0xAAAA_AAAAu32 as i32 as i128));
         let label: [Option<i128>; WARP] = std::array::from_fn(|l| Some((l % 3) as i128));
         assert_eq!(run(WarpOp::MatchAny, 0xFF, &[label])[4], Some(0b1001_0010), "lanes 1, 4 and 7 hold 1");
         assert_eq!(run(WarpOp::Ffs(32), 1, &[[Some(0x10); WARP]])[0], Some(5));

@@ -47,6 +47,8 @@ fn has_effects(what: &str) -> bool {
         "__activemask",
         "clock",
         "__globaltimer",
+        // A call of the device runtime: its argument reaches the graph after the kernel.
+        "cudaGraphSetConditional",
     ];
     what == LOCAL_ARRAY || EFFECTS.iter().any(|e| what.starts_with(e))
 }

@@ -298,6 +298,10 @@ pub enum WarpOp {
     ShflXor,
     /// `__ballot_sync`: args `[pred]`; the mask of the active lanes where it holds.
     Ballot,
+    /// `coalesced_group::ballot`: args `[pred]`; the ballot packed to the group's ranks, bit `r`
+    /// for the active lane of rank `r` (the `r`-th lowest active lane), as the header's
+    /// `_packLanes` does (identity when all 32 lanes are active).
+    BallotRanks,
     /// `__any_sync` / `__all_sync`: args `[pred]`.
     Any,
     All,

@@ -477,11 +477,19 @@ pub(super) fn unknown_type(span: Span, text: &str) -> Diagnostic {
         )
         .note("read the array through a plain pointer (`const T *__restrict__`) to analyse the kernel");
     }
+    if matches!(text.trim(), "cudaStream_t" | "cudaEvent_t") {
+        return Diagnostic::at(
+            ErrorKind::Unsupported,
+            span,
+            format!("type `{text}` in device code: streams serve device-side launches (dynamic parallelism), which are not modelled"),
+        )
+        .note("analyse the child kernel on its own, with the launch the parent makes");
+    }
     if lower.contains("curand") {
         return Diagnostic::at(
             ErrorKind::Unsupported,
             span,
-            format!("type `{text}`: cuRAND generator state is not modelled"),
+            format!("type `{text}`: cuRAND generator state is not modelled (curand_init reads cuRAND's precomputed skip-ahead tables in global memory, which entries depending on the sequence number; a state copied from memory moves the fields its generator uses, in widths the compiler picks)"),
         )
         .note("analyse a copy of the kernel that takes its random numbers from an array");
     }

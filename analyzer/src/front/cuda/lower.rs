@@ -1603,6 +1603,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                         return Ok(r);
                     }
                 }
+                if let Some(v) = coop_groups::toolkit_enumerator(&full) {
+                    return Ok((Expr::Int(v, IntTy::I32), Ty::Int(IntTy::I32)));
+                }
                 // `ns::N`: the name inside its namespace.
                 let last = full.rsplit("::").next().unwrap_or(&full).to_string();
                 match self.lookup(&last).cloned() {
@@ -2285,6 +2288,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 n,
                 &format!("a temporary `{name}(...)` outside a declaration (declare it: `{name} t(...);`)"),
             ));
+        }
+        if let Some(d) = intrinsics::device_side_launch(self.text(n), name, self.span(n)) {
+            return Err(d);
         }
         Err(Diagnostic::at(
             ErrorKind::Unsupported,

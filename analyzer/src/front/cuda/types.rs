@@ -16,9 +16,15 @@ pub fn named_type(name: &str) -> Option<Ty> {
         "long" | "long long" | "int64_t" | "ssize_t" | "ptrdiff_t" | "intptr_t" | "long int" | "long long int" => {
             int(64, true)
         }
-        "unsigned long" | "unsigned long long" | "uint64_t" | "size_t" | "uintptr_t" | "ulong" | "ulonglong" => {
-            int(64, false)
-        }
+        // `cudaGraphConditionalHandle` is `unsigned long long` in the runtime's headers.
+        "unsigned long"
+        | "unsigned long long"
+        | "uint64_t"
+        | "size_t"
+        | "uintptr_t"
+        | "ulong"
+        | "ulonglong"
+        | "cudaGraphConditionalHandle" => int(64, false),
         "clock_t" | "time_t" | "longlong" => int(64, true),
         "float" => Some(Ty::Float(4)),
         "double" => Some(Ty::Float(8)),

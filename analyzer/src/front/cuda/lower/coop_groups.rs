@@ -59,6 +59,18 @@ fn group_type(text: &str) -> Option<Option<Group>> {
     })
 }
 
+/// The value of an enumerator of the toolkit's synchronisation headers, which move no memory:
+/// `cuda::pipeline_role` is `enum class pipeline_role { producer, consumer }` in libcu++.
+pub(super) fn toolkit_enumerator(full: &str) -> Option<i128> {
+    let mut parts = full.rsplit("::");
+    let (name, scope) = (parts.next()?, parts.next()?);
+    match (scope, name) {
+        ("pipeline_role", "producer") => Some(0),
+        ("pipeline_role", "consumer") => Some(1),
+        _ => None,
+    }
+}
+
 impl<'u, 'a> Lowerer<'u, 'a> {
     /// `cg::thread_block b = cg::this_thread_block();` and the like: binds names, emits nothing.
     /// `Ok(false)` when the declaration is not of a group.
@@ -334,6 +346,20 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     let (v, vt) = self.expr(args[0])?;
                     let ty = if let Ty::Int(t) = vt { t } else { IntTy::I32 };
                     (Expr::Warp { op: WarpOp::Shfl, ty, args: vec![v, src, Expr::Int(32, IntTy::I32)], span }, vt)
+                }
+                (Group::Coalesced, m @ ("any" | "all" | "ballot")) if args.len() == 1 => {
+                    // The group is the warp's active lanes: `all` over them is `__all_sync`'s.
+                    let (p, pt) = self.expr(args[0])?;
+                    let p = self.truth(p, &pt);
+                    match m {
+                        "any" => {
+                            (Expr::Warp { op: WarpOp::Any, ty: IntTy::I32, args: vec![p], span }, Ty::Int(IntTy::BOOL))
+                        }
+                        "all" => {
+                            (Expr::Warp { op: WarpOp::All, ty: IntTy::I32, args: vec![p], span }, Ty::Int(IntTy::BOOL))
+                        }
+                        _ => (Expr::Warp { op: WarpOp::BallotRanks, ty: IntTy::U32, args: vec![p], span }, u32t),
+                    }
                 }
                 (Group::Coalesced, "thread_rank") => {
                     let below = bin(BinOp::Sub, IntTy::U32, bin(BinOp::Shl, IntTy::U32, k(1), lane()), k(1));

@@ -35,6 +35,35 @@ fn is_atomic_what(what: &str) -> bool {
     what == ATOMIC_WHAT || what == AGGREGABLE_WHAT
 }
 
+/// A kernel launched from device code, or the device runtime's stream and launch calls that
+/// serve one: dynamic parallelism, whose child grids are launches of their own. cuRAND's
+/// device functions are refused here too, as its state type is.
+pub(super) fn device_side_launch(text: &str, name: &str, span: Span) -> Option<Diagnostic> {
+    let launch = text.contains("<<<");
+    let runtime = matches!(
+        name,
+        "cudaStreamCreateWithFlags"
+            | "cudaStreamDestroy"
+            | "cudaDeviceSynchronize"
+            | "cudaLaunchDevice"
+            | "cudaGetParameterBuffer"
+            | "cudaGraphLaunch"
+    );
+    if name.starts_with("curand") || name.starts_with("skipahead") {
+        return Some(
+            cpp::unknown_type(span, "curandState").note(format!("`{name}` is one of cuRAND's device functions")),
+        );
+    }
+    (launch || runtime).then(|| {
+        Diagnostic::at(
+            ErrorKind::Unsupported,
+            span,
+            format!("`{name}`: a device-side launch (dynamic parallelism) is not modelled"),
+        )
+        .note("analyse the child kernel on its own, with the launch the parent makes")
+    })
+}
+
 impl<'u, 'a> Lowerer<'u, 'a> {
     /// A call to one of the GPU's intrinsics, or `None` when `name` is none of them.
     pub(super) fn gpu_call(&mut self, n: Node, name: &str, args: &[Node]) -> Result<Option<(Expr, Ty)>> {
@@ -57,6 +86,19 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             // An address for inline PTX: the pointer itself, as the asm operand needs it.
             let (p, _) = self.expr(args[0])?;
             return Ok(Some((p, Ty::Int(IntTy::U64))));
+        }
+        if name == "cudaGraphSetConditional" && args.len() == 2 {
+            // Sets the value a conditional graph node reads after the kernel: the device
+            // runtime's business, not one of the kernel's loads or stores.
+            let mut xs = Vec::new();
+            for a in args {
+                xs.push(self.expr(*a)?.0);
+            }
+            let note = "cudaGraphSetConditional(...) counted as moving no memory (it sets the graph's conditional value through the device runtime)".to_string();
+            if !self.k.notes.contains(&note) {
+                self.k.notes.push(note);
+            }
+            return Ok(Some((Expr::Opaque { args: xs, what: format!("{name}()") }, Ty::Void)));
         }
         if let Some(r) = self.warp_call(n, name, args)? {
             return Ok(Some(r));
