@@ -354,7 +354,7 @@ pub const COUNTERS: &[CounterDef] = &[
         metric: "lts__t_sectors_srcunit_tex_op_read.sum",
         class: Class::Model,
         predicted: |s| Some(s.boundaries.l2_read_sectors),
-        bounds: no_bounds,
+        bounds: |s| nonempty(s.boundaries.bounds.l2_read_sectors),
         rows: None,
     },
     CounterDef {

@@ -220,8 +220,14 @@ pub struct OpTraffic {
     pub l2_writes: u64,
     /// L1 misses merged in flight with another SM's miss to the same sector (not L2 reads).
     pub l2_merged: u64,
-    /// DRAM sectors fetched for this instruction's L2 read misses.
+    /// DRAM sectors fetched for this instruction's L2 read misses (and for atomics' sectors
+    /// not in L2).
     pub dram_reads: u64,
+    /// Sectors of global atomics simulated: performed in L2, in neither L1 nor the L2 read and
+    /// write counters (measured on the H200), but their lines are read from DRAM when absent.
+    pub atomic_sectors: u64,
+    /// Atomics' sectors past the simulation budget: counted, not simulated.
+    pub rest_atomic_sectors: u64,
     /// Sectors past the simulation budget: counted, not simulated.
     pub rest_load_sectors: u64,
     pub rest_store_sectors: u64,
@@ -531,9 +537,8 @@ impl CacheModel {
             self.sm = p.sm as usize;
             let ss = &sectors[p.sectors.0 as usize..p.sectors.1 as usize];
             match p.kind {
-                AccessKind::Load | AccessKind::AsyncCopy | AccessKind::Red | AccessKind::Atom => {
-                    self.load(p.op as usize, p.cache, ss)
-                }
+                AccessKind::Load | AccessKind::AsyncCopy => self.load(p.op as usize, p.cache, ss),
+                AccessKind::Red | AccessKind::Atom => self.atomic(p.op as usize, ss),
                 AccessKind::Store => self.store(p.op as usize, &addrs[p.addrs.0 as usize..p.addrs.1 as usize], p.width),
             }
         }
@@ -563,9 +568,8 @@ impl CacheModel {
         if self.sampled() {
             let t = self.op(op);
             match kind {
-                AccessKind::Load | AccessKind::AsyncCopy | AccessKind::Red | AccessKind::Atom => {
-                    t.rest_load_sectors += sectors.len() as u64
-                }
+                AccessKind::Load | AccessKind::AsyncCopy => t.rest_load_sectors += sectors.len() as u64,
+                AccessKind::Red | AccessKind::Atom => t.rest_atomic_sectors += sectors.len() as u64,
                 AccessKind::Store => t.rest_store_sectors += sectors.len() as u64,
             }
             return;
@@ -660,6 +664,34 @@ impl CacheModel {
             if miss != 0 {
                 let fetched = self.l2_read(line, miss);
                 self.op(op).dram_reads += fetched;
+            }
+        }
+    }
+
+    /// A global atomic's distinct sectors: performed in L2, so no L1 lookup and no L1 -> L2 read
+    /// or write sector (the H200 counted none for RED and ATOM), but a sector absent from L2 is
+    /// read from DRAM first (the H200 read one DRAM sector per atomic sector of a fresh array)
+    /// and the line is left dirty.
+    fn atomic(&mut self, op: usize, sectors: &[i64]) {
+        let mut i = 0;
+        while i < sectors.len() {
+            let line = sectors[i].div_euclid(SECTORS_PER_LINE);
+            let mut mask = 0u8;
+            while i < sectors.len() && sectors[i].div_euclid(SECTORS_PER_LINE) == line {
+                let s = sectors[i];
+                mask |= 1 << s.rem_euclid(SECTORS_PER_LINE);
+                if self.touched.insert(s) {
+                    self.compulsory_sectors += 1;
+                }
+                i += 1;
+            }
+            let fetched = self.l2_read(line, mask);
+            let t = self.op(op);
+            t.atomic_sectors += mask.count_ones() as u64;
+            t.dram_reads += fetched;
+            match self.l2_line(line) {
+                Some(l) => l.dirty |= mask,
+                None => self.dram_writes += mask.count_ones() as u64,
             }
         }
     }

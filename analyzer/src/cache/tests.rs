@@ -21,6 +21,7 @@ const TINY_PROFILE: Profile = Profile {
     max_threads_per_sm: 1024,
     l1_caches_global_loads: true,
     launch_dram_read_sectors: 0,
+    launch_dram_read_sectors_min: 0,
     merge_group_sms: 1,
     source: "test",
 };
@@ -307,4 +308,26 @@ fn warps_of_a_block_are_interleaved() {
         }
     }
     assert_eq!((m.ops[0].l1_hits, m.ops[0].l2_reads), (0, 6));
+}
+
+#[test]
+fn atomics_are_performed_in_l2() {
+    // The H200 counted no L1 lookup and no L1 -> L2 read or write sector for RED and ATOM, and
+    // read one DRAM sector per atomic sector of a fresh array.
+    let mut m = tiny();
+    m.begin_block(0);
+    acc(&mut m, 1, AccessKind::Red, CacheOp::Default, &[0, 1, 2, 3], &[]);
+    let t = m.ops[1];
+    assert_eq!((t.l1_hits, t.l2_reads, t.l2_writes, t.atomic_sectors, t.dram_reads), (0, 0, 0, 4, 4));
+    assert_eq!(m.compulsory_sectors, 4);
+    // The same line again: in L2 now, no DRAM read.
+    acc(&mut m, 1, AccessKind::Atom, CacheOp::Default, &[1], &[]);
+    assert_eq!((m.ops[1].atomic_sectors, m.ops[1].dram_reads), (5, 4));
+    // A load of it misses L1 (the atomics never allocated there) and hits L2.
+    load(&mut m, &[2]);
+    assert_eq!((m.ops[0].l1_hits, m.ops[0].l2_reads, m.ops[0].dram_reads), (0, 1, 0));
+    // Two new lines push line 0 out of the 2-line L2: its 4 dirty sectors are written back.
+    load(&mut m, &[4]);
+    load(&mut m, &[8]);
+    assert_eq!(m.dram_writes, 4);
 }

@@ -341,13 +341,15 @@ impl Engine<'_> {
                 s.sectors += g.sectors;
                 s.sectors_min += g.min;
                 s.sectors_max += g.max;
-                // Atomics are performed in L2 and counted apart there: the cache model's reads
-                // and writes do not include them. The known lanes' sectors travel; the unknown
-                // ones are counted apart.
+                // Atomics are performed in L2 (the cache model keeps them out of the L1 and of
+                // the L2 read and write counters, but their lines must be in L2): their distinct
+                // sectors travel. The known lanes' sectors travel; the unknown ones of loads and
+                // stores are counted apart (those of atomics, histogram bins, are not fed).
                 let feed = !op.kind.is_atomic();
-                if feed {
-                    self.boundary.access(id.0 as usize, op.kind, op.cache, &self.scratch, addrs, width);
+                if op.kind.is_atomic() {
+                    sectors_of(addrs, width, &mut self.scratch);
                 }
+                self.boundary.access(id.0 as usize, op.kind, op.cache, &self.scratch, addrs, width);
                 if n_unknown > 0 {
                     s.unknown_executions += 1;
                     if feed {

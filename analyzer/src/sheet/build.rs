@@ -252,6 +252,11 @@ fn profile_assumptions(p: &Profile, o: &Occupancy, together: u64, sync_accesses:
         "DRAM writes: dirty lines evicted during the kernel; what stays dirty in L2 at the end is written after the kernel".to_string(),
         format!("later waves placed dynamically (on the H200 a block of the next wave went to whichever SM freed a slot first, and the blocks of a wave started within about a microsecond of each other): each wave's round-robin assignment is turned by {} SMs, so an SM's blocks of one wave bear no fixed relation to those of the wave before; L1 contents outlive a wave", crate::cache::WAVE_ROTATION),
         "misses to one sector by warps of one SM while it is in flight: one L2 read, the others L1 hits (measured: 1 to 32 warps of a block reading a line together gave one SM's misses)".to_string(),
+        "global atomics (RED, ATOM) are performed in L2: no L1 lookup, not in the L1->L2 read and write sectors (as the H200 counts them), but a sector absent from L2 is read from DRAM first and left dirty (the H200 read one DRAM sector per atomic sector of a fresh array)".to_string(),
+        format!(
+            "bounds: DRAM reads from the sectors first touched (loads and atomics) plus the fewest a launch read of its own ({}), to every load's and atomic's DRAM granule; DRAM writes at most the sectors stored or updated atomically plus data left dirty in L2 before the launch that the launch's lines push out (the H200 wrote back up to 73,224 sectors more than a kernel stored), at most the L2",
+            p.launch_dram_read_sectors_min
+        ),
     ];
     if p.merge_group_sms > 1 {
         v.push(format!(
@@ -295,6 +300,7 @@ fn boundaries(
             // take the sampled ratios; data-dependent sectors scale with the sample.
             let (known, unknown) = match row.op {
                 "load" => (t.load_sectors, t.unknown_load_sectors),
+                "red" | "atom" => (t.atomic_sectors, 0),
                 _ => (t.store_sectors, t.unknown_store_sectors),
             };
             let unknown_all = match known + unknown {
@@ -304,6 +310,7 @@ fn boundaries(
             let rest = row.sectors.saturating_sub(known + unknown_all);
             match row.op {
                 "load" => (t.unknown_load_sectors, t.rest_load_sectors) = (unknown_all, rest),
+                "red" | "atom" => t.rest_atomic_sectors = rest,
                 _ => (t.unknown_store_sectors, t.rest_store_sectors) = (unknown_all, rest),
             }
         }
@@ -333,6 +340,11 @@ fn boundaries(
             rb.l2_read_sectors += r;
             rb.dram_read_sectors += (r as f64 * dram).round() as u64;
         }
+        if t.rest_atomic_sectors > 0 {
+            // Atomics past the budget: the simulated DRAM reads per atomic sector carry over.
+            let d = if t.atomic_sectors > 0 { t.dram_reads as f64 / t.atomic_sectors as f64 } else { 1.0 };
+            rb.dram_read_sectors += (t.rest_atomic_sectors as f64 * d).round() as u64;
+        }
         // Data-dependent lanes: each its own sector, missing L1 and L2.
         rb.l2_read_sectors += t.unknown_load_sectors;
         rb.dram_read_sectors += t.unknown_load_sectors;
@@ -352,7 +364,8 @@ fn boundaries(
         }
     };
     let launch = p.launch_dram_read_sectors;
-    let mut dram_writes = scale(m.dram_writes).min(totals.global_store.sectors);
+    let atomics = totals.global_red.sectors + totals.global_atom.sectors;
+    let mut dram_writes = scale(m.dram_writes).min(totals.global_store.sectors + atomics);
     let mut dram_reads = tot.dram_read_sectors + scale(m.dram_merge_reads) + launch;
     let fits = m.sample.is_some() && footprint_fits(p, footprints);
     if fits {
@@ -419,10 +432,14 @@ fn boundaries(
         dram_write_sectors: dram_writes,
         bounds: BoundaryBounds {
             dram_read_sectors: Bound {
-                min: m.compulsory_sectors + launch,
-                max: g * totals.global_load.sectors + m.partial_store_sectors + rest_stores + unknown_stores + launch,
+                min: m.compulsory_sectors + p.launch_dram_read_sectors_min,
+                max: g * (totals.global_load.sectors + atomics)
+                    + m.partial_store_sectors
+                    + rest_stores
+                    + unknown_stores
+                    + launch,
             },
-            dram_write_sectors: Bound { min: 0, max: totals.global_store.sectors },
+            dram_write_sectors: Bound { min: 0, max: dram_write_max(p, totals) },
             l2_read_sectors: Bound {
                 min: m.distinct_loaded.min(totals.global_load.sectors),
                 max: totals.global_load.sectors,
@@ -442,6 +459,17 @@ fn boundaries(
         l1_bytes_per_sm: o.l1_bytes,
         l2_bytes: p.l2_bytes,
     }
+}
+
+/// The most DRAM write sectors a launch can show: every sector it stores or updates atomically,
+/// plus data left dirty in L2 before the launch that its own lines push out (the H200 wrote
+/// back up to 73,224 sectors more than a matrix-vector product stored once its reads passed the
+/// L2's size): at most the L2, at most a line per sector the launch sends to L2.
+pub fn dram_write_max(p: &Profile, totals: &Totals) -> u64 {
+    let own = totals.global_store.sectors + totals.global_red.sectors + totals.global_atom.sectors;
+    let to_l2 = totals.global_load.sectors + own;
+    let l2_sectors = p.l2_bytes / p.sector_bytes.max(1) as u64;
+    own + l2_sectors.min(to_l2.saturating_mul(4))
 }
 
 /// Sectors in the byte range a footprint spans.
@@ -507,8 +535,11 @@ pub fn boundaries_unsimulated(kernel: &Kernel, setup: &Setup, totals: &Totals, f
         dram_read_sectors: dram_reads,
         dram_write_sectors: dram_writes,
         bounds: BoundaryBounds {
-            dram_read_sectors: Bound { min: launch, max: g * loads + stores + launch },
-            dram_write_sectors: Bound { min: 0, max: stores },
+            dram_read_sectors: Bound {
+                min: p.launch_dram_read_sectors_min,
+                max: g * (loads + totals.global_red.sectors + totals.global_atom.sectors) + stores + launch,
+            },
+            dram_write_sectors: Bound { min: 0, max: dram_write_max(p, totals) },
             l2_read_sectors: Bound { min: 0, max: loads },
         },
         assumptions,
