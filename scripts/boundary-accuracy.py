@@ -6,7 +6,10 @@ Nsight Compute files of the last validation run) and prints, for L2 reads from L
 and writes, how many cases are within 10% and the distribution of errors; `--cases` lists every
 case beyond 10%. Usage:
 
-    scripts/boundary-accuracy.py [--report report.json] [--cases] [--filter SUBSTR]
+    scripts/boundary-accuracy.py [--report report.json] [--cases] [--filter SUBSTR] [--table]
+
+--table prints the README's table: per class of example (by name: cpp_, gpu_, reuse_, the rest
+C-style), cases whose counter measured 0 left out, bins of |error|.
 
 Without --report it runs `target/release/sector-validate compare --raw validate/results/raw`
 (build it first: cargo build --release -p sector-validate).
@@ -50,6 +53,7 @@ def main():
     ap.add_argument("--report")
     ap.add_argument("--cases", action="store_true")
     ap.add_argument("--filter", default="")
+    ap.add_argument("--table", action="store_true")
     ap.add_argument("--root", default=os.path.join(os.path.dirname(__file__), ".."))
     a = ap.parse_args()
     path = a.report
@@ -62,6 +66,9 @@ def main():
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         path = os.path.join(d, "report.json")
     cases = {n: v for n, v in load(path).items() if a.filter in n}
+    if a.table:
+        table(cases)
+        return
     for key, label in KEYS:
         errs = [(n, rel(*v[key]), v[key]) for n, v in cases.items() if key in v and v[key][0] is not None]
         nz = [e for e in errs if e[2][1] != 0]
@@ -78,6 +85,35 @@ def main():
             for n, e, (p, m) in sorted(errs, key=lambda e: -abs(e[1])):
                 if abs(e) > 0.10:
                     print(f"    {n:45} pred {p:>12,} meas {int(m):>12,} {100*e:+.1f}%")
+
+
+def klass(name):
+    for p, k in (("cpp_", "C++"), ("gpu_", "GPU features"), ("reuse_", "reuse")):
+        if name.startswith(p):
+            return k
+    return "C-style"
+
+
+def table(cases):
+    edges = [0.01, 0.02, 0.05, 0.10, 0.20, 0.50]
+    print("| counter | cases | <1% | 1-2% | 2-5% | 5-10% | 10-20% | 20-50% | >50% | within 10% | median | worst |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for key, label, metric in (("l2_reads", "L2 reads", "lts__t_sectors_srcunit_tex_op_read.sum"),
+                               ("dram_reads", "DRAM reads", "dram__sectors_read.sum")):
+        for k in ("C-style", "C++", "GPU features", "reuse", "all"):
+            errs = sorted(((n, rel(*v[key])) for n, v in cases.items()
+                           if key in v and v[key][1] and (k == "all" or klass(n) == k)), key=lambda e: e[1])
+            if not errs:
+                continue
+            bins = [0] * 7
+            for _, e in errs:
+                bins[next((i for i, b in enumerate(edges) if abs(e) < b), 6)] += 1
+            within = sum(1 for _, e in errs if abs(e) <= 0.10)
+            med = sorted(abs(e) for _, e in errs)[len(errs) // 2]
+            worst = max(errs, key=lambda e: abs(e[1]))
+            print(f"| {label} (`{metric}`), {k} | {len(errs)} | " + " | ".join(map(str, bins)) +
+                  f" | {within} ({100 * within / len(errs):.0f}%) | {100 * med:.1f}% | "
+                  f"{100 * worst[1]:+.1f}% (`{worst[0]}`) |")
 
 
 if __name__ == "__main__":
