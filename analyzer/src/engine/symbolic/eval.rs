@@ -1,0 +1,222 @@
+//! Expressions: a warp's abstract values of an expression in the lanes of a mask.
+
+use super::*;
+
+impl Sym<'_> {
+    pub(super) fn param_value(&self, p: ParamId) -> SV {
+        match &self.k.param(p).ty {
+            Ty::Ptr(_) => SV { k: SK::Ptr(Base::Param(p), Form::constant(0)), data: false },
+            _ => match self.s.values[p.0 as usize] {
+                Some(ParamValue::Int(i)) => int(Form::constant(i)),
+                Some(ParamValue::Float(f)) => SV { k: SK::Float(f), data: false },
+                None => SV { k: SK::Missing(p), data: false },
+            },
+        }
+    }
+
+    pub(super) fn builtin(&self, b: Builtin, l: usize) -> Form {
+        let s = self.s;
+        match b {
+            Builtin::ThreadIdx(d) => self.tid[l][d as usize],
+            Builtin::BlockIdx(d) => self.blk[d as usize],
+            Builtin::BlockDim(d) => Form::constant(s.block[d as usize] as i128),
+            Builtin::GridDim(d) => Form::constant(s.grid[d as usize] as i128),
+            Builtin::WarpSize => Form::constant(WARP as i128),
+        }
+    }
+
+    pub(super) fn eval(&mut self, e: &Expr, m: u32, st: &mut Ws) -> R<L> {
+        let mut out = [UNDEF; WARP];
+        if m == 0 {
+            return Ok(out);
+        }
+        match e {
+            Expr::Int(v, _) => fill(&mut out, m, int(Form::constant(*v))),
+            Expr::Float(f) => fill(&mut out, m, SV { k: SK::Float(*f), data: false }),
+            Expr::Local(id) => {
+                let src = &st.vars[id.0 as usize];
+                for l in lanes(m) {
+                    out[l] = src[l];
+                }
+            }
+            Expr::Param(p) => fill(&mut out, m, self.param_value(*p)),
+            Expr::Builtin(b) => {
+                for l in lanes(m) {
+                    out[l] = int(self.builtin(*b, l));
+                }
+            }
+            Expr::SharedBase(id) => fill(
+                &mut out,
+                m,
+                SV {
+                    k: SK::Ptr(Base::Shared(*id), Form::constant(self.shared_base[id.0 as usize] as i128)),
+                    data: false,
+                },
+            ),
+            Expr::Binary { op, ty, lhs, rhs, span } => {
+                let a = self.eval(lhs, m, st)?;
+                let b = self.eval(rhs, m, st)?;
+                for l in lanes(m) {
+                    out[l] = self.int_binary(*op, *ty, a[l], b[l], *span)?;
+                }
+            }
+            Expr::FloatBinary { op, lhs, rhs } => {
+                let a = self.eval(lhs, m, st)?;
+                let b = self.eval(rhs, m, st)?;
+                for l in lanes(m) {
+                    out[l] = float_binary(*op, a[l], b[l])?;
+                }
+            }
+            Expr::Unary { op, ty, arg } => {
+                let a = self.eval(arg, m, st)?;
+                for l in lanes(m) {
+                    out[l] = self.unary(*op, *ty, a[l])?;
+                }
+            }
+            Expr::ToInt { ty, arg } => {
+                let a = self.eval(arg, m, st)?;
+                for l in lanes(m) {
+                    out[l] = self.to_int(*ty, a[l])?;
+                }
+            }
+            Expr::ToFloat(arg) => {
+                let a = self.eval(arg, m, st)?;
+                for l in lanes(m) {
+                    let x = a[l];
+                    out[l] = match x.k {
+                        SK::Int(f) if f.is_const() => SV { k: SK::Float(f.c as f64), data: x.data },
+                        SK::Int(f) => SV { k: SK::FloatSym(var_mask(&f)), data: x.data },
+                        _ => x,
+                    };
+                }
+            }
+            Expr::Logical { and, lhs, rhs } => {
+                let and = *and;
+                let a = self.eval(lhs, m, st)?;
+                let mut need = 0u32;
+                for l in lanes(m) {
+                    let v = a[l];
+                    out[l] = match self.decided(v, and)? {
+                        Some(r) => r,
+                        None => {
+                            need |= 1 << l;
+                            v
+                        }
+                    };
+                }
+                if need != 0 {
+                    let b = self.eval(rhs, need, st)?;
+                    for l in lanes(need) {
+                        out[l] = self.logical_combine(out[l], b[l])?;
+                    }
+                }
+            }
+            Expr::Select { cond, then, els } => {
+                let c = self.eval(cond, m, st)?;
+                let span = match &**cond {
+                    Expr::Binary { span, .. } => *span,
+                    _ => self.k.span,
+                };
+                let t = self.truth(&c, m, span)?;
+                let f = m & !t;
+                if t != 0 {
+                    let a = self.eval(then, t, st)?;
+                    for l in lanes(t) {
+                        out[l] = a[l];
+                    }
+                }
+                if f != 0 {
+                    let b = self.eval(els, f, st)?;
+                    for l in lanes(f) {
+                        out[l] = b[l];
+                    }
+                }
+            }
+            Expr::PtrOffset { ptr, bytes } => {
+                let p = self.eval(ptr, m, st)?;
+                let b = self.eval(bytes, m, st)?;
+                for l in lanes(m) {
+                    let (p, b) = (p[l], b[l]);
+                    let data = p.data || b.data;
+                    out[l] = match (p.k, b.k) {
+                        (SK::Ptr(base, o), SK::Int(d)) => {
+                            SV { k: SK::Ptr(base, self.wrap64(o.add(&d).ok_or_else(overflow)?)?), data }
+                        }
+                        (SK::Ptr(base, _), SK::Unknown) | (SK::PtrUnknown(base), _) => {
+                            SV { k: SK::PtrUnknown(base), data }
+                        }
+                        (SK::Missing(q), _) | (_, SK::Missing(q)) => SV { k: SK::Missing(q), data },
+                        (SK::Undef, _) | (_, SK::Undef) => UNDEF,
+                        _ => UNKNOWN,
+                    };
+                }
+            }
+            Expr::PtrDiff { lhs, rhs } => {
+                let a = self.eval(lhs, m, st)?;
+                let b = self.eval(rhs, m, st)?;
+                for l in lanes(m) {
+                    out[l] = match (a[l].k, b[l].k) {
+                        (SK::Ptr(x, o1), SK::Ptr(y, o2)) if x == y => {
+                            SV { k: SK::Int(o1.sub(&o2).ok_or_else(overflow)?), data: a[l].data || b[l].data }
+                        }
+                        _ => UNKNOWN,
+                    };
+                }
+            }
+            Expr::Load { op, addr } => {
+                let a = self.eval(addr, m, st)?;
+                self.access(*op, &a, m, st)?;
+                fill(&mut out, m, UNKNOWN);
+            }
+            Expr::Opaque { args, .. } => {
+                let mut data = false;
+                let mut missing = None;
+                for a in args {
+                    let v = self.eval(a, m, st)?;
+                    for l in lanes(m) {
+                        data |= v[l].data;
+                        if let SK::Missing(p) = v[l].k {
+                            missing = Some(p);
+                        }
+                    }
+                }
+                let k = match missing {
+                    Some(p) => SK::Missing(p),
+                    None => SK::Unknown,
+                };
+                fill(&mut out, m, SV { k, data: data || missing.is_none() });
+            }
+            Expr::Warp { op, ty, args, .. } => {
+                let mut vals = Vec::with_capacity(args.len());
+                for a in args {
+                    vals.push(self.eval(a, m, st)?);
+                }
+                out = super::warp::warp_op(*op, *ty, m, &vals, &SymLanes, UNDEF)?;
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The symbolic engine's lane values for the warp intrinsics: an integer that varies over the
+/// box cannot be decided once for every point, so the engine gives up (the reference engine
+/// then enumerates).
+pub(super) struct SymLanes;
+
+impl super::warp::LaneValues<SV, Stop> for SymLanes {
+    fn read(&self, v: &SV) -> R<super::warp::Lane<SV>> {
+        use super::warp::Lane;
+        Ok(match v.k {
+            SK::Int(f) if f.is_const() => Lane::Int(f.c, v.data),
+            SK::Int(_) => return give_up("a warp intrinsic of a value that varies between warps or iterations"),
+            SK::Missing(_) | SK::Undef => Lane::Other(*v),
+            _ => Lane::Unknown,
+        })
+    }
+    fn int(&self, x: i128, data: bool) -> SV {
+        SV { k: SK::Int(Form::constant(x)), data }
+    }
+    fn unknown(&self) -> SV {
+        UNKNOWN
+    }
+}

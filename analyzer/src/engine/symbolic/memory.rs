@@ -1,0 +1,235 @@
+//! Memory instructions over a box: held values (the compiler's load elimination, decided for
+//! every point), promoted stores, and the one call per warp instruction into [`count`].
+
+use super::*;
+
+/// A held value (the compiler's load elimination), as in the reference engine.
+#[derive(Clone)]
+pub(super) struct HeldRow {
+    pub(super) key: u32,
+    pub(super) base: Base,
+    pub(super) lanes: u32,
+    pub(super) off: [Form; WARP],
+}
+
+#[derive(Clone)]
+pub(super) struct Promoted {
+    pub(super) depth: usize,
+    pub(super) op: MemOpId,
+    pub(super) lane: usize,
+    pub(super) base: Base,
+    pub(super) off: Form,
+}
+
+impl Sym<'_> {
+    /// Whether lane `l` holds the value at `off` (load elimination), decided over the box.
+    pub(super) fn holds(&self, st: &Ws, key: u32, b: Base, l: usize, off: &Form) -> R<bool> {
+        let Some(r) = st.held.iter().find(|r| r.key == key && r.base == b) else { return Ok(false) };
+        if r.lanes >> l & 1 == 0 {
+            return Ok(false);
+        }
+        self.zero(&off.sub(&r.off[l]).ok_or_else(overflow)?)
+    }
+
+    pub(super) fn remember(st: &mut Ws, key: u32, b: Base, l: usize, off: Form) -> R<()> {
+        let i = match st.held.iter().position(|r| r.key == key && r.base == b) {
+            Some(i) => i,
+            None => {
+                if st.held.len() >= HELD_MAX {
+                    return give_up("more held values than the load-elimination model keeps");
+                }
+                st.held.push(HeldRow { key, base: b, lanes: 0, off: [Form::constant(0); WARP] });
+                st.held.len() - 1
+            }
+        };
+        st.held[i].off[l] = off;
+        st.held[i].lanes |= 1 << l;
+        Ok(())
+    }
+
+    /// Lanes `m` write memory at `a`: what each held that the write may change (anything, for
+    /// an address the analysis does not know) is no longer held.
+    pub(super) fn forget(st: &mut Ws, a: &L, m: u32, restrict: &[bool]) {
+        for l in lanes(m) {
+            let hit = a[l].k;
+            for r in &mut st.held {
+                let drop = match hit {
+                    SK::Ptr(b, _) | SK::PtrUnknown(b) => may_alias(r.base, b, restrict),
+                    _ => true,
+                };
+                if r.lanes >> l & 1 == 1 && drop {
+                    r.lanes &= !(1 << l);
+                }
+            }
+        }
+    }
+
+    pub(super) fn access(&mut self, id: MemOpId, a: &L, m: u32, st: &mut Ws) -> R<()> {
+        let op = self.k.mem_op(id);
+        let key = self.keys[id.0 as usize];
+        let gvn = op.kind == AccessKind::Load && !op.volatile;
+        let mut known: Vec<(usize, Base, Form)> = Vec::with_capacity(WARP);
+        let (mut n_unknown, mut active, mut data, mut base_of, mut elided) = (0u64, 0u32, false, None, 0u64);
+        for l in lanes(m) {
+            let al = a[l];
+            let (base, off) = match al.k {
+                SK::Ptr(b, o) => (Some(b), Some(o)),
+                SK::PtrUnknown(b) => (Some(b), None),
+                SK::Missing(_) | SK::Undef => return Err(Stop::Error),
+                _ => (None, None),
+            };
+            data |= al.data;
+            if let Some(b) = base {
+                base_of = Some(b);
+            }
+            if let (true, Some(b), Some(o)) = (gvn, base, off) {
+                if self.holds(st, key, b, l, &o)? {
+                    elided += 1;
+                    continue;
+                }
+            }
+            active |= 1 << l;
+            match (base, off) {
+                (Some(b), Some(o)) => known.push((l, b, o)),
+                _ => n_unknown += 1,
+            }
+        }
+        let vol = self.scope.volume();
+        let e = &mut self.ops[id.0 as usize].elided_lanes;
+        *e = e.saturating_add(vol.saturating_mul(elided as u128));
+        // The footprint: lowest offset and one past the highest byte, over the box.
+        for (_, _, o) in &known {
+            let (lo, hi) = self.scope.range(o);
+            let (lo, end) = (lo as i64, (hi + op.width as i128) as i64);
+            let s = &mut self.ops[id.0 as usize];
+            s.min_off = Some(s.min_off.map_or(lo, |x| x.min(lo)));
+            s.end_off = Some(s.end_off.map_or(end, |x| x.max(end)));
+        }
+        match op.kind {
+            AccessKind::Load if op.volatile => {}
+            AccessKind::AsyncCopy => {}
+            AccessKind::Red | AccessKind::Atom => {
+                Self::forget(st, a, m, &self.restrict);
+            }
+            AccessKind::Load => {
+                for l in lanes(active) {
+                    if let SK::Ptr(b, o) = a[l].k {
+                        Self::remember(st, key, b, l, o)?;
+                    }
+                }
+            }
+            AccessKind::Store => {
+                Self::forget(st, a, m, &self.restrict);
+                for l in lanes(m) {
+                    if let SK::Ptr(b, o) = a[l].k {
+                        Self::remember(st, key, b, l, o)?;
+                    }
+                }
+            }
+        }
+        if active == 0 {
+            return Ok(());
+        }
+        if self.promoted_ops[id.0 as usize] && n_unknown == 0 && !st.loops.is_empty() {
+            let depth = st.loops.len();
+            for l in lanes(active) {
+                if let SK::Ptr(b, o) = a[l].k {
+                    st.promoted.retain(|p| !(p.op == id && p.lane == l));
+                    st.promoted.push(Promoted { depth, op: id, lane: l, base: b, off: o });
+                }
+            }
+            return Ok(());
+        }
+        self.record(id, &known, n_unknown, active.count_ones() as u64, data, base_of)
+    }
+
+    pub(super) fn flush_promoted(&mut self, st: &mut Ws) -> R<()> {
+        let depth = st.loops.len() + 1;
+        if !st.promoted.iter().any(|p| p.depth == depth) {
+            return Ok(());
+        }
+        let (mut done, keep): (Vec<Promoted>, Vec<Promoted>) = st.promoted.drain(..).partition(|p| p.depth == depth);
+        st.promoted = keep;
+        done.sort_by_key(|p| (p.op, p.lane));
+        for group in done.chunk_by(|a, b| a.op == b.op) {
+            let known: Vec<(usize, Base, Form)> = group.iter().map(|p| (p.lane, p.base, p.off)).collect();
+            self.record(group[0].op, &known, 0, group.len() as u64, false, Some(group[0].base))?;
+        }
+        Ok(())
+    }
+
+    /// Counts one warp-level instruction at every point of the box: the symbolic twin of the
+    /// reference engine's `record`, which it calls on concrete addresses once per residue.
+    pub(super) fn record(
+        &mut self,
+        id: MemOpId,
+        known: &[(usize, Base, Form)],
+        n_unknown: u64,
+        lanes_active: u64,
+        data: bool,
+        base: Option<Base>,
+    ) -> R<()> {
+        let op = self.k.mem_op(id);
+        let width = op.width;
+        // Sector and bank counts survive a shift of every address by the period, so they are
+        // counted per residue of the variable part, which must be the same in every lane.
+        let slope = known.first().map_or([0; NV], |k| k.2.a);
+        if let Some(k) = known.iter().find(|k| k.2.a != slope) {
+            let v = (0..NV).rev().find(|&v| k.2.a[v] != slope[v]).unwrap_or(0);
+            return Err(Stop::Split(v, Cut::Points));
+        }
+        let vol = self.scope.volume();
+        let period = if op.space == Space::Shared { 128 } else { SECTOR as i64 };
+        let dist = self.scope.residues(&slope, period);
+        let consts: Vec<i64> = known.iter().map(|(_, b, o)| absolute(self.s, *b, 0).wrapping_add(o.c as i64)).collect();
+        let s = &mut self.ops[id.0 as usize];
+        s.executions = s.executions.saturating_add(vol);
+        s.lanes = s.lanes.saturating_add(vol.saturating_mul(lanes_active as u128));
+        if base.is_some() {
+            s.base = base;
+        }
+        if data {
+            s.data_executions = s.data_executions.saturating_add(vol);
+        }
+        let mut addrs = vec![0i64; consts.len()];
+        let mut scratch = Vec::with_capacity(64);
+        match op.space {
+            Space::Global => {
+                let ideal = count::ideal_sectors(&consts, n_unknown, width);
+                s.ideal_sectors = s.ideal_sectors.saturating_add(vol.saturating_mul(ideal as u128));
+                if n_unknown > 0 {
+                    s.unknown_executions = s.unknown_executions.saturating_add(vol);
+                }
+                for (r, &count) in dist.iter().enumerate().filter(|(_, c)| **c > 0) {
+                    for (x, c) in addrs.iter_mut().zip(&consts) {
+                        *x = c.wrapping_add(r as i64);
+                    }
+                    let k = if op.kind.is_atomic() && !op.warp_aggregated {
+                        count::atomic_sectors(&addrs, width, &mut scratch)
+                    } else {
+                        sectors_of(&addrs, width, &mut scratch)
+                    };
+                    let count::GlobalSectors { sectors: sec, min: lo, max: hi } =
+                        count::global_sectors(k, n_unknown, width);
+                    s.sectors = s.sectors.saturating_add(count.saturating_mul(sec as u128));
+                    s.sectors_min = s.sectors_min.saturating_add(count.saturating_mul(lo as u128));
+                    s.sectors_max = s.sectors_max.saturating_add(count.saturating_mul(hi as u128));
+                }
+            }
+            Space::Shared => {
+                if n_unknown > 0 {
+                    return Err(Stop::Error);
+                }
+                for (r, &count) in dist.iter().enumerate().filter(|(_, c)| **c > 0) {
+                    for (x, c) in addrs.iter_mut().zip(&consts) {
+                        *x = c.wrapping_add(r as i64);
+                    }
+                    let w = wavefronts(&addrs, width);
+                    s.wavefronts = s.wavefronts.saturating_add(count.saturating_mul(w.wavefronts as u128));
+                    s.ideal_wavefronts = s.ideal_wavefronts.saturating_add(count.saturating_mul(w.ideal as u128));
+                }
+            }
+        }
+        Ok(())
+    }
+}
