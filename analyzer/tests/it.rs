@@ -20,6 +20,7 @@ mod gpu_census;
 mod hostile;
 mod layers;
 mod lowering;
+mod overloads;
 mod preprocess;
 mod rust_front;
 mod scale;

@@ -560,7 +560,7 @@ pub(super) fn global_values<'a>(unit: &Unit<'a>, decls: &[Node<'a>]) -> HashMap<
 }
 
 /// Strips parentheses around an expression.
-fn unparen(mut n: Node) -> Node {
+pub(super) fn unparen(mut n: Node) -> Node {
     while n.kind() == "parenthesized_expression" {
         let mut c = n.walk();
         let Some(i) = n.named_children(&mut c).next() else { break };
@@ -570,7 +570,7 @@ fn unparen(mut n: Node) -> Node {
 }
 
 /// Name of the function a call names, without a scope (`ns::f`, `::f`).
-fn last_segment(name: &str) -> &str {
+pub(super) fn last_segment(name: &str) -> &str {
     name.rsplit("::").next().unwrap_or(name).trim()
 }
 
@@ -1258,7 +1258,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         // Template arguments: explicit ones first, then deduced from argument types.
         let mut tmpl = self.tmpl.clone();
         let mut tparams: Vec<(String, bool, Option<Node>)> = Vec::new();
-        if let Some(t) = self.unit.fn_templates.get(fname).copied() {
+        // The template around this definition (an overload of the same name may have none).
+        if let Some(t) = self.unit.fn_templates.get(fname).copied().filter(|t| def.parent() == Some(*t)) {
             if let Some(list) = t.child_by_field_name("parameters") {
                 let mut cc = list.walk();
                 for p in list.named_children(&mut cc) {

@@ -20,6 +20,7 @@ use tree_sitter::{Node, Parser};
 mod asm;
 mod coop_groups;
 mod intrinsics;
+mod overload;
 
 /// Deepest expression or statement nesting lowered before giving up (keeps the stack bounded).
 const MAX_DEPTH: u32 = 400;
@@ -43,6 +44,8 @@ struct Unit<'a> {
     src: &'a [u8],
     typedefs: HashMap<String, Ty>,
     device_fns: HashMap<String, Node<'a>>,
+    /// Every definition of each function name, in file order: C++ overloads ([`overload`]).
+    overloads: HashMap<String, Vec<Node<'a>>>,
     /// The `template <...>` around a function template, by function name.
     fn_templates: HashMap<String, Node<'a>>,
     /// File- and namespace-scope names: constants, enumerators, `__constant__` arrays.
@@ -87,6 +90,7 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
         src: pre.text.as_bytes(),
         typedefs: HashMap::new(),
         device_fns: HashMap::new(),
+        overloads: HashMap::new(),
         fn_templates: HashMap::new(),
         globals: HashMap::new(),
         structs: HashMap::new(),
@@ -169,6 +173,13 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
                     }
                     unit.device_fns.insert(name, f);
                 }
+            }
+        }
+    }
+    for &(f, _) in &found {
+        if !has_qualifier(&unit, f, "__global__") {
+            if let Some(name) = function_name(&unit, f) {
+                unit.overloads.entry(name).or_default().push(f);
             }
         }
     }
@@ -2213,6 +2224,15 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             self.pending.push(Stmt::Store { op, addr: p, value: v });
             return Ok((Expr::Int(0, IntTy::I32), Ty::Void));
         }
+        // A definition of the file that certainly fits shadows the toolkit's function of that
+        // name (`fminf(float2, float2)`); an uncertain one only stands in for a missing one.
+        let overload = match self.tmpl.get(name) {
+            Some(TemplateArg::Func(_)) => self.resolve_function(name).map(|(f, d)| (f, d, true)),
+            _ => self.pick_overload(name, &arg_nodes),
+        };
+        if let Some((fname, def, true)) = overload {
+            return self.inline_device(n, &fname, def, &arg_nodes, None, None);
+        }
         if let Some(r) = self.gpu_call(n, name, &arg_nodes)? {
             return Ok(r);
         }
@@ -2220,8 +2240,14 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             return Err(self.unsupported(n, "a barrier inside an expression"));
         }
         if !matches!(name, "min" | "max") || self.unit.device_fns.contains_key(name) {
-            if let Some((fname, def)) = self.resolve_function(name) {
+            if let Some((fname, def, _)) = overload {
                 return self.inline_device(n, &fname, def, &arg_nodes, None, None);
+            }
+            // Not one of the file's free functions (a method named by its class, say).
+            if !self.unit.overloads.contains_key(name) && !self.unit.overloads.contains_key(cpp::last_segment(name)) {
+                if let Some((fname, def)) = self.resolve_function(name) {
+                    return self.inline_device(n, &fname, def, &arg_nodes, None, None);
+                }
             }
         }
         if name == "memcpy" && arg_nodes.len() == 3 {

@@ -100,6 +100,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
             return Ok(Some((Expr::Opaque { args: xs, what: format!("{name}()") }, Ty::Void)));
         }
+        if let Some(r) = self.mul_intrinsic(n, name, args)? {
+            return Ok(Some(r));
+        }
         if let Some(r) = self.warp_call(n, name, args)? {
             return Ok(Some(r));
         }
@@ -644,5 +647,44 @@ fn is_varying(e: &Expr, varying: &[bool]) -> bool {
         }
         Expr::PtrOffset { ptr, bytes } => is_varying(ptr, varying) || is_varying(bytes, varying),
         Expr::Int(..) | Expr::Float(_) | Expr::Param(_) | Expr::Builtin(_) | Expr::SharedBase(_) => false,
+    }
+}
+
+impl<'u, 'a> Lowerer<'u, 'a> {
+    /// `__umul24`, `__mul24`, `__umulhi`, `__mulhi`: integer arithmetic the compiler inlines,
+    /// often in an index (`__umul24(blockIdx.x, blockDim.x) + threadIdx.x`), so computed as the
+    /// hardware does rather than left unknown: the 24-bit forms multiply the low 24 bits (sign-
+    /// extended for `__mul24`) and keep the low 32 bits; the `hi` forms keep the high 32 bits
+    /// of the 64-bit product.
+    fn mul_intrinsic(&mut self, n: Node, name: &str, args: &[Node]) -> Result<Option<(Expr, Ty)>> {
+        let (signed, high) = match name {
+            "__umul24" => (false, false),
+            "__mul24" => (true, false),
+            "__umulhi" => (false, true),
+            "__mulhi" => (true, true),
+            _ => return Ok(None),
+        };
+        if args.len() != 2 {
+            return Err(self.unsupported(n, &format!("`{name}` with {} arguments", args.len())));
+        }
+        let span = self.span(n);
+        let t32 = if signed { IntTy::I32 } else { IntTy::U32 };
+        let bin = |op, ty, lhs, rhs| Expr::Binary { op, ty, lhs: Box::new(lhs), rhs: Box::new(rhs), span };
+        let mut xs = Vec::new();
+        for a in args {
+            let (e, t) = self.expr(*a)?;
+            xs.push(self.convert(e, &t, &Ty::Int(t32), n)?);
+        }
+        let (b, a) = (xs.pop().unwrap(), xs.pop().unwrap());
+        if high {
+            let t64 = if signed { IntTy::I64 } else { IntTy::U64 };
+            let wide = |e| Expr::ToInt { ty: t64, arg: Box::new(e) };
+            let p = bin(BinOp::Mul, t64, wide(a), wide(b));
+            let hi = bin(BinOp::Shr, t64, p, Expr::Int(32, t64));
+            return Ok(Some((Expr::ToInt { ty: t32, arg: Box::new(hi) }, Ty::Int(t32))));
+        }
+        // The low 24 bits, sign-extended for `__mul24`: (x << 8) >> 8.
+        let low24 = |e| bin(BinOp::Shr, t32, bin(BinOp::Shl, t32, e, Expr::Int(8, t32)), Expr::Int(8, t32));
+        Ok(Some((bin(BinOp::Mul, t32, low24(a), low24(b)), Ty::Int(t32))))
     }
 }
