@@ -66,3 +66,24 @@ fn integer_multiply_intrinsics_are_computed_as_the_hardware_does() {
     // __mulhi(-2^30, 8) = high half of -2^33 = -2: d[t], aligned (unsigned it would be 7).
     assert_eq!(rows(&s, "store", "d["), (8, 32));
 }
+
+#[test]
+fn math_results_through_pointers_to_locals_and_limits_constants_move_no_memory() {
+    let src = r#"
+    #include <climits>
+    __global__ void k(const float *in, float *out, unsigned *m) {
+        int t = threadIdx.x;
+        float x = in[t];
+        float s, c;
+        int e;
+        sincosf(x, &s, &c);
+        float f = frexpf(x, &e);
+        out[t] = s + c + f + abs(x) + (isnan(x) ? 1.0f : 0.0f);
+        m[t + (UINT_MAX - 4294967295u)] = UINT_MAX;
+    }"#;
+    let s = run(src, "1", "32");
+    // One warp: in[t], out[t] and m[t] are each 128 aligned bytes, 4 sectors in one request.
+    assert_eq!(rows(&s, "load", "in["), (1, 4));
+    assert_eq!(rows(&s, "store", "out["), (1, 4));
+    assert_eq!(rows(&s, "store", "m["), (1, 4));
+}

@@ -1911,6 +1911,15 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 "warpSize" => Ok((Expr::Builtin(Builtin::WarpSize), Ty::Int(IntTy::I32))),
                 "NULL" => Ok((Expr::Int(0, IntTy::I64), Ty::Int(IntTy::I64))),
                 "INT_MAX" => Ok((Expr::Int(i32::MAX as i128, IntTy::I32), Ty::Int(IntTy::I32))),
+                // <climits>: the toolkit's headers are not read, their constants are known.
+                "INT_MIN" => Ok((Expr::Int(i32::MIN as i128, IntTy::I32), Ty::Int(IntTy::I32))),
+                "UINT_MAX" => Ok((Expr::Int(u32::MAX as i128, IntTy::U32), Ty::Int(IntTy::U32))),
+                "LLONG_MAX" | "LONG_MAX" => Ok((Expr::Int(i64::MAX as i128, IntTy::I64), Ty::Int(IntTy::I64))),
+                "LLONG_MIN" | "LONG_MIN" => Ok((Expr::Int(i64::MIN as i128, IntTy::I64), Ty::Int(IntTy::I64))),
+                "ULLONG_MAX" | "ULONG_MAX" => Ok((Expr::Int(u64::MAX as i128, IntTy::U64), Ty::Int(IntTy::U64))),
+                "SHRT_MAX" => Ok((Expr::Int(i16::MAX as i128, IntTy::I32), Ty::Int(IntTy::I32))),
+                "USHRT_MAX" => Ok((Expr::Int(u16::MAX as i128, IntTy::I32), Ty::Int(IntTy::I32))),
+                "CHAR_BIT" => Ok((Expr::Int(8, IntTy::I32), Ty::Int(IntTy::I32))),
                 "FLT_MAX" | "INFINITY" => Ok((Expr::Float(f32::MAX as f64), Ty::Float(4))),
                 _ => Err(self.undeclared(n)),
             },
@@ -2250,6 +2259,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 }
             }
         }
+        if let Some(r) = self.out_param_math(n, name, &arg_nodes)? {
+            return Ok(r);
+        }
         if name == "memcpy" && arg_nodes.len() == 3 {
             return self.register_memcpy(n, &arg_nodes);
         }
@@ -2281,6 +2293,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let b = self.convert(args.pop().unwrap(), &tys[1], &ty, n)?;
                 let a = self.convert(args.pop().unwrap(), &tys[0], &ty, n)?;
                 return Ok((Expr::FloatBinary { op, lhs: Box::new(a), rhs: Box::new(b) }, ty));
+            }
+            // `abs(x)` of a floating-point value: std::abs, its magnitude (data).
+            "abs" if args.len() == 1 && matches!(tys[0], Ty::Float(_)) => {
+                return Ok((Expr::Opaque { args, what: "fabs()".into() }, tys[0].clone()));
             }
             "abs" | "llabs" | "labs" if args.len() == 1 => {
                 if let Ty::Int(t) = tys[0] {
@@ -2418,6 +2434,15 @@ fn known_function(name: &str) -> Option<Ty> {
         "__fma_rn",
     ];
     const INT: &[&str] = &[
+        "isnan",
+        "isinf",
+        "isfinite",
+        "signbit",
+        "__isnan",
+        "__isinf",
+        "__isnanf",
+        "__isinff",
+        "__finitef",
         "__popc",
         "__popcll",
         "__clz",

@@ -687,4 +687,51 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let low24 = |e| bin(BinOp::Shr, t32, bin(BinOp::Shl, t32, e, Expr::Int(8, t32)), Expr::Int(8, t32));
         Ok(Some((bin(BinOp::Mul, t32, low24(a), low24(b)), Ty::Int(t32))))
     }
+
+    /// Math functions that return results through pointers to the caller's locals
+    /// (`sincosf(x, &s, &c)`, `frexpf(x, &e)`, `modff(x, &ip)`): registers, not memory. Each
+    /// named local gets a value nobody tracks, as any math result.
+    pub(super) fn out_param_math(&mut self, n: Node, name: &str, args: &[Node]) -> Result<Option<(Expr, Ty)>> {
+        let (outs, ret): (&[usize], Ty) = match name {
+            "sincosf" | "sincospif" | "__sincosf" => (&[1, 2], Ty::Void),
+            "sincos" | "sincospi" => (&[1, 2], Ty::Void),
+            "frexpf" | "modff" => (&[1], Ty::Float(4)),
+            "frexp" | "modf" => (&[1], Ty::Float(8)),
+            "remquof" => (&[2], Ty::Float(4)),
+            "remquo" => (&[2], Ty::Float(8)),
+            _ => return Ok(None),
+        };
+        let mut ins = Vec::new();
+        let mut targets = Vec::new();
+        for (i, a) in args.iter().enumerate() {
+            let local = (a.kind() == "pointer_expression")
+                .then(|| a.child_by_field_name("argument"))
+                .flatten()
+                .filter(|x| x.kind() == "identifier")
+                .and_then(|x| match self.lookup(self.text(x)) {
+                    Some(Sym::Local(id, ty)) => Some((*id, ty.clone())),
+                    _ => None,
+                });
+            match (outs.contains(&i), local) {
+                (true, Some(t)) => targets.push(t),
+                // A pointer into memory: the function stores through it; not modelled.
+                (true, None) => {
+                    return Err(
+                        self.unsupported(*a, &format!("`{name}` storing its result through a pointer into memory"))
+                    )
+                }
+                (false, _) => ins.push(self.expr(*a)?.0),
+            }
+        }
+        let span = self.span(n);
+        for (id, ty) in targets {
+            let v = Expr::Opaque { args: ins.clone(), what: format!("{name}()") };
+            let v = match ty {
+                Ty::Int(t) => Expr::ToInt { ty: t, arg: Box::new(v) },
+                _ => v,
+            };
+            self.pending.push(Stmt::Assign { local: id, value: v, span });
+        }
+        Ok(Some((Expr::Opaque { args: ins, what: format!("{name}()") }, ret)))
+    }
 }
