@@ -2,6 +2,7 @@
 //! must end in a sheet or an error, never a panic or a hang.
 
 use sector_analyzer::fuzzing::{analyze_bytes, front_bytes};
+use sector_analyzer::{analyze_source, AnalyzeOptions};
 use std::path::Path;
 
 #[test]
@@ -21,4 +22,17 @@ fn kept_fuzz_inputs_never_panic() {
         seen += 1;
     }
     assert!(seen >= 30, "the kept corpus is in tests/fuzz_corpus ({seen} files)");
+}
+
+#[test]
+fn a_class_template_that_holds_itself_is_refused_not_a_stack_overflow() {
+    // Found by the `analyze` target: a member of type `Pack<T>` inside `Pack<T>` made working out
+    // the layout instantiate the class again, until the stack ran out. C++ calls such a member's
+    // type incomplete; the kernel is refused at the structure's use.
+    let src = "template <class T> struct Pack { Pack<T> inner; T v; };\n\
+               __global__ void k(float *out) {\n  Pack<float> p;\n  out[threadIdx.x] = p.v;\n}\n";
+    let opts = AnalyzeOptions { grid: "1".into(), block: "32".into(), ..AnalyzeOptions::default() };
+    let e = analyze_source("f.cu", src, &opts).err().expect("a refusal");
+    let d = &e.diagnostic;
+    assert_eq!(d.span.map(|s| s.line), Some(3), "{d:?}");
 }

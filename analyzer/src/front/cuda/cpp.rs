@@ -212,6 +212,10 @@ impl<'a> Unit<'a> {
     }
 }
 
+/// Class template instances nested inside one another while one layout is worked out (nvcc
+/// allows deeper nesting; kernels that move memory do not come near it).
+const MAX_INSTANTIATION_DEPTH: usize = 64;
+
 /// `Vec<float, 4>`: the class template's layout with its parameters bound (cached by name).
 fn instantiate(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) -> Option<Layout> {
     let name = unit.text(t.child_by_field_name("name")?).to_string();
@@ -260,7 +264,15 @@ fn instantiate(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) -> Opt
         return Some(l);
     }
     let body = spec.child_by_field_name("body")?;
-    let mut layout = layout_of(unit, spec, body, &key, &bound)?;
+    // A class that holds itself as a member (`Pack<T>` inside `Pack<T>`) is incomplete there, as
+    // C++ says, and so is a chain of instances each holding the next: no layout, never endless.
+    if unit.instantiating.borrow().contains(&key) || unit.instantiating.borrow().len() >= MAX_INSTANTIATION_DEPTH {
+        return None;
+    }
+    unit.instantiating.borrow_mut().push(key.clone());
+    let layout = layout_of(unit, spec, body, &key, &bound);
+    unit.instantiating.borrow_mut().pop();
+    let mut layout = layout?;
     layout.targs = targs;
     unit.instances.borrow_mut().insert(key, layout.clone());
     Some(layout)

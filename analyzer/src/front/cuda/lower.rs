@@ -56,6 +56,8 @@ struct Unit<'a> {
     struct_templates: HashMap<String, (Node<'a>, Node<'a>)>,
     /// Instances of class templates made so far (`Vec2<float>`).
     instances: std::cell::RefCell<HashMap<String, cpp::Layout>>,
+    /// Instances whose layout is being worked out, outermost first (one that needs itself has none).
+    instantiating: std::cell::RefCell<Vec<String>>,
     /// The syntax tree's root (lambdas are found again by their byte range).
     root: Option<Node<'a>>,
     args: HashMap<String, String>,
@@ -96,6 +98,7 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
         structs: HashMap::new(),
         struct_templates: HashMap::new(),
         instances: Default::default(),
+        instantiating: Default::default(),
         root: Some(tree.root_node()),
         args: args.iter().cloned().collect(),
     };
