@@ -8,6 +8,7 @@ mod boundaries;
 mod check;
 mod cli;
 mod compiler_model;
+mod cpp_census;
 mod cpp_front;
 mod engine_property;
 mod engines;

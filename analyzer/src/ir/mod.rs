@@ -144,6 +144,9 @@ pub struct Param {
     pub name: String,
     pub ty: Ty,
     pub span: Span,
+    /// A file-scope `__device__` variable, not an argument of the launch: a pointer to its own
+    /// buffer in global memory (the variable's accesses go through it).
+    pub device_variable: bool,
 }
 
 #[derive(Clone, Debug)]

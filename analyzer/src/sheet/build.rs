@@ -181,6 +181,7 @@ fn footprints(kernel: &Kernel, trace: &Trace) -> Vec<Footprint> {
             loaded: false,
             stored: false,
             complete: true,
+            device_variable: p.device_variable,
         };
         let mut any = false;
         for (i, st) in trace.ops.iter().enumerate() {

@@ -183,6 +183,10 @@ pub struct Footprint {
     pub stored: bool,
     /// False when some address of this parameter was data-dependent and unknown.
     pub complete: bool,
+    /// `param` names a file-scope `__device__` variable (its own buffer), not a parameter
+    /// (in JSON only where true).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub device_variable: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -51,6 +51,9 @@ pub struct StructVal {
     pub fields: Vec<(String, Sym)>,
 }
 
+/// A class's conversion operator (`operator T *()`), as kept among its methods.
+const CONVERSION: &str = "operator$cast";
+
 /// Marks a member place that is an array: its value is its address.
 pub(super) const DECAY: &str = "$decay";
 
@@ -137,6 +140,10 @@ pub(super) fn declare_types<'a>(unit: &mut Unit<'a>, n: Node<'a>) {
                 }
             }
             let Some(first) = names.first().cloned() else { return };
+            if polymorphic(unit, spec, body) {
+                unit.polymorphic.extend(names);
+                return;
+            }
             let Some(layout) = layout_of(unit, spec, body, &first, &HashMap::new()) else { return };
             for nm in names {
                 unit.structs.insert(nm.clone(), Layout { name: first.clone(), ..layout.clone() });
@@ -164,6 +171,12 @@ fn register_methods<'a>(unit: &mut Unit<'a>, class: &str, body: Node<'a>) {
             m
         };
         if m.kind() == "function_definition" {
+            // `operator T *()`: the conversion a temporary of the class is used through (the
+            // first one declared; `SharedMemory<T>` declares a `const` twin after it).
+            if m.child_by_field_name("declarator").is_some_and(|d| d.kind() == "operator_cast") {
+                unit.device_fns.entry(format!("{class}::{CONVERSION}")).or_insert(m);
+                continue;
+            }
             if let Some(fname) = function_name(unit, m) {
                 let fname: String = fname.chars().filter(|c| !c.is_whitespace()).collect();
                 // Overloads (constructors above all) are told apart by their parameter count.
@@ -197,9 +210,46 @@ pub(super) fn declare_struct_template<'a>(unit: &mut Unit<'a>, tdecl: Node<'a>) 
     });
     let Some(spec) = spec else { return };
     let (Some(name), Some(body)) = (spec.child_by_field_name("name"), spec.child_by_field_name("body")) else { return };
-    let name = unit.text(name).to_string();
+    // An explicit specialization (`template <> struct S<double>`) is kept under its full name,
+    // written as an instance's name is (`S<double>`), and found before the primary template.
+    let name: String = unit.text(name).chars().filter(|c| !c.is_whitespace()).collect();
+    if polymorphic(unit, spec, body) {
+        unit.polymorphic.insert(name);
+        return;
+    }
     register_methods(unit, &name, body);
     unit.struct_templates.insert(name, (tdecl, spec));
+}
+
+/// A class with a virtual function, or derived from such a class (its objects hold a vtable
+/// pointer, and calls through them dispatch on the dynamic type).
+fn polymorphic(unit: &Unit, spec: Node, body: Node) -> bool {
+    let mut c = spec.walk();
+    let derived = spec.named_children(&mut c).filter(|x| x.kind() == "base_class_clause").any(|b| {
+        let mut cc = b.walk();
+        let any = b.named_children(&mut cc).any(|t| {
+            let name = t.child_by_field_name("name").unwrap_or(t);
+            unit.polymorphic.contains(unit.text(name).trim())
+        });
+        any
+    });
+    let mut c = body.walk();
+    let virt = body.named_children(&mut c).any(|m| {
+        let mut cc = m.walk();
+        let v = m.children(&mut cc).any(|x| x.kind() == "virtual" || unit.text(x) == "virtual");
+        v
+    });
+    derived || virt
+}
+
+/// The refusal of a class with virtual functions.
+pub(super) fn virtual_refusal(span: Span, text: &str) -> Diagnostic {
+    Diagnostic::at(
+        ErrorKind::Unsupported,
+        span,
+        format!("type `{text}`: a class with virtual functions: calls through it dispatch on the object's dynamic type (read from its vtable in memory), which is deliberately not modelled"),
+    )
+    .note("analyse a copy of the kernel that calls the derived class's functions directly, on a non-virtual class")
 }
 
 impl<'a> Unit<'a> {
@@ -260,9 +310,14 @@ fn instantiate(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) -> Opt
             .collect::<Vec<_>>()
             .join(",")
     );
+    let key: String = key.chars().filter(|c| !c.is_whitespace()).collect();
     if let Some(l) = unit.layout(&key) {
         return Some(l);
     }
+    let spec = match unit.struct_templates.get(&key) {
+        Some(&(_, special)) => special,
+        None => spec,
+    };
     let body = spec.child_by_field_name("body")?;
     // A class that holds itself as a member (`Pack<T>` inside `Pack<T>`) is incomplete there, as
     // C++ says, and so is a chain of instances each holding the next: no layout, never endless.
@@ -464,6 +519,10 @@ pub(super) fn other_type(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateAr
     if let Some(ty) = named_type(last) {
         return Ok(ty);
     }
+    let bare = t.child_by_field_name("name").map(|x| unit.text(x)).unwrap_or(last);
+    if unit.polymorphic.contains(bare.rsplit("::").next().unwrap_or(bare).trim()) {
+        return Err(virtual_refusal(unit.span(t), text));
+    }
     // Tag types (`std::true_type`, `std::bool_constant<B>`): empty, passed by value.
     let tname = t.child_by_field_name("name").map(|x| unit.text(x)).unwrap_or(last);
     let tname = tname.rsplit("::").next().unwrap_or(tname);
@@ -497,6 +556,9 @@ pub(super) fn unknown_type(span: Span, text: &str) -> Diagnostic {
         )
         .note("analyse the child kernel on its own, with the launch the parent makes");
     }
+    if lower.contains("wmma::") || lower.starts_with("fragment<") {
+        return wmma_refusal(span, &format!("type `{text}`"));
+    }
     if lower.contains("curand") {
         return Diagnostic::at(
             ErrorKind::Unsupported,
@@ -507,6 +569,19 @@ pub(super) fn unknown_type(span: Span, text: &str) -> Diagnostic {
     }
     Diagnostic::at(ErrorKind::Unsupported, span, format!("type `{text}` is not supported"))
         .note("the front end knows scalar and vector types, typedefs, enums, structures and classes declared in the file, and template parameters given with --arg")
+}
+
+/// Warp matrix (tensor core) operations: which lane holds which element of a fragment is not
+/// specified by CUDA, so the addresses of `load_matrix_sync`/`store_matrix_sync` are unknown.
+pub(super) fn wmma_refusal(span: Span, what: &str) -> Diagnostic {
+    Diagnostic::at(
+        ErrorKind::Unsupported,
+        span,
+        format!(
+            "{what}: warp matrix (wmma, tensor core) fragments are deliberately not modelled: CUDA leaves unspecified which lane holds which element of a fragment (it is architecture-specific), so the sectors of load_matrix_sync/store_matrix_sync cannot be derived from the source"
+        ),
+    )
+    .note("analyse a copy of the kernel that loads and stores its tiles with plain per-lane accesses (the layout you would write for ldmatrix-free code), or measure the wmma kernel with Nsight Compute")
 }
 
 /// Values of file- and namespace-scope declarations, in source order: integer constants and
@@ -536,10 +611,30 @@ pub(super) fn global_values<'a>(unit: &Unit<'a>, decls: &[Node<'a>]) -> HashMap<
         if n.kind() != "declaration" {
             continue;
         }
+        let Some(t) = n.child_by_field_name("type") else { continue };
+        let texture = {
+            let tt = unit.text(t).trim_start_matches("::");
+            ["texture<", "surface<", "texture ", "surface "].iter().any(|p| tt.starts_with(p))
+        };
+        if texture {
+            let mut c = n.walk();
+            let ds: Vec<Node> = n.children_by_field_name("declarator", &mut c).collect();
+            for d in ds {
+                if let Some(name) = l.declared_name(d) {
+                    l.scopes[0].insert(name, Sym::Texture(unit.text(t).to_string()));
+                }
+            }
+            continue;
+        }
         let quals = l.quals(n);
         let constant = quals.contains(&"__constant__");
         let is_const = quals.contains(&"const") || quals.contains(&"constexpr");
-        if !constant && !is_const {
+        let device = {
+            let mut c = n.walk();
+            let d = n.children(&mut c).any(|x| unit.text(x) == "__device__");
+            d
+        } && !quals.contains(&"__shared__");
+        if !constant && !is_const && !device {
             continue;
         }
         let Some(t) = n.child_by_field_name("type") else { continue };
@@ -557,13 +652,24 @@ pub(super) fn global_values<'a>(unit: &Unit<'a>, decls: &[Node<'a>]) -> HashMap<
                 l.scopes[0].insert(name, Sym::Opaque(ty, "`__constant__` memory"));
                 continue;
             }
-            if let (Ty::Int(it), None, Some(i)) = (&ty, &dims, init) {
+            if let (true, Ty::Int(it), None, Some(i)) = (is_const, &ty, &dims, init) {
                 if let Ok((e, _)) = l.expr(i) {
                     if let Some(v) = const_eval(&e) {
                         l.scopes[0].insert(name, Sym::Const(it.wrap(v), *it));
                         continue;
                     }
                 }
+            }
+            if device && !is_const {
+                // Sized arrays only: `__device__ int a[];` has no storage of its own here.
+                let dims = dims.unwrap_or_default();
+                if dims.iter().all(|d| d.is_some()) {
+                    let dims = dims.into_iter().flatten().collect();
+                    let volatile = quals.contains(&"volatile");
+                    l.scopes[0]
+                        .insert(name.clone(), Sym::DeviceVar { name, elem: ty, dims, volatile, span: unit.span(d) });
+                }
+                continue;
             }
             l.scopes[0].insert(name, Sym::Opaque(ty, "a constant"));
         }
@@ -679,7 +785,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 Sym::Struct(self.struct_params(&pname, inner, p, depth + 1)?)
             } else {
                 let id = ParamId(self.k.params.len() as u32);
-                self.k.params.push(Param { name: pname, ty: f.ty.clone(), span: self.span(p) });
+                self.k.params.push(Param { name: pname, ty: f.ty.clone(), span: self.span(p), device_variable: false });
                 Sym::Param(id)
             };
             fields.push((f.name.clone(), sym));
@@ -742,6 +848,26 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let p = self.sym_place(sym, n)?;
                 Ok(self.read_place(&p, CacheOp::Default))
             }
+            Sym::DeviceVar { ref dims, ref elem, volatile, .. } if !dims.is_empty() => {
+                // The array decays to a pointer to its first element.
+                let (dims, elem) = (dims.clone(), elem.clone());
+                if dims.len() > 1 {
+                    return Err(self.unsupported(n, "a multi-dimensional `__device__` array used as a pointer"));
+                }
+                let p = self.device_var_param(&sym);
+                let ty = Ty::Ptr(Box::new(PtrTy {
+                    pointee: elem,
+                    space: Space::Global,
+                    is_const: false,
+                    restrict: false,
+                    volatile,
+                }));
+                Ok((Expr::Param(p), ty))
+            }
+            Sym::DeviceVar { .. } | Sym::Texture(_) => {
+                let p = self.sym_place(sym, n)?;
+                Ok(self.read_place(&p, CacheOp::Default))
+            }
             Sym::Opaque(ty, what) => {
                 self.note_opaque(what);
                 Ok((Expr::Opaque { args: Vec::new(), what: what.into() }, ty))
@@ -752,6 +878,27 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             )),
             _ => Err(self.unsupported(n, "this name")),
         }
+    }
+
+    /// The parameter standing for a `__device__` variable: made on its first use in this
+    /// kernel (a kernel that does not use the variable has no row for it).
+    pub(super) fn device_var_param(&mut self, sym: &Sym) -> ParamId {
+        let Sym::DeviceVar { name, elem, volatile, span, .. } = sym else { unreachable!("a __device__ variable") };
+        if let Some(i) = self.k.params.iter().position(|p| p.device_variable && &p.name == name) {
+            return ParamId(i as u32);
+        }
+        let ty = Ty::Ptr(Box::new(PtrTy {
+            pointee: elem.clone(),
+            space: Space::Global,
+            is_const: false,
+            restrict: false,
+            volatile: *volatile,
+        }));
+        self.k.params.push(Param { name: name.clone(), ty, span: *span, device_variable: true });
+        self.k.notes.push(format!(
+            "`{name}` is a `__device__` variable: global memory of its own, assumed to start 256-byte aligned like a pointer parameter's buffer (nvcc aligns it to its type; --offset {name}=BYTES moves it)"
+        ));
+        ParamId(self.k.params.len() as u32 - 1)
     }
 
     fn note_opaque(&mut self, what: &str) {
@@ -781,6 +928,30 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
             Sym::Ref { ptr, ty, space, volatile, text } => {
                 Ok(Place::Mem { addr: Expr::Local(ptr), ty, space, volatile, text, span: self.span(n) })
+            }
+            Sym::DeviceVar { ref dims, .. } if !dims.is_empty() => {
+                Err(self.unsupported(n, "assigning to a `__device__` array as a whole"))
+            }
+            Sym::Texture(ty) => Err(Diagnostic::at(
+                ErrorKind::Unsupported,
+                self.span(n),
+                format!(
+                    "`{}` is a texture reference (`{ty}`): textures and surfaces are not modelled (their reads go through the texture pipeline)",
+                    self.text(n)
+                ),
+            )
+            .note("read the array through a plain pointer (`const T *__restrict__`) to analyse the kernel")),
+            Sym::DeviceVar { ref elem, volatile, .. } => {
+                let ty = elem.clone();
+                let p = self.device_var_param(&sym);
+                Ok(Place::Mem {
+                    addr: Expr::Param(p),
+                    ty,
+                    space: Space::Global,
+                    volatile,
+                    text: self.text(n).to_string(),
+                    span: self.span(n),
+                })
             }
             Sym::Opaque(ty, what) => {
                 self.note_opaque(what);
@@ -858,6 +1029,14 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 Some(Sym::Shared(id)) => self.k.shared[id.0 as usize].elem.clone(),
                 Some(Sym::LocalArray(t)) | Some(Sym::Opaque(t, _)) => t.clone(),
                 Some(Sym::Struct(v)) => self.unit.layout(&v.name).map(|l| l.ty()).unwrap_or(Ty::Void),
+                Some(Sym::DeviceVar { elem, dims, volatile, .. }) if !dims.is_empty() => Ty::Ptr(Box::new(PtrTy {
+                    pointee: elem.clone(),
+                    space: Space::Global,
+                    is_const: false,
+                    restrict: false,
+                    volatile: *volatile,
+                })),
+                Some(Sym::DeviceVar { elem, .. }) => elem.clone(),
                 _ => Ty::Void,
             },
             "subscript_expression" => {
@@ -1525,12 +1704,19 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 auto_ret = true;
                 Ty::Void
             }
-            (None, None) => Ty::Void,
+            (None, None) => match def.child_by_field_name("declarator") {
+                // `operator T *()`: the type converted to is the return type.
+                Some(oc) if oc.kind() == "operator_cast" => {
+                    let t = oc.child_by_field_name("type").ok_or_else(|| self.unsupported(oc, "this operator"))?;
+                    type_of_specifier(self.unit, t, &self.tmpl)?
+                }
+                _ => Ty::Void,
+            },
         };
         let mut ret_ty = ret_ty;
         let mut d = def.child_by_field_name("declarator");
         while let Some(x) = d {
-            if x.kind() == "pointer_declarator" {
+            if x.kind() == "pointer_declarator" || x.kind() == "abstract_pointer_declarator" {
                 ret_ty = self.ptr(ret_ty, &[], &[]);
             }
             if x.kind() == "function_declarator" {
@@ -1575,6 +1761,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let ret_flag = self.temp(Ty::Int(IntTy::I32));
         let ret_val =
             if is_void(&ret_ty) && !auto_ret { None } else { Some((self.temp(ret_ty.clone()), ret_ty.clone())) };
+        if let Some((id, Ty::Ptr(_))) = &ret_val {
+            // A returned pointer's address space is its `return`'s value's.
+            self.unset_ptrs.insert(*id);
+        }
         self.pending.push(Stmt::Assign { local: ret_flag, value: Expr::Int(0, IntTy::I32), span: self.span(n) });
         let mut globals = self.scopes[0].clone();
         // Parameters of the kernel are not visible inside the function.
@@ -1701,13 +1891,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             oty
         };
         let Some(sname) = struct_name(&sty).map(str::to_string) else { return Ok(None) };
-        // A class template's instance (`Vec2<float>`) keeps its methods under the template's name.
-        let base = sname.split('<').next().unwrap_or(&sname).to_string();
-        let key = format!("{base}::{method}");
-        let key = match self.unit.device_fns.contains_key(format!("{key}#{}", arg_nodes.len()).as_str()) {
-            true => format!("{key}#{}", arg_nodes.len()),
-            false => key,
-        };
+        let key = self.method_key(&sname, method, arg_nodes.len());
         let targs = self.unit.layout(&sname).map(|l| l.targs).unwrap_or_default();
         let Some(def) = self.unit.device_fns.get(key.as_str()).copied() else {
             return Err(self.unsupported(n, &format!("a call of `{key}`, which is not defined in this file")));
@@ -1787,6 +1971,50 @@ impl<'u, 'a> Lowerer<'u, 'a> {
 }
 
 impl<'u, 'a> Lowerer<'u, 'a> {
+    /// Where a method of structure `sname` is kept: an explicit specialization's own
+    /// (`S<double>::m`), else a class template instance's under the template's name
+    /// (`Vec2<float>` -> `Vec2::m`); the overload of `arity` parameters where there is one.
+    fn method_key(&self, sname: &str, method: &str, arity: usize) -> String {
+        let own = format!("{sname}::{method}");
+        let key = if sname.contains('<') && self.unit.device_fns.contains_key(own.as_str()) {
+            own
+        } else {
+            format!("{}::{method}", sname.split('<').next().unwrap_or(sname))
+        };
+        match self.unit.device_fns.contains_key(format!("{key}#{arity}").as_str()) {
+            true => format!("{key}#{arity}"),
+            false => key,
+        }
+    }
+
+    /// `SharedMemory<T>()`: a temporary of a class used through its conversion operator
+    /// (`operator T *()`), which is inlined; what it returns keeps its origin's address space
+    /// (an `extern __shared__` array's address is a shared pointer).
+    pub(super) fn class_conversion(&mut self, n: Node, f: Node, arg_nodes: &[Node]) -> Result<Option<(Expr, Ty)>> {
+        let layout = match f.kind() {
+            "template_function" => instantiate(self.unit, f, &self.tmpl),
+            "identifier" | "type_identifier" => self.unit.layout(self.text(f)),
+            _ => None,
+        };
+        let Some(layout) = layout else { return Ok(None) };
+        let key = self.method_key(&layout.name, CONVERSION, 0);
+        let Some(def) = self.unit.device_fns.get(key.as_str()).copied() else { return Ok(None) };
+        if !arg_nodes.is_empty() || !layout.fields.is_empty() {
+            return Err(self.unsupported(
+                n,
+                "a temporary of a class with members or constructor arguments used through its conversion operator",
+            ));
+        }
+        let this = StructVal { name: layout.name.clone(), fields: Vec::new() };
+        let saved = self.tmpl.clone();
+        for (k, v) in layout.targs.clone() {
+            self.tmpl.insert(k, v);
+        }
+        let r = self.inline_device(n, &key, def, &[], None, Some(this));
+        self.tmpl = saved;
+        r.map(Some)
+    }
+
     /// `obj[i]` where `obj` is a structure with `operator[]`.
     pub(super) fn subscript_operator(&mut self, n: Node) -> Result<Option<(Expr, Ty)>> {
         let Some(obj) = n.child_by_field_name("argument") else { return Ok(None) };
@@ -1843,6 +2071,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 && a.child_by_field_name("operator").map(|o| self.text(o)) == Some("&")
             {
                 a.child_by_field_name("argument").map(unparen)
+            } else if a.kind() == "identifier" && matches!(self.lookup(self.text(a)), Some(Sym::LocalArray(_))) {
+                // A thread's own array by name: it decays to its address.
+                Some(a)
             } else {
                 None
             };

@@ -58,6 +58,8 @@ struct Unit<'a> {
     instances: std::cell::RefCell<HashMap<String, cpp::Layout>>,
     /// Instances whose layout is being worked out, outermost first (one that needs itself has none).
     instantiating: std::cell::RefCell<Vec<String>>,
+    /// Classes (and class templates) with virtual functions, or derived from one.
+    polymorphic: std::collections::HashSet<String>,
     /// The syntax tree's root (lambdas are found again by their byte range).
     root: Option<Node<'a>>,
     args: HashMap<String, String>,
@@ -84,12 +86,17 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
     parser
         .set_language(&tree_sitter_cuda::LANGUAGE.into())
         .map_err(|e| Diagnostic::new(ErrorKind::Syntax, format!("cannot load the CUDA grammar: {e}")))?;
-    let tree = parser
-        .parse(&pre.text, None)
-        .ok_or_else(|| Diagnostic::new(ErrorKind::Syntax, "the CUDA parser gave up on this file"))?;
+    let gave_up = || Diagnostic::new(ErrorKind::Syntax, "the CUDA parser gave up on this file");
+    let mut tree = parser.parse(&pre.text, None).ok_or_else(gave_up)?;
+    // `(min) && (x)` read as a cast of `&&(x)`: parsed again with the parentheses blanked.
+    let repaired = super::misread::repair_casts(&pre.text, tree.root_node());
+    if let Some(text) = &repaired {
+        tree = parser.parse(text, None).ok_or_else(gave_up)?;
+    }
+    let src = repaired.as_deref().unwrap_or(&pre.text);
     let mut unit = Unit {
         pre,
-        src: pre.text.as_bytes(),
+        src: src.as_bytes(),
         typedefs: HashMap::new(),
         device_fns: HashMap::new(),
         overloads: HashMap::new(),
@@ -99,6 +106,7 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
         struct_templates: HashMap::new(),
         instances: Default::default(),
         instantiating: Default::default(),
+        polymorphic: Default::default(),
         root: Some(tree.root_node()),
         args: args.iter().cloned().collect(),
     };
@@ -211,7 +219,8 @@ fn has_qualifier(unit: &Unit, f: Node, q: &str) -> bool {
 fn function_declarator(f: Node) -> Option<Node> {
     let mut d = f.child_by_field_name("declarator")?;
     loop {
-        if d.kind() == "function_declarator" {
+        // `operator T *()`: its parameter list is the abstract function declarator inside.
+        if d.kind() == "function_declarator" || d.kind() == "abstract_function_declarator" {
             return Some(d);
         }
         // `T &f()`: a reference declarator holds its inner declarator as a plain child.
@@ -326,6 +335,9 @@ fn type_of_specifier(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) 
             if let Some(l) = unit.layout(text) {
                 return Ok(l.ty());
             }
+            if unit.polymorphic.contains(text) {
+                return Err(cpp::virtual_refusal(unit.span(t), text));
+            }
             named_type(text).ok_or_else(|| cpp::unknown_type(unit.span(t), text))
         }
         "sized_type_specifier" => {
@@ -384,6 +396,18 @@ enum Sym {
     Group(coop_groups::Group),
     /// A pointer to a known `__device__` function (`fn_t f = dbl;`).
     Func(String),
+    /// A file-scope `__device__` variable (`__device__ int n;`, `__device__ float a[N];`):
+    /// global memory of its own, reached through a kernel parameter made on first use.
+    /// A file-scope texture or surface reference (`texture<float, 1> t;`): refused where used.
+    Texture(String),
+    DeviceVar {
+        name: String,
+        elem: Ty,
+        /// Array dimensions, outermost first; empty for a scalar.
+        dims: Vec<u64>,
+        volatile: bool,
+        span: Span,
+    },
 }
 
 /// An lvalue.
@@ -425,6 +449,12 @@ fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> 
     if let Some(e) = first_error(f) {
         return Err(syntax_error(unit, e, &name));
     }
+    // A kernel using warp matrix operations is refused as such, whatever else stops it first.
+    if let Some(w) = first_wmma(unit, f) {
+        let what = w.parent().map_or_else(|| unit.text(w), |p| unit.text(p));
+        let what: String = what.chars().take(60).collect();
+        return Err(cpp::wmma_refusal(unit.span(w), &format!("`{what}`")));
+    }
     let mut l = Lowerer {
         unit,
         k: Kernel::new(name.clone(), span),
@@ -446,14 +476,15 @@ fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> 
         let mut c = params.walk();
         for p in params.named_children(&mut c) {
             match p.kind() {
-                "parameter_declaration" => {
+                // A default (`int *partial = NULL`) matters only to launches that leave it out.
+                "parameter_declaration" | "optional_parameter_declaration" => {
                     if l.struct_param(p)? {
                         continue;
                     }
                     let (pname, ty) = l.declared(p)?;
                     let Some(pname) = pname else { continue };
                     let id = ParamId(l.k.params.len() as u32);
-                    l.k.params.push(Param { name: pname.clone(), ty, span: unit.span(p) });
+                    l.k.params.push(Param { name: pname.clone(), ty, span: unit.span(p), device_variable: false });
                     l.scopes[0].insert(pname, Sym::Param(id));
                 }
                 "comment" => {}
@@ -470,6 +501,32 @@ fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> 
     l.k.body = out;
     intrinsics::settle_atomics(&mut l.k);
     Ok(l.k)
+}
+
+/// `new`, `delete`, `malloc`, `cudaMalloc` in device code: allocations in the device heap,
+/// whose addresses the allocator picks at run time.
+fn device_heap(span: Span, text: &str) -> Diagnostic {
+    let t: String = text.lines().next().unwrap_or("").chars().take(60).collect();
+    Diagnostic::at(
+        ErrorKind::Unsupported,
+        span,
+        format!("`{t}`: device-heap allocation (new/delete, malloc/free, and the device runtime's cudaMalloc/cudaFree of dynamic parallelism) is deliberately not modelled: the allocator picks the addresses at run time"),
+    )
+    .note("analyse a copy of the kernel that takes the memory as a pointer parameter")
+}
+
+/// The first `wmma::` scope (`nvcuda::wmma::fragment`, `wmma::load_matrix_sync`) in a function.
+fn first_wmma<'a>(unit: &Unit<'a>, f: Node<'a>) -> Option<Node<'a>> {
+    let mut stack = vec![f];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "namespace_identifier" && unit.text(n) == "wmma" {
+            return Some(n);
+        }
+        let mut c = n.walk();
+        let children: Vec<Node> = n.named_children(&mut c).collect();
+        stack.extend(children.into_iter().rev());
+    }
+    None
 }
 
 fn cpp_struct(ty: &Ty) -> bool {
@@ -860,10 +917,43 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             "gnu_asm_expression" => self.inline_asm(n, out),
             "asm_statement" => Err(self.unsupported(n, "inline assembly in this form")),
             "comment" | "empty_statement" | ";" => Ok(()),
-            "type_definition" | "alias_declaration" | "static_assert_declaration" => Ok(()),
+            "type_definition" | "alias_declaration" => self.local_typedef(n),
+            "static_assert_declaration" => Ok(()),
             "using_declaration" | "namespace_alias_definition" => Ok(()),
             _ => Err(self.unsupported(n, &format!("this statement ({})", n.kind()))),
         }
+    }
+
+    /// `typedef int4 copy_t;` / `using V = float4;` in a body: the name stands for the type
+    /// from here on (bound like a template type parameter).
+    fn local_typedef(&mut self, n: Node) -> Result<()> {
+        if n.kind() == "alias_declaration" {
+            let (Some(name), Some(td)) = (n.child_by_field_name("name"), n.child_by_field_name("type")) else {
+                return Ok(());
+            };
+            let ty = self.type_descriptor(td)?;
+            self.tmpl.insert(self.text(name).to_string(), TemplateArg::Type(ty));
+            return Ok(());
+        }
+        let t = n.child_by_field_name("type").ok_or_else(|| self.unsupported(n, "this typedef"))?;
+        let base = type_of_specifier(self.unit, t, &self.tmpl)?;
+        let quals = self.quals(n);
+        let mut c = n.walk();
+        let decls: Vec<Node> = n.children_by_field_name("declarator", &mut c).collect();
+        for d in decls {
+            let (name, ty) = match d.kind() {
+                "type_identifier" => (self.text(d).to_string(), base.clone()),
+                "pointer_declarator"
+                    if d.child_by_field_name("declarator").is_some_and(|x| x.kind() == "type_identifier") =>
+                {
+                    let inner = d.child_by_field_name("declarator").expect("checked");
+                    (self.text(inner).to_string(), self.ptr(base.clone(), &quals, &self.quals(d)))
+                }
+                _ => return Err(self.unsupported(d, "this typedef")),
+            };
+            self.tmpl.insert(name, TemplateArg::Type(ty));
+        }
+        Ok(())
     }
 
     fn scoped(&mut self, n: Node, out: &mut Vec<Stmt>) -> Result<()> {
@@ -980,6 +1070,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
             let ty = self.k.locals[id.0 as usize].ty.clone();
             let e = self.convert(e, &t, &ty, v)?;
+            self.pointer_origin(id, ty, &t, v)?;
             self.flush(out);
             out.push(Stmt::Assign { local: id, value: e, span: self.span(n) });
         }
@@ -993,7 +1084,15 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             return Ok(());
         }
         let t = n.child_by_field_name("type").ok_or_else(|| self.unsupported(n, "this declaration"))?;
+        // `extern __device__ void error(void);`: a function declared in a body declares nothing
+        // that moves memory (a call of it is judged where it is made).
+        let mut c = n.walk();
+        let prototype = n.children_by_field_name("declarator", &mut c).all(|d| d.kind() == "function_declarator");
         let quals = self.quals(n);
+        // (`T v(a, b);` may parse as a prototype too: only `extern` or `void` ones are skipped.)
+        if prototype && (quals.contains(&"extern") || self.text(t) == "void") {
+            return Ok(());
+        }
         let shared = quals.contains(&"__shared__");
         let is_extern = quals.contains(&"extern");
         let auto = self.text(t) == "auto";
@@ -1486,6 +1585,26 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     }
                     return Ok(Place::Mem { addr, ty: arr.elem, space: Space::Shared, volatile: false, text, span });
                 }
+                Some(sym @ Sym::DeviceVar { .. }) if idx_nodes.len() > 1 => {
+                    let Sym::DeviceVar { dims, elem, volatile, .. } = &sym else { unreachable!() };
+                    let (dims, elem, volatile) = (dims.clone(), elem.clone(), *volatile);
+                    if idx_nodes.len() != dims.len() {
+                        return Err(self.unsupported(n, "a row of a multi-dimensional `__device__` array"));
+                    }
+                    let mut lin: Option<Expr> = None;
+                    for (k, node) in idx_nodes.iter().enumerate() {
+                        let (e, t) = self.expr(*node)?;
+                        let e = self.index_i64(e, &t, *node)?;
+                        lin = Some(match lin {
+                            None => e,
+                            Some(prev) => add64(mul64(prev, dims[k] as i128), e),
+                        });
+                    }
+                    let p = self.device_var_param(&sym);
+                    let bytes = mul64(lin.unwrap_or(Expr::Int(0, IntTy::I64)), elem.size() as i128);
+                    let addr = Expr::PtrOffset { ptr: Box::new(Expr::Param(p)), bytes: Box::new(bytes) };
+                    return Ok(Place::Mem { addr, ty: elem, space: Space::Global, volatile, text, span });
+                }
                 Some(Sym::LocalArray(ty)) | Some(Sym::Opaque(ty, _)) => {
                     if let Some(Sym::Opaque(_, what)) = self.lookup(self.text(root)).cloned() {
                         self.sym_place(Sym::Opaque(ty.clone(), what), root)?;
@@ -1788,7 +1907,17 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 }
                 Ok((Expr::Opaque { args, what: "a temporary object".into() }, ty))
             }
-            "new_expression" | "delete_expression" => Err(self.unsupported(n, "new/delete")),
+            "new_expression" if n.child_by_field_name("placement").is_some() => {
+                Err(self.unsupported(n, "placement new (construct the object's members one by one)"))
+            }
+            "new_expression" | "delete_expression" => Err(device_heap(self.span(n), self.text(n))),
+            "template_function" => {
+                let name = n.child_by_field_name("name").map(|x| self.text(x)).unwrap_or("");
+                if self.unit.polymorphic.contains(name) {
+                    return Err(cpp::virtual_refusal(self.span(n), self.text(n)));
+                }
+                Err(self.unsupported(n, "this expression (template_function)"))
+            }
             "ERROR" => Err(Diagnostic::at(ErrorKind::Syntax, self.span(n), "syntax error")),
             _ => Err(self.unsupported(n, &format!("this expression ({})", n.kind()))),
         }
@@ -1809,8 +1938,12 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         .ok_or_else(|| self.unsupported(n, "this expression"))?;
         // Value of a local before or after the update; memory targets are read once more.
         let place = self.place(target)?;
+        if let Place::Mem { ty, .. } = &place {
+            let ty = ty.clone();
+            return self.memory_update_value(n, place, ty, post);
+        }
         let Place::Local(id, ty) = place else {
-            return Err(self.unsupported(n, "an assignment to memory used as a value"));
+            return Err(self.unsupported(n, "an assignment to this place used as a value"));
         };
         let mut stmts = Vec::new();
         let result = if post {
@@ -1824,6 +1957,43 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         self.pending.append(&mut stmts);
         self.pending.push(s);
         Ok((Expr::Local(result), ty))
+    }
+
+    /// `x[i] = y[i] = v`, `out[k] = cnt[j]++`: the store (a load first for `+=`, `++`) is
+    /// hoisted before the statement; the value is what was stored (or, for `i++`, what was
+    /// read), held in a temporary so that no access is issued twice.
+    fn memory_update_value(&mut self, n: Node, place: Place, ty: Ty, post: bool) -> Result<(Expr, Ty)> {
+        let span = self.span(n);
+        let op = n.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or("=");
+        if n.kind() == "assignment_expression" && op == "=" {
+            let right = n.child_by_field_name("right").ok_or_else(|| self.unsupported(n, "this assignment"))?;
+            let (rv, rt) = self.expr(right)?;
+            let v = self.convert(rv, &rt, &ty, right)?;
+            let t = self.temp(ty.clone());
+            self.pending.push(Stmt::Assign { local: t, value: v, span });
+            let st = self.write(place, Expr::Local(t), &ty, right)?;
+            self.pending.push(st);
+            return Ok((Expr::Local(t), ty));
+        }
+        let place = self.bind_place(place);
+        let (cur, ct) = self.read_place(&place, CacheOp::Default);
+        let old = self.temp(ct.clone());
+        self.pending.push(Stmt::Assign { local: old, value: cur, span });
+        let (v, vt) = if n.kind() == "assignment_expression" {
+            let bop = op.strip_suffix('=').filter(|b| !b.is_empty()).ok_or_else(|| self.unsupported(n, "this assignment operator"))?;
+            let right = n.child_by_field_name("right").ok_or_else(|| self.unsupported(n, "this assignment"))?;
+            let (rv, rt) = self.expr(right)?;
+            self.binary(bop, Expr::Local(old), ct.clone(), rv, rt, n)?
+        } else {
+            let inc = if op == "--" { "-" } else { "+" };
+            self.binary(inc, Expr::Local(old), ct.clone(), Expr::Int(1, IntTy::I32), Ty::Int(IntTy::I32), n)?
+        };
+        let v = self.convert(v, &vt, &ty, n)?;
+        let new = self.temp(ty.clone());
+        self.pending.push(Stmt::Assign { local: new, value: v, span });
+        let st = self.write(place, Expr::Local(new), &ty, n)?;
+        self.pending.push(st);
+        Ok(if post { (Expr::Local(old), ct) } else { (Expr::Local(new), ty) })
     }
 
     fn number(&mut self, n: Node) -> Result<(Expr, Ty)> {
@@ -2122,6 +2292,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let explicit = f.child_by_field_name("arguments");
                 return self.inline_device(n, &fname, def, &arg_nodes, explicit, None);
             }
+            if let Some(r) = self.class_conversion(n, f, &arg_nodes)? {
+                return Ok(r);
+            }
             return Err(self.unsupported(n, "a call to a template function not defined in this file"));
         }
         // `(clock_t)(x)`, `(uint)(v)`: a cast the grammar reads as a call of `(type)`.
@@ -2328,6 +2501,12 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         if let Some(ty) = known_function(name) {
             return Ok((Expr::Opaque { args, what: format!("{name}()") }, ty));
         }
+        if matches!(name, "malloc" | "free" | "cudaMalloc" | "cudaFree" | "realloc" | "calloc") {
+            return Err(device_heap(self.span(n), self.text(n)));
+        }
+        if self.text(f).contains("wmma::") {
+            return Err(cpp::wmma_refusal(self.span(n), &format!("call to `{}`", self.text(f))));
+        }
         if self.unit.layout(name).is_some() {
             return Err(self.unsupported(
                 n,
@@ -2408,6 +2587,39 @@ fn known_function(name: &str) -> Option<Ty> {
         "sincosf",
         "__tanhf",
         "__exp2f",
+        "__log2f",
+        "__log10f",
+        "__tanf",
+        "__exp10f",
+        "__frsqrt_rn",
+        "__fdiv_rn",
+        "__fdiv_rz",
+        "__fsqrt_rz",
+        "__fadd_rz",
+        "__fmul_rz",
+        "__fmaf_rz",
+        "__int_as_float",
+        "__uint_as_float",
+        "__ll2float_rn",
+        "__double2float_rn",
+        "fdividef",
+        "asinhf",
+        "acoshf",
+        "atanhf",
+        "erfinvf",
+        "erfcinvf",
+        "lgammaf",
+        "tgammaf",
+        "nearbyintf",
+        "remainderf",
+        "fdimf",
+        "sinpif",
+        "cospif",
+        "rcbrtf",
+        "normcdfinvf",
+        "logbf",
+        "ldexpf",
+        "scalbnf",
     ];
     const DOUBLE: &[&str] = &[
         "sqrt",
@@ -2435,6 +2647,39 @@ fn known_function(name: &str) -> Option<Ty> {
         "__dadd_rn",
         "__dmul_rn",
         "__fma_rn",
+        "__drcp_rn",
+        "__ddiv_rn",
+        "__dsqrt_rn",
+        "__longlong_as_double",
+        "__int2double_rn",
+        "__uint2double_rn",
+        "__ll2double_rn",
+        "asin",
+        "acos",
+        "atan",
+        "atan2",
+        "sinh",
+        "cosh",
+        "asinh",
+        "acosh",
+        "atanh",
+        "exp10",
+        "expm1",
+        "log1p",
+        "erfc",
+        "erfinv",
+        "copysign",
+        "rint",
+        "nearbyint",
+        "rcbrt",
+        "normcdf",
+        "lgamma",
+        "tgamma",
+        "remainder",
+        "fdim",
+        "sinpi",
+        "cospi",
+        "ldexp",
     ];
     const INT: &[&str] = &[
         "isnan",
@@ -2478,8 +2723,43 @@ fn known_function(name: &str) -> Option<Ty> {
         "__reduce_max_sync",
         "__lanemask_lt",
         "__prof_trigger",
+        "__float_as_int",
+        "__float_as_uint",
+        "__double2uint_rn",
+        "__double2int_rz",
+        "__float2uint_rz",
+        "__sad",
+        "__usad",
+        "__byte_perm",
+        "__funnelshift_l",
+        "__funnelshift_r",
+        "__funnelshift_lc",
+        "__funnelshift_rc",
+        "__dp4a",
+        "__dp2a_lo",
+        "__dp2a_hi",
+        "__rhadd",
+        "__uhadd",
+        "__urhadd",
+        "isnan",
+        "isinf",
+        "isfinite",
+        "signbit",
+        "__isnanf",
+        "__isinff",
+        "__finitef",
     ];
-    const LONG: &[&str] = &["clock64", "clock", "__globaltimer"];
+    const LONG: &[&str] = &[
+        "clock64",
+        "clock",
+        "__globaltimer",
+        "__mul64hi",
+        "__umul64hi",
+        "__double_as_longlong",
+        "__float2ll_rn",
+        "__float2ull_rn",
+        "__double2ll_rn",
+    ];
     const ANY: &[&str] = &[
         "__shfl_sync",
         "__shfl_up_sync",

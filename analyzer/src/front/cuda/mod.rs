@@ -3,6 +3,7 @@
 
 pub mod launch_site;
 mod lower;
+mod misread;
 pub mod preprocess;
 mod prune;
 mod types;

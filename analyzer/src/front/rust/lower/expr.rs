@@ -442,7 +442,7 @@ impl Lowerer<'_, '_> {
         }
         let id = ParamId(self.k.params.len() as u32);
         let span = self.k.params.iter().find(|p| p.name == slice).map_or(self.span(s), |p| p.span);
-        self.k.params.push(Param { name, ty: Ty::Int(IntTy::U64), span });
+        self.k.params.push(Param { name, ty: Ty::Int(IntTy::U64), span, device_variable: false });
         self.lens.insert(slice.to_string(), id);
         Ok(id)
     }
