@@ -179,3 +179,95 @@ fn a_typedef_inside_a_body_names_its_type() {
     assert_eq!(total(&s, "global", "load"), (1, 16));
     assert_eq!(total(&s, "global", "store"), (1, 16));
 }
+
+#[test]
+fn a_method_of_an_explicit_specialization_and_a_prototype_in_a_body() {
+    // simpleTemplates: `SharedMemory<T> smem; T *s = smem.getPointer();`, the primary template
+    // declaring `extern __device__ void error(void);` so that it cannot be used. With
+    // T = float: one warp, g[t] one request of 4 sectors, s[t] one shared store.
+    let src = r#"
+    template <typename T> struct SM {
+        __device__ T *get() { extern __device__ void error(void); error(); return NULL; }
+    };
+    template <> struct SM<float> {
+        __device__ float *get() { extern __shared__ float s_f[]; return s_f; }
+    };
+    template <class T> __global__ void k(T *g) {
+        SM<T> sm;
+        T *s = sm.get();
+        s[threadIdx.x] = g[threadIdx.x];
+    }"#;
+    let mut o = opts("1", "32", &[("T", "float")]);
+    o.shared_bytes = 128;
+    let s = run_with(src, o);
+    assert_eq!(total(&s, "global", "load"), (1, 4));
+    assert_eq!(shared(&s, "store"), (1, 1));
+}
+
+#[test]
+fn a_parenthesised_variable_before_and_is_not_a_cast() {
+    // Rodinia's IN_RANGE: `((t)>=(lo) && (t)<=(hi))`, which the grammar reads as a cast of
+    // `&&(t)` unless told `lo` is a variable. lo = 8, hi = 39, 64 threads: warp 0 lanes 8..31
+    // (bytes 32..128: sectors 1..3), warp 1 lanes 32..39 (bytes 128..160: sector 4): two
+    // requests of 4 sectors in all, each way. Read as a cast, every lane would be in range (8
+    // sectors).
+    let src = r#"
+    #define IN_RANGE(x, min, max) ((x)>=(min) && (x)<=(max))
+    __global__ void k(const float *a, float *b, int lo, int hi) {
+        int t = threadIdx.x;
+        if (IN_RANGE(t, lo, hi)) b[t] = a[t];
+    }"#;
+    let s = run(src, "1", "64", &[("lo", "8"), ("hi", "39")]);
+    assert_eq!(total(&s, "global", "load"), (2, 4));
+    assert_eq!(total(&s, "global", "store"), (2, 4));
+}
+
+#[test]
+fn assignments_to_memory_used_as_values() {
+    // One warp. `x[i] = y[i] = v4`: two 16-byte stores, 512 bytes each = 16 sectors.
+    // `out[i] = cnt[i]++`: cnt[i] loaded once (4 sectors) and stored (4); out[i] stored (4).
+    let src = r#"
+    __global__ void k(float4 *x, float4 *y, float v, int *cnt, int *out) {
+        int i = threadIdx.x;
+        const float4 v4 = make_float4(v, v, v, v);
+        x[i] = y[i] = v4;
+        out[i] = cnt[i]++;
+    }"#;
+    let s = run(src, "1", "32", &[]);
+    assert_eq!(total(&s, "global", "load"), (1, 4));
+    assert_eq!(total(&s, "global", "store"), (4, 16 + 16 + 4 + 4));
+}
+
+#[test]
+fn memcpy_from_a_thread_array_default_parameters_and_fast_math() {
+    // One warp. in[t] and out[t] are uint4: 512 bytes = 16 sectors each; the memcpy between
+    // a thread's array and a register moves no memory. partial[t] copies data[t] (4 sectors
+    // each way); a[t] is loaded once for both intrinsics (4 sectors), b[t] stored (4).
+    let src = r#"
+    __global__ void k(const uint4 *in, uint4 *out, int *data, const float *a, float *b, int *partial = NULL) {
+        unsigned int r[4];
+        uint4 v = in[threadIdx.x];
+        r[0] = v.x; r[1] = v.y; r[2] = v.z; r[3] = v.w;
+        uint4 o;
+        memcpy(&o, r, sizeof(o));
+        out[threadIdx.x] = o;
+        partial[threadIdx.x] = data[threadIdx.x];
+        b[threadIdx.x] = __log2f(a[threadIdx.x]) + __fdiv_rn(a[threadIdx.x], 2.0f);
+    }"#;
+    let s = run(src, "1", "32", &[]);
+    assert_eq!(total(&s, "global", "load"), (3, 16 + 4 + 4));
+    assert_eq!(total(&s, "global", "store"), (3, 16 + 4 + 4));
+}
+
+#[test]
+fn device_heap_and_virtual_functions_are_refused_deliberately() {
+    let heap = "__global__ void k(int **p) {\n    *p = (int *)malloc(16);\n}\n";
+    let e = fail(heap, &[]);
+    assert!(e.contains("m.cu:2:") && e.contains("device-heap") && e.contains("deliberately"), "{e}");
+    let new = "__global__ void k(int **p) {\n    *p = new int[4];\n}\n";
+    let e = fail(new, &[]);
+    assert!(e.contains("m.cu:2:") && e.contains("device-heap"), "{e}");
+    let virt = "class Shape { public: __device__ virtual float area() const = 0; };\n__global__ void k(Shape **s, float *o) {\n    o[threadIdx.x] = (*s)->area();\n}\n";
+    let e = fail(virt, &[]);
+    assert!(e.contains("m.cu:2:") && e.contains("virtual functions") && e.contains("deliberately"), "{e}");
+}

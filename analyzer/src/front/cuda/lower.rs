@@ -1980,7 +1980,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let old = self.temp(ct.clone());
         self.pending.push(Stmt::Assign { local: old, value: cur, span });
         let (v, vt) = if n.kind() == "assignment_expression" {
-            let bop = op.strip_suffix('=').filter(|b| !b.is_empty()).ok_or_else(|| self.unsupported(n, "this assignment operator"))?;
+            let bop = op
+                .strip_suffix('=')
+                .filter(|b| !b.is_empty())
+                .ok_or_else(|| self.unsupported(n, "this assignment operator"))?;
             let right = n.child_by_field_name("right").ok_or_else(|| self.unsupported(n, "this assignment"))?;
             let (rv, rt) = self.expr(right)?;
             self.binary(bop, Expr::Local(old), ct.clone(), rv, rt, n)?
