@@ -41,9 +41,14 @@ pub struct Profile {
     /// The fewest of those seen on one launch (the DRAM-read lower bound uses it): the H200
     /// read 80 to 88 over 144 launches.
     pub launch_dram_read_sectors_min: u64,
-    /// SMs (consecutive ids, two TPCs on the H200) whose L1 misses to one sector in the same
-    /// step reach L2 once: measured on the H200, 2 or 4 SMs reading the same line at once cost
-    /// one SM's L2 reads, 132 SMs 35 times that. 1: no merging across SMs (not measured).
+    /// SMs (consecutive ids: the two SMs of a TPC on the H200) whose L1 misses to one sector in
+    /// the same step reach L2 once. Measured on the H200 by `%smid` (`validate/probes/reuse/
+    /// topo.cu`): SMs 0 and 1 (2 and 3, 64 and 65, ...) reading the same lines cost one SM's L2
+    /// reads, even with one of them started 10 us late (1.2 SMs' worth; 30 us: 1.6), while SMs
+    /// 0 and 2 (0 and 3, 1 and 2, 3 and 4, ...) cost two; SMs 0-3 cost two. SMs of different
+    /// TPCs merged too where few SMs ran (0, 16, 32 and 48 as one; 0 and 124), but not with
+    /// every SM busy (all 132 cost 35 SMs' reads; 16 of them 10), so the model leaves that out.
+    /// 1: no merging across SMs (not measured).
     pub merge_group_sms: u32,
     /// Where the numbers come from, for the sheet.
     pub source: &'static str,
@@ -71,7 +76,7 @@ pub const PROFILES: &[Profile] = &[
         l1_caches_global_loads: true,
         launch_dram_read_sectors: 88,
         launch_dram_read_sectors_min: 80,
-        merge_group_sms: 4,
+        merge_group_sms: 2,
         source: "read on the H200 (132 SMs, L2 62,914,560 bytes, 256 KiB L1+shared per SM); 64-byte DRAM granule, 88 sectors per launch and reuse in L2 up to two thirds of its size measured there",
     },
     Profile {
@@ -92,7 +97,7 @@ pub const PROFILES: &[Profile] = &[
         l1_caches_global_loads: true,
         launch_dram_read_sectors: 88,
         launch_dram_read_sectors_min: 80,
-        merge_group_sms: 4,
+        merge_group_sms: 2,
         source: "NVIDIA's H100 SXM sizes (132 SMs, 50 MiB L2); granule, per-launch reads and the two-thirds L2 as measured on the H200 (same sm_90 memory system)",
     },
     Profile {

@@ -13,7 +13,7 @@
 //!   shared-memory carveout leaves; loads allocate, except the L1-bypassing `__ldcg`/`__ldcv`
 //!   (and, where the profile says so, every load but `__ldg`); stores write through to L2 and
 //!   do not allocate; a sector another warp of the SM asked for is a hit;
-//! - misses to one sector by SMs of one merge group (4 on sm_90) in the same replay step reach
+//! - misses to one sector by SMs of one merge group (the 2 SMs of a TPC on sm_90) in the same replay step reach
 //!   L2 once while the warps are younger than [`SYNC_WORK`] steps (measured merging in flight);
 //! - one L2 of the profile's model capacity (on the H200 two thirds of the physical size, as
 //!   measured): sectored 128-byte lines, fully associative, LRU, write-back. A read miss fetches

@@ -238,13 +238,13 @@ fn misses_of_a_group_merge_in_step() {
 #[test]
 fn units_are_waves_times_groups() {
     let h = &PROFILES[0];
-    // 256-thread blocks: 8 per SM, 1,056 per wave, 33 groups of 4 SMs.
+    // 256-thread blocks: 8 per SM, 1,056 per wave, 66 groups of 2 SMs (the TPCs).
     let m = CacheModel::with_profile(h, 256, 0, 10_000, 1);
-    assert_eq!((m.per_wave(), m.groups()), (1056, 33));
+    assert_eq!((m.per_wave(), m.groups()), (1056, 66));
     assert_eq!(m.unit_of(0), (0, 0));
-    assert_eq!(m.unit_of(131), (0, 32)); // SM 131
-    assert_eq!(m.unit_of(132 + 5), (0, 1)); // SM 5
-    assert_eq!(m.unit_of(1056 + 8), (1, 17)); // next wave, turned by 61 SMs: SM 69
+    assert_eq!(m.unit_of(131), (0, 65)); // SM 131
+    assert_eq!(m.unit_of(132 + 5), (0, 2)); // SM 5
+    assert_eq!(m.unit_of(1056 + 8), (1, 34)); // next wave, turned by 61 SMs: SM 69
     assert_eq!(m.sm_of(2 * 1056 + 10), (10 + 122) % 132);
 }
 

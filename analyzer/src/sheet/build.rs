@@ -261,7 +261,7 @@ fn profile_assumptions(p: &Profile, o: &Occupancy, together: u64, sync_accesses:
     ];
     if p.merge_group_sms > 1 {
         v.push(format!(
-            "misses to one sector by different SMs of one group of {} (SMs {}k..{}k+{}) in the same step of the replay reach L2 once, while the warps are younger than {} global accesses ({} reference-engine steps, in step as a wave starts; later they drift apart): measured, 2 and 4 SMs reading a line at once cost one SM's L2 reads, all 132 cost 35 times that",
+            "misses to one sector by different SMs of one group of {} (SMs {}k..{}k+{}, the SMs of a TPC, which get consecutive blocks) in the same step of the replay reach L2 once, while the warps are younger than {} global accesses ({} reference-engine steps, in step as a wave starts; later they drift apart): measured by SM id, the two SMs of a TPC reading the same lines cost one SM's L2 reads, SMs of different TPCs merged only while few SMs ran (not modelled: an upper estimate where blocks of different TPCs stay in step, as tiled products with barriers do)",
             p.merge_group_sms,
             p.merge_group_sms,
             p.merge_group_sms,
