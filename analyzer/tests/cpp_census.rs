@@ -271,3 +271,17 @@ fn device_heap_and_virtual_functions_are_refused_deliberately() {
     let e = fail(virt, &[]);
     assert!(e.contains("m.cu:2:") && e.contains("virtual functions") && e.contains("deliberately"), "{e}");
 }
+
+#[test]
+fn a_static_member_function_of_a_class_template() {
+    // dwt2d's `FDWT53<WIN_SX, WIN_SY>::run(...)`: W = 2 binds inside. One warp: in[t] 4
+    // sectors; out[2t] every other float, 256 bytes: 8 sectors.
+    let src = r#"
+    template <int W> struct Tile {
+        __device__ static void run(const float *in, float *out) { out[threadIdx.x * W] = in[threadIdx.x]; }
+    };
+    __global__ void k(const float *in, float *out) { Tile<2>::run(in, out); }"#;
+    let s = run(src, "1", "32", &[]);
+    assert_eq!(total(&s, "global", "load"), (1, 4));
+    assert_eq!(total(&s, "global", "store"), (1, 8));
+}

@@ -268,8 +268,41 @@ const MAX_INSTANTIATION_DEPTH: usize = 64;
 
 /// `Vec<float, 4>`: the class template's layout with its parameters bound (cached by name).
 fn instantiate(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) -> Option<Layout> {
+    let (key, targs, bound) = class_template_args(unit, t, tmpl)?;
+    if let Some(l) = unit.layout(&key) {
+        return Some(l);
+    }
     let name = unit.text(t.child_by_field_name("name")?).to_string();
-    let (tdecl, spec) = *unit.struct_templates.get(&name)?;
+    let (_, spec) = *unit.struct_templates.get(&name)?;
+    let spec = match unit.struct_templates.get(&key) {
+        Some(&(_, special)) => special,
+        None => spec,
+    };
+    let body = spec.child_by_field_name("body")?;
+    // A class that holds itself as a member (`Pack<T>` inside `Pack<T>`) is incomplete there, as
+    // C++ says, and so is a chain of instances each holding the next: no layout, never endless.
+    if unit.instantiating.borrow().contains(&key) || unit.instantiating.borrow().len() >= MAX_INSTANTIATION_DEPTH {
+        return None;
+    }
+    unit.instantiating.borrow_mut().push(key.clone());
+    let layout = layout_of(unit, spec, body, &key, &bound);
+    unit.instantiating.borrow_mut().pop();
+    let mut layout = layout?;
+    layout.targs = targs;
+    unit.instances.borrow_mut().insert(key, layout.clone());
+    Some(layout)
+}
+
+/// A class template's instance as written (`Vec<float, 4>`): its name (`Vec<float,4>`), its
+/// parameters bound (defaults included), and those bindings over `tmpl`.
+#[allow(clippy::type_complexity)]
+fn class_template_args(
+    unit: &Unit,
+    t: Node,
+    tmpl: &HashMap<String, TemplateArg>,
+) -> Option<(String, Vec<(String, TemplateArg)>, HashMap<String, TemplateArg>)> {
+    let name = unit.text(t.child_by_field_name("name")?).to_string();
+    let (tdecl, _) = *unit.struct_templates.get(&name)?;
     let params = tdecl.child_by_field_name("parameters")?;
     let mut given = Vec::new();
     if let Some(args) = t.child_by_field_name("arguments") {
@@ -311,26 +344,7 @@ fn instantiate(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) -> Opt
             .join(",")
     );
     let key: String = key.chars().filter(|c| !c.is_whitespace()).collect();
-    if let Some(l) = unit.layout(&key) {
-        return Some(l);
-    }
-    let spec = match unit.struct_templates.get(&key) {
-        Some(&(_, special)) => special,
-        None => spec,
-    };
-    let body = spec.child_by_field_name("body")?;
-    // A class that holds itself as a member (`Pack<T>` inside `Pack<T>`) is incomplete there, as
-    // C++ says, and so is a chain of instances each holding the next: no layout, never endless.
-    if unit.instantiating.borrow().contains(&key) || unit.instantiating.borrow().len() >= MAX_INSTANTIATION_DEPTH {
-        return None;
-    }
-    unit.instantiating.borrow_mut().push(key.clone());
-    let layout = layout_of(unit, spec, body, &key, &bound);
-    unit.instantiating.borrow_mut().pop();
-    let mut layout = layout?;
-    layout.targs = targs;
-    unit.instances.borrow_mut().insert(key, layout.clone());
-    Some(layout)
+    Some((key, targs, bound))
 }
 
 /// One template argument written in a type (`float`, `4`, `N`, `T`).
@@ -2011,6 +2025,46 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             self.tmpl.insert(k, v);
         }
         let r = self.inline_device(n, &key, def, &[], None, Some(this));
+        self.tmpl = saved;
+        r.map(Some)
+    }
+
+    /// `Class<A, B>::run(args)`: a static member function, inlined with the class's template
+    /// arguments bound and no object.
+    pub(super) fn static_method_call(&mut self, n: Node, f: Node, arg_nodes: &[Node]) -> Result<Option<(Expr, Ty)>> {
+        // The innermost scope naming a class: `ns::C<4>::run` has `C<4>` inside `ns::`.
+        let mut q = f;
+        while let Some(inner) = q.child_by_field_name("name").filter(|x| x.kind() == "qualified_identifier") {
+            q = inner;
+        }
+        let (Some(scope), Some(member)) = (q.child_by_field_name("scope"), q.child_by_field_name("name")) else {
+            return Ok(None);
+        };
+        // No object: the class's template arguments are all it needs (not its layout).
+        let (class, targs) = match scope.kind() {
+            "template_type" => match class_template_args(self.unit, scope, &self.tmpl) {
+                Some((key, targs, _)) => (key, targs),
+                None => return Ok(None),
+            },
+            "namespace_identifier" | "type_identifier" => (self.text(scope).to_string(), Vec::new()),
+            _ => return Ok(None),
+        };
+        let key = self.method_key(&class, self.text(member), arg_nodes.len());
+        let Some(def) = self.unit.device_fns.get(key.as_str()).copied() else { return Ok(None) };
+        // The class's integer parameters are names in its functions' scope.
+        let consts = targs
+            .iter()
+            .filter_map(|(k, v)| match v {
+                TemplateArg::Int(i) => Some((k.clone(), Sym::Const(*i, IntTy::I32))),
+                _ => None,
+            })
+            .collect();
+        let saved = self.tmpl.clone();
+        for (k, v) in targs {
+            self.tmpl.insert(k, v);
+        }
+        let scope = StructVal { name: class, fields: consts };
+        let r = self.inline_device(n, &key, def, arg_nodes, None, Some(scope));
         self.tmpl = saved;
         r.map(Some)
     }

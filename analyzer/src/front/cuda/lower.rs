@@ -2313,6 +2313,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 return Ok(r);
             }
         }
+        if f.kind() == "qualified_identifier" {
+            if let Some(r) = self.static_method_call(n, f, &arg_nodes)? {
+                return Ok(r);
+            }
+        }
         // A lambda called where it is defined, or through the name it was bound to.
         let range = match f.kind() {
             "lambda_expression" => Some((f.start_byte(), f.end_byte())),
