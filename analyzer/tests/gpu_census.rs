@@ -134,3 +134,142 @@ fn device_side_launches_and_curand_are_refused_by_name() {
     let e = fail(init, "1", "32", &[("S", "float"), ("seed", "1")]);
     assert!(e.contains("m.cu:3:5") && e.contains("cuRAND") && e.contains("curand_init"), "{e}");
 }
+
+#[test]
+fn a_shift_by_a_run_time_amount_past_the_width_is_clamped_as_the_gpu_does() {
+    // One warp, s = 32 (a parameter: a run-time amount to nvcc). PTX clamps the amount to the
+    // width: 1u << 32 = 0, so a[t + 0] covers bytes 0..127, 4 sectors (a shift modulo the
+    // width, 1u << 0 = 1, would give 5). 0x80000001u >> 32 = 0: b[t], 4 sectors (modulo:
+    // 0x80000001, odd, 5). With s + 1 = 33, the signed -8 >> 33 is the sign, -1: c[t + 1 - 1],
+    // 4 sectors (modulo: -8 >> 1 = -4, c[t - 3], 5). An int amount of -1 reads as unsigned:
+    // 1 << -1 = 0, d[t], 4 sectors.
+    let src = r#"
+    __global__ void k(float *a, float *b, float *c, float *d, unsigned s, int neg) {
+        unsigned t = threadIdx.x;
+        a[t + (1u << s)] = 1.0f;
+        b[t + (0x80000001u >> s)] = 1.0f;
+        c[t + 1 + (-8 >> (s + 1))] = 1.0f;
+        d[t + (1 << neg)] = 1.0f;
+    }"#;
+    let s = run(src, "1", "32", &[("s", "32"), ("neg", "-1")]);
+    assert_eq!(row(&s, "a[t + (1u << s)]"), (1, 4));
+    assert_eq!(row(&s, "b[t + (0x80000001u >> s)]"), (1, 4));
+    assert_eq!(row(&s, "c[t + 1 + (-8 >> (s + 1))]"), (1, 4));
+    assert_eq!(row(&s, "d[t + (1 << neg)]"), (1, 4));
+    // The same amounts below the width shift as usual: s = 1 gives a[t + 2], bytes 8..135,
+    // 5 sectors.
+    let s = run(src, "1", "32", &[("s", "1"), ("neg", "0")]);
+    assert_eq!(row(&s, "a[t + (1u << s)]"), (1, 5));
+}
+
+#[test]
+fn a_shift_by_a_constant_past_the_width_is_an_error_where_it_runs() {
+    // C++ leaves `x << 32` undefined and nvcc folds it to an unspecified value: refused at its
+    // line when it runs, never in a branch that does not.
+    let src = "__global__ void k(unsigned *a, int c) {\n    if (c) a[(threadIdx.x << 32) & 31] = 1;\n    a[threadIdx.x] = 1;\n}\n";
+    let e = fail(src, "1", "32", &[("c", "1")]);
+    assert!(e.contains("m.cu:2:15") && e.contains("shift by the constant 32"), "{e}");
+    let s = run(src, "1", "32", &[("c", "0")]);
+    assert_eq!(row(&s, "a[threadIdx.x]").0, 1);
+}
+
+#[test]
+fn a_loop_that_moves_no_memory_is_summarised_whatever_its_trip_count() {
+    // One warp spins on clock64(): the loop moves nothing, so its trip count changes no count.
+    // a[t] (4 bytes x 32 lanes, 128 bytes aligned): 1 request, 4 sectors. out[t] stores the
+    // unknown clock (8 bytes x 32 lanes): 1 request, 8 sectors, exact (the value is not an
+    // address). b[now & 31]: an address from the unknown clock, the stated default (every
+    // lane its own sector: 32), not exact.
+    let src = r#"
+    __global__ void k(long long *out, long long ticks, float *a, float *b) {
+        long long end = clock64() + ticks;
+        long long now = 0;
+        do {
+            now = clock64();
+        } while (now < end);
+        a[threadIdx.x] = 1.0f;
+        out[threadIdx.x] = now;
+        b[now & 31] = 1.0f;
+    }"#;
+    let s = run(src, "1", "32", &[("ticks", "1000")]);
+    assert_eq!(row(&s, "a[threadIdx.x]"), (1, 4));
+    assert_eq!(row(&s, "out[threadIdx.x]"), (1, 8));
+    let b = s.instructions.iter().find(|r| r.text == "b[now & 31]").unwrap();
+    assert_eq!((b.requests, b.sectors, b.exact), (1, 32, false));
+    assert!(s.assumptions.iter().any(|a| a.contains("loop at 5:9") && a.contains("now")), "{:?}", s.assumptions);
+}
+
+#[test]
+fn a_spin_on_memory_is_refused_unless_the_fill_decides_it() {
+    // `while (latch[0] < 1);` waits for another agent's store: refused. With the launch saying
+    // latch holds 1, the first test leaves: one 4-byte load by one warp, 1 sector.
+    let src = "__global__ void k(volatile unsigned *latch) {\n    while (latch[0] < 1)\n        ;\n}\n";
+    let e = fail(src, "1", "32", &[]);
+    assert!(e.contains("m.cu:2:5") && e.contains("spin-wait"), "{e}");
+    let mut o = opts("1", "32", &[]);
+    o.fills = vec![("latch".into(), sector_analyzer::fill::Fill::Constant(1))];
+    let s = analyze_source("m.cu", src, &o).unwrap_or_else(|f| panic!("{}", f.one_line())).sheet;
+    assert_eq!(row(&s, "latch[0]"), (1, 1));
+}
+
+#[test]
+fn a_trip_count_from_exact_float_functions_is_known() {
+    // ceil(1000.0 / 512) = 2: thread 0 reads p[0] and p[1] (8 bytes each, 1 sector each).
+    let src = r#"
+    __global__ void k(double *p, int n) {
+        if (threadIdx.x == 0) {
+            int blocks = ceil((double)n / (double)512);
+            double s = 0.0;
+            for (int x = 0; x < blocks; x++) s += p[x];
+            p[0] = s;
+        }
+    }"#;
+    let s = run(src, "1", "32", &[("n", "1000")]);
+    assert_eq!(row(&s, "p[x]"), (2, 2));
+}
+
+#[test]
+fn a_shared_address_from_data_is_counted_conflict_free_and_stated_unless_the_fill_decides_it() {
+    // One warp reads t[idx[l] * 32]. Unknown idx: one instruction, counted as 32 consecutive
+    // 4-byte words, 1 wavefront, not exact, stated. With idx = identity, lane l reads word 32l:
+    // all in bank 0, 32 wavefronts, exact. d[idx[l]] (8 bytes): unknown, 32 consecutive doubles,
+    // 256 bytes, 2 wavefronts.
+    let src = r#"
+    __global__ void k(const int *idx, float *out) {
+        __shared__ float t[1024];
+        __shared__ double d[64];
+        t[threadIdx.x] = 0.0f;
+        d[threadIdx.x] = 0.0;
+        __syncthreads();
+        out[threadIdx.x] = t[idx[threadIdx.x] * 32] + (float)d[idx[threadIdx.x]];
+    }"#;
+    let wf = |s: &Sheet, text: &str| {
+        let r = s.instructions.iter().find(|r| r.text == text).unwrap();
+        (r.requests, r.wavefronts.unwrap(), r.exact)
+    };
+    let s = run(src, "1", "32", &[]);
+    assert_eq!(wf(&s, "t[idx[threadIdx.x] * 32]"), (1, 1, false));
+    assert_eq!(wf(&s, "d[idx[threadIdx.x]]"), (1, 2, false));
+    assert!(s.instructions.iter().any(|r| r.assumptions.iter().any(|a| a.contains("shared address depends on data"))));
+    let mut o = opts("1", "32", &[]);
+    o.fills = vec![("idx".into(), sector_analyzer::fill::Fill::Identity)];
+    let s = analyze_source("m.cu", src, &o).unwrap_or_else(|f| panic!("{}", f.one_line())).sheet;
+    assert_eq!(wf(&s, "t[idx[threadIdx.x] * 32]"), (1, 32, true));
+}
+
+#[test]
+fn mul24_is_computed() {
+    // __mul24(blockIdx.x, blockDim.x) + t over 2 blocks of 32: 2 requests of 4 sectors.
+    // __umul24(0x1000001, 2) keeps the low 24 bits, 1 x 2 = 2: b[2 + t], bytes 8..135,
+    // 5 sectors. __mul24(0xFFFFFF, 1) sign-extends the 24 bits: -1, so c[t + 1 - 1], 4 sectors.
+    let src = r#"
+    __global__ void k(float *a, float *b, float *c) {
+        a[__mul24(blockIdx.x, blockDim.x) + threadIdx.x] = 1.0f;
+        b[__umul24(0x1000001u, 2u) + threadIdx.x] = 1.0f;
+        c[threadIdx.x + 1 + __mul24(0xFFFFFF, 1)] = 1.0f;
+    }"#;
+    let s = run(src, "2", "32", &[]);
+    assert_eq!(row(&s, "a[__mul24(blockIdx.x, blockDim.x) + threadIdx.x]"), (2, 8));
+    assert_eq!(row(&s, "b[__umul24(0x1000001u, 2u) + threadIdx.x]"), (2, 10));
+    assert_eq!(row(&s, "c[threadIdx.x + 1 + __mul24(0xFFFFFF, 1)]"), (2, 8));
+}

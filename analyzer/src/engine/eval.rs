@@ -68,6 +68,7 @@ impl Engine<'_> {
             Expr::Binary { op, ty, lhs, rhs, span } => {
                 let a = self.eval(lhs, m, st)?;
                 let b = self.eval(rhs, m, st)?;
+                constant_shift(*op, *ty, rhs, *span)?;
                 self.pool.int_binary(m, *op, *ty, a, b, *span)?
             }
             Expr::FloatBinary { op, lhs, rhs } => {
@@ -185,6 +186,14 @@ impl Engine<'_> {
                 let v = self.loaded(&a, m, self.k.mem_op(*op).width);
                 self.pool.put(a);
                 v
+            }
+            Expr::Opaque { args, what } if args.len() == 1 && exact_float_fn(what, 0.0).is_some() => {
+                let v = self.eval(&args[0], m, st)?;
+                self.pool.map1(m, v, |x| match x.k {
+                    K::Float(f) => V { k: K::Float(exact_float_fn(what, f).unwrap_or(f)), data: x.data },
+                    K::Missing(_) => x,
+                    _ => V { k: K::Unknown, data: true },
+                })
             }
             Expr::Opaque { args, .. } => {
                 let mut data = false;

@@ -205,6 +205,10 @@ impl Engine<'_> {
             if let Some(c) = cond {
                 if test_first || !first {
                     let v = self.eval(c, lm, st)?;
+                    if self.summarise_loop(&v, lm, c, body, step, span, st) {
+                        self.pool.put(v);
+                        return Ok(());
+                    }
                     let t = self.truth_loop(&v, lm, span)?;
                     self.pool.put(v);
                     if t != lm && t != 0 && id != usize::MAX {
@@ -274,6 +278,41 @@ impl Engine<'_> {
         })
     }
 
+    /// A loop that moves no memory, whose condition is unknown in some lane of `m` (a spin on
+    /// `clock()`): however often it runs, it counts nothing. Its lanes leave it with every
+    /// local it assigns unknown, so that a later address or branch that depends on one is
+    /// handled as any unknown value is (stated on the sheet). `false`: not such a loop, or the
+    /// condition is known.
+    #[allow(clippy::too_many_arguments)]
+    fn summarise_loop(
+        &mut self,
+        v: &Vals,
+        m: u32,
+        cond: &Expr,
+        body: &[Stmt],
+        step: &[Stmt],
+        span: Span,
+        st: &mut WarpState,
+    ) -> bool {
+        let unknown = |v: V| matches!(v.k, K::Unknown);
+        let any_unknown = m != 0
+            && match v {
+                Vals::Same(v) => unknown(*v),
+                v => lanes(m).any(|l| unknown(v.at(l))),
+            };
+        let Some(assigned) = (if any_unknown { summarisable(cond, body, step) } else { None }) else {
+            return false;
+        };
+        for &l in &assigned {
+            st.assign(l, Vals::Same(V { k: K::Unknown, data: true }), m, &mut self.pool);
+        }
+        if !self.summarised_loops.iter().any(|(s, _)| *s == span) {
+            let names = assigned.iter().map(|l| self.k.locals[l.0 as usize].name.clone()).collect();
+            self.summarised_loops.push((span, names));
+        }
+        true
+    }
+
     pub(super) fn truth_loop(&mut self, c: &Vals, m: u32, span: Span) -> Result<u32> {
         let unknown = |v: V| matches!(v.k, K::Unknown);
         let any_unknown = m != 0
@@ -285,12 +324,52 @@ impl Engine<'_> {
             return Err(Diagnostic::at(
                 ErrorKind::Unsupported,
                 span,
-                "this loop's condition depends on data read from memory, so its trip count is unknown",
+                "this loop's condition depends on a value the analysis does not know (data read from memory, a clock) and the loop moves memory, so its trip count decides the counts",
             )
             .note(
-                "give the array's contents with --fill NAME=SPEC (e.g. constant:8), or bound the loop by a parameter",
-            ));
+                "where the value is read from an array, give the array's contents with --fill NAME=SPEC (e.g. constant:8), or bound the loop by a parameter",
+            )
+            .note("a loop that waits for memory another thread, kernel or the host writes (a spin-wait, a retry until a store sticks) cannot be counted from the source and is refused"));
         }
         self.truth(c, m, span)
+    }
+}
+
+/// The locals a loop assigns, when it moves no memory (its condition included): such a loop
+/// can be summarised whatever its trip count. `None`: it moves memory.
+pub(super) fn summarisable(cond: &Expr, body: &[Stmt], step: &[Stmt]) -> Option<Vec<LocalId>> {
+    if contains_load(cond) || !body.iter().chain(step).all(moves_nothing) {
+        return None;
+    }
+    let mut assigned = Vec::new();
+    for s in body.iter().chain(step) {
+        assigned_locals(s, &mut assigned);
+    }
+    assigned.sort();
+    assigned.dedup();
+    Some(assigned)
+}
+
+/// Whether a statement moves no memory and leaves every lane to the statement after its loop:
+/// no load, store, atomic or barrier, no `return`.
+pub(super) fn moves_nothing(s: &Stmt) -> bool {
+    match s {
+        Stmt::Assign { value, .. } => !contains_load(value),
+        Stmt::Eval(e) => !contains_load(e),
+        Stmt::If { cond, then, els, .. } => !contains_load(cond) && then.iter().chain(els).all(moves_nothing),
+        Stmt::Loop { cond, body, step, .. } => {
+            !cond.as_ref().is_some_and(contains_load) && body.iter().chain(step).all(moves_nothing)
+        }
+        Stmt::Break | Stmt::Continue => true,
+        Stmt::Store { .. } | Stmt::Return | Stmt::Barrier => false,
+    }
+}
+
+pub(super) fn assigned_locals(s: &Stmt, out: &mut Vec<LocalId>) {
+    match s {
+        Stmt::Assign { local, .. } => out.push(*local),
+        Stmt::If { then, els, .. } => then.iter().chain(els).for_each(|s| assigned_locals(s, out)),
+        Stmt::Loop { body, step, .. } => body.iter().chain(step).for_each(|s| assigned_locals(s, out)),
+        _ => {}
     }
 }

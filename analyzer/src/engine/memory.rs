@@ -358,24 +358,18 @@ impl Engine<'_> {
                 }
             }
             Space::Shared => {
-                if n_unknown > 0 && op.kind == AccessKind::Atom {
-                    // A shared histogram: one ATOMS per warp whatever the bins; its wavefronts
-                    // depend on them (counted for the known lanes, at least one).
+                if n_unknown > 0 {
+                    // One instruction per warp whatever the addresses; its wavefronts depend on
+                    // them. Counted as the known lanes show them, and no fewer than the active
+                    // lanes need reading consecutive elements (no bank conflict): stated on the
+                    // row (a shared histogram's ATOMS, a load at an index read from memory).
                     s.unknown_executions += 1;
                     let w = wavefronts(addrs, width);
-                    s.wavefronts += w.wavefronts.max(1);
-                    s.ideal_wavefronts += w.ideal.max(1);
+                    let consecutive: Vec<i64> = (0..lanes_active as i64).map(|i| i * width as i64).collect();
+                    let least = wavefronts(&consecutive, width).wavefronts.max(1);
+                    s.wavefronts += w.wavefronts.max(least);
+                    s.ideal_wavefronts += w.ideal.max(least);
                     return Ok(());
-                }
-                if n_unknown > 0 {
-                    return Err(Diagnostic::at(
-                        ErrorKind::Unsupported,
-                        op.span,
-                        format!(
-                            "the shared-memory address of `{}` depends on data the analysis does not know",
-                            op.text
-                        ),
-                    ));
                 }
                 let w = wavefronts(addrs, width);
                 s.wavefronts += w.wavefronts;

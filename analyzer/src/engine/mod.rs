@@ -74,6 +74,9 @@ pub struct Trace {
     pub varying_loops: Vec<Span>,
     /// Reads that used a fill, by parameter.
     pub used_fills: Vec<ParamId>,
+    /// Loops that move no memory whose condition the analysis could not decide (a spin on
+    /// `clock()`): summarised, the locals they assign unknown after them.
+    pub summarised_loops: Vec<(Span, Vec<String>)>,
     pub work: u64,
 }
 
@@ -88,6 +91,7 @@ pub struct Engine<'a> {
     loop_spans: Vec<Span>,
     varying: Vec<bool>,
     data_branches: HashSet<Span>,
+    summarised_loops: Vec<(Span, Vec<String>)>,
     /// By parameter: whether a read used its fill.
     used_fills: Vec<bool>,
     /// Whether the launch gives any array's contents.
@@ -219,6 +223,7 @@ impl<'a> Engine<'a> {
             varying: vec![false; loop_spans.len()],
             loop_spans,
             data_branches: HashSet::new(),
+            summarised_loops: Vec::new(),
             used_fills: vec![false; k.params.len()],
             any_fill: s.fills.iter().any(Option::is_some),
             restrict_params: (0..k.params.len()).map(|p| k.is_restrict(Base::Param(ParamId(p as u32)))).collect(),
@@ -246,7 +251,14 @@ impl<'a> Engine<'a> {
         let varying_loops = self.loop_spans.iter().zip(&self.varying).filter(|(_, v)| **v).map(|(s, _)| *s).collect();
         let used_fills =
             self.used_fills.iter().enumerate().filter(|(_, u)| **u).map(|(p, _)| ParamId(p as u32)).collect();
-        Trace { ops: self.ops, data_branches, varying_loops, used_fills, work: self.work }
+        Trace {
+            ops: self.ops,
+            data_branches,
+            varying_loops,
+            used_fills,
+            summarised_loops: self.summarised_loops,
+            work: self.work,
+        }
     }
 
     fn tick(&mut self, span: Span) -> Result<()> {

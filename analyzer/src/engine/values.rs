@@ -311,7 +311,47 @@ pub(super) fn int_lanes(
     Ok(())
 }
 
-/// `x op y` in type `ty`; comparisons give 0 or 1.
+/// The value of a math function that is exact in floating point (`ceil`, `floor`, `trunc`,
+/// `fabs`, `rint`, and their `f` forms) of a known argument; `None` for any other function.
+/// A grid-size computation such as `ceil((double)n / 512)` then stays known.
+pub(crate) fn exact_float_fn(what: &str, x: f64) -> Option<f64> {
+    Some(match what {
+        "ceil()" | "ceilf()" => x.ceil(),
+        "floor()" | "floorf()" => x.floor(),
+        "trunc()" | "truncf()" => x.trunc(),
+        "fabs()" | "fabsf()" => x.abs(),
+        // Round half to even, as the GPU's `rint` does.
+        "rint()" | "rintf()" => x.round_ties_even(),
+        _ => return None,
+    })
+}
+
+/// A shift by a constant amount outside the width, as written (`x << 32`): C++ leaves it
+/// undefined and nvcc folds it to an unspecified value, so it is an error when it runs. A
+/// run-time amount is the hardware's ([`int_op`]).
+pub(crate) fn constant_shift(op: BinOp, ty: IntTy, rhs: &Expr, span: Span) -> Result<()> {
+    fn literal(e: &Expr) -> Option<i128> {
+        match e {
+            Expr::Int(v, _) => Some(*v),
+            Expr::ToInt { ty, arg } => literal(arg).map(|v| ty.wrap(v)),
+            _ => None,
+        }
+    }
+    let (BinOp::Shl | BinOp::Shr, Some(y)) = (op, literal(rhs)) else { return Ok(()) };
+    let w = ty.bits.max(32) as i128;
+    if y < 0 || y >= w {
+        return Err(Diagnostic::at(
+            ErrorKind::Arithmetic,
+            span,
+            format!("shift by the constant {y} is outside 0..{w} for {}", ty.name()),
+        )
+        .note("C++ leaves it undefined and nvcc folds it to an unspecified value; a shift by a run-time amount is counted as the GPU does it (clamped to the width)"));
+    }
+    Ok(())
+}
+
+/// `x op y` in type `ty`; comparisons give 0 or 1. A shift by an amount outside the width is
+/// the GPU's: clamped (see [`constant_shift`] for one written as a constant).
 #[inline(always)]
 pub(crate) fn int_op(op: BinOp, ty: IntTy, x: i128, y: i128, span: Span) -> Result<i128> {
     let cmp = |c: bool| Ok(c as i128);
@@ -330,12 +370,15 @@ pub(crate) fn int_op(op: BinOp, ty: IntTy, x: i128, y: i128, span: Span) -> Resu
             }
         }
         BinOp::Shl | BinOp::Shr => {
-            if y < 0 || y >= ty.bits.max(32) as i128 {
-                return Err(Diagnostic::at(
-                    ErrorKind::Arithmetic,
-                    span,
-                    format!("shift by {y} is outside 0..{} for {}", ty.bits.max(32), ty.name()),
-                ));
+            let w = ty.bits.max(32) as i128;
+            if y < 0 || y >= w {
+                // The GPU's shift (PTX `shl`/`shr`, SASS `SHF` in clamp mode) reads its amount
+                // as unsigned and clamps it to the width: a left shift and a logical right shift
+                // give 0, an arithmetic right shift the sign.
+                return Ok(match op {
+                    BinOp::Shr if ty.signed => wrap(ty, x) >> (w - 1),
+                    _ => 0,
+                });
             }
             if op == BinOp::Shl {
                 x << y

@@ -13,7 +13,12 @@ use crate::cache::CacheModel;
 fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup) -> Row {
     let op = &kernel.mem_ops[i];
     let mut assumptions = Vec::new();
-    if st.unknown_executions > 0 {
+    if st.unknown_executions > 0 && op.space == Space::Shared {
+        assumptions.push(format!(
+            "shared address depends on data read from memory in {} of {} executions: those lanes counted as if they read consecutive elements (no bank conflict); with conflicts there are more wavefronts",
+            st.unknown_executions, st.executions
+        ));
+    } else if st.unknown_executions > 0 {
         assumptions.push(format!(
             "address depends on data read from memory in {} of {} executions: assumed every such lane touches its own sector (bounds {}..{})",
             st.unknown_executions, st.executions, st.sectors_min, st.sectors_max
@@ -134,6 +139,14 @@ pub fn build(kernel: &Kernel, setup: &Setup, trace: Trace, mut cache: CacheModel
     }
     for s in &trace.data_branches {
         assumptions.push(format!("branch at {}:{} depends on data read from memory: assumed taken", s.line, s.column));
+    }
+    for (s, locals) in &trace.summarised_loops {
+        let after =
+            if locals.is_empty() { String::new() } else { format!("; after it, unknown: {}", locals.join(", ")) };
+        assumptions.push(format!(
+            "loop at {}:{} moves no memory and its condition depends on a value the analysis does not know (a clock, data): its trip count does not change the counts{after}",
+            s.line, s.column
+        ));
     }
     for s in &trace.varying_loops {
         assumptions.push(format!(

@@ -56,6 +56,7 @@ impl Sym<'_> {
             Expr::Binary { op, ty, lhs, rhs, span } => {
                 let a = self.eval(lhs, m, st)?;
                 let b = self.eval(rhs, m, st)?;
+                constant_shift(*op, *ty, rhs, *span)?;
                 for l in lanes(m) {
                     out[l] = self.int_binary(*op, *ty, a[l], b[l], *span)?;
                 }
@@ -167,6 +168,17 @@ impl Sym<'_> {
                 let a = self.eval(addr, m, st)?;
                 self.access(*op, &a, m, st)?;
                 fill(&mut out, m, UNKNOWN);
+            }
+            Expr::Opaque { args, what } if args.len() == 1 && exact_float_fn(what, 0.0).is_some() => {
+                let v = self.eval(&args[0], m, st)?;
+                for l in lanes(m) {
+                    out[l] = match v[l].k {
+                        SK::Float(f) => SV { k: SK::Float(exact_float_fn(what, f).unwrap_or(f)), data: v[l].data },
+                        SK::FloatSym(vars) => return Err(points(vars)),
+                        SK::Missing(_) => v[l],
+                        _ => SV { k: SK::Unknown, data: true },
+                    };
+                }
             }
             Expr::Opaque { args, .. } => {
                 let mut data = false;

@@ -176,6 +176,22 @@ impl Sym<'_> {
                     0
                 } else {
                     let v = self.eval(c, *lm, st)?;
+                    if lanes(*lm).any(|l| matches!(v[l].k, SK::Unknown)) {
+                        // A loop that moves no memory: summarised as the reference does.
+                        if let Some(assigned) = super::super::exec::summarisable(c, body, step) {
+                            for &x in &assigned {
+                                let slot = &mut st.vars[x.0 as usize];
+                                for l in lanes(*lm) {
+                                    slot[l] = UNKNOWN;
+                                }
+                            }
+                            if !self.summarised_loops.iter().any(|(s, _)| *s == span) {
+                                let names = assigned.iter().map(|x| self.k.locals[x.0 as usize].name.clone()).collect();
+                                self.summarised_loops.push((span, names));
+                            }
+                            return Ok(false);
+                        }
+                    }
                     self.truth_loop(&v, *lm, span)?
                 };
                 if t != *lm && t != 0 && id != usize::MAX {
@@ -296,7 +312,8 @@ impl Sym<'_> {
 
     pub(super) fn truth_loop(&mut self, c: &L, m: u32, span: Span) -> R<u32> {
         if lanes(m).any(|l| matches!(c[l].k, SK::Unknown)) {
-            return Err(Stop::Error);
+            // Refused, or summarised when the loop moves no memory: the reference decides.
+            return give_up("a loop whose condition the analysis does not know");
         }
         self.truth(c, m, span)
     }

@@ -218,7 +218,7 @@ impl Sym<'_> {
             }
             Space::Shared => {
                 if n_unknown > 0 {
-                    return Err(Stop::Error);
+                    return give_up("a shared address that depends on unknown data");
                 }
                 for (r, &count) in dist.iter().enumerate().filter(|(_, c)| **c > 0) {
                     for (x, c) in addrs.iter_mut().zip(&consts) {

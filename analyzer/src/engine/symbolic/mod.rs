@@ -63,7 +63,8 @@ mod values;
 pub use form::{Form, Scope, NV};
 
 use super::{
-    absolute, address_keys, int_op, lanes, loop_table, may_alias, sectors_of, shared_layout, wavefronts, OpStats, Trace,
+    absolute, address_keys, constant_shift, exact_float_fn, int_op, lanes, loop_table, may_alias, sectors_of,
+    shared_layout, wavefronts, OpStats, Trace,
 };
 use super::{count, warp, HELD_MAX, SECTOR, WARP};
 use crate::diag::Diagnostic;
@@ -257,6 +258,7 @@ struct Sym<'a> {
     loop_ids: HashMap<Span, usize>,
     varying: Vec<bool>,
     data_branches: HashSet<Span>,
+    summarised_loops: Vec<(Span, Vec<String>)>,
     steps: u64,
     boxes: u64,
     stats: Stats,
@@ -284,6 +286,7 @@ impl<'a> Sym<'a> {
             loop_spans,
             loop_ids,
             data_branches: HashSet::new(),
+            summarised_loops: Vec::new(),
             steps: 0,
             boxes: 0,
             stats: Stats::default(),
@@ -316,7 +319,14 @@ impl<'a> Sym<'a> {
         let mut data_branches: Vec<Span> = self.data_branches.into_iter().collect();
         data_branches.sort_by_key(|s| (s.file, s.line, s.column));
         let varying_loops = self.loop_spans.iter().zip(&self.varying).filter(|(_, v)| **v).map(|(s, _)| *s).collect();
-        let trace = Trace { ops, data_branches, varying_loops, used_fills: Vec::new(), work: narrow(self.work)? };
+        let trace = Trace {
+            ops,
+            data_branches,
+            varying_loops,
+            used_fills: Vec::new(),
+            summarised_loops: self.summarised_loops,
+            work: narrow(self.work)?,
+        };
         Ok((trace, Stats { steps: self.steps, ..self.stats }))
     }
 

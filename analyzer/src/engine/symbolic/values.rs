@@ -144,8 +144,14 @@ impl Sym<'_> {
                 self.wrap(ty, r)
             }
             BinOp::Shl | BinOp::Shr if y.is_const() => {
-                if y.c < 0 || y.c >= ty.bits.max(32) as i128 {
-                    return Err(Stop::Error);
+                let w = ty.bits.max(32) as i128;
+                if y.c < 0 || y.c >= w {
+                    // Clamped as the GPU does it ([`int_op`]): the sign of a signed operand
+                    // is its shift by the width less one.
+                    if op == BinOp::Shl || !ty.signed {
+                        return Ok(Form::constant(0));
+                    }
+                    return self.wrap(ty, self.floor_div(&x, 1i128 << (w - 1))?);
                 }
                 if op == BinOp::Shl {
                     self.wrap(ty, x.scale(1i128 << y.c).ok_or_else(overflow)?)

@@ -197,6 +197,15 @@ impl Lowerer<'_, '_> {
         if matches!(op, BinOp::Shl | BinOp::Shr) {
             let t = self.int_of(&at);
             let b = self.convert(b, &bt, &RTy::Int(t), s)?;
+            // Rust without overflow checks shifts by the amount modulo the width (the IR's
+            // shift clamps, as the GPU's does); a constant amount stays as written.
+            let b = match b {
+                b @ Expr::Int(..) => b,
+                b => {
+                    let mask = Expr::Int(t.bits as i128 - 1, t);
+                    Expr::Binary { op: BinOp::And, ty: t, lhs: Box::new(b), rhs: Box::new(mask), span }
+                }
+            };
             return Ok((Expr::Binary { op, ty: t, lhs: Box::new(a), rhs: Box::new(b), span }, at));
         }
         self.infer.unify(&at, &bt);
