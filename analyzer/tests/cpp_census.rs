@@ -285,3 +285,19 @@ fn a_static_member_function_of_a_class_template() {
     assert_eq!(total(&s, "global", "load"), (1, 4));
     assert_eq!(total(&s, "global", "store"), (1, 8));
 }
+
+#[test]
+fn an_array_member_of_a_structure_passed_by_value() {
+    // LargeKernelParameter: `p.param[i]` reads the kernel's parameter space, not global
+    // memory. One warp: only result[t] is global, 4 sectors.
+    let src = r#"
+    typedef struct { int param[64]; } param_t;
+    __global__ void k(__grid_constant__ const param_t p, int *result) {
+        int tmp = 0;
+        for (int i = 0; i < 64; i++) tmp += p.param[i];
+        result[threadIdx.x] = tmp;
+    }"#;
+    let s = run(src, "1", "32", &[]);
+    assert_eq!(total(&s, "global", "load"), (0, 0));
+    assert_eq!(total(&s, "global", "store"), (1, 4));
+}

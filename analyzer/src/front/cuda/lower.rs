@@ -1557,6 +1557,17 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         idx_nodes.reverse();
         let text = self.text(n).to_string();
         let span = self.span(n);
+        // `p.a[i]` on a structure passed by value: its array member is kernel-parameter space
+        // (the constant bank) or registers, not global memory.
+        if root.kind() == "field_expression" {
+            if let Some(Sym::Opaque(ty, _) | Sym::LocalArray(ty)) = self.member_sym(root) {
+                for node in &idx_nodes {
+                    let (e, _) = self.expr(*node)?;
+                    self.pending_eval(e);
+                }
+                return Ok(Place::LocalArray(ty));
+            }
+        }
         if root.kind() == "identifier" {
             match self.lookup(self.text(root)).cloned() {
                 Some(Sym::Shared(id)) => {
