@@ -1,0 +1,537 @@
+//! Calls: `__device__` functions (inlined), the GPU's intrinsics, math functions whose value is
+//! not tracked, and the calls that are refused.
+
+use super::*;
+
+impl Lowerer<'_, '_> {
+    pub(super) fn call(&mut self, n: Node) -> Result<(Expr, Ty)> {
+        let f = n.child_by_field_name("function").ok_or_else(|| self.unsupported(n, "this call"))?;
+        let args_node = n.child_by_field_name("arguments").ok_or_else(|| self.unsupported(n, "this call"))?;
+        let mut c = args_node.walk();
+        let arg_nodes: Vec<Node> = args_node.named_children(&mut c).filter(|a| a.kind() != "comment").collect();
+        if let Some(r) = self.group_call(n, f, &arg_nodes)? {
+            return Ok(r);
+        }
+        // C++ casts: static_cast<T>(x) and friends.
+        if f.kind() == "template_function" {
+            let name = f.child_by_field_name("name").map(|x| self.text(x)).unwrap_or("");
+            if matches!(name, "static_cast" | "reinterpret_cast" | "const_cast") && arg_nodes.len() == 1 {
+                let targs = f.child_by_field_name("arguments").ok_or_else(|| self.unsupported(f, "this cast"))?;
+                let mut cc = targs.walk();
+                let td = targs.named_children(&mut cc).next().ok_or_else(|| self.unsupported(f, "this cast"))?;
+                let ty = self.type_descriptor(td)?;
+                let (e, et) = self.expr(arg_nodes[0])?;
+                let e = self.convert(e, &et, &ty, n)?;
+                return Ok((e, self.with_origin(ty, &et)));
+            }
+            // A function template called with explicit arguments: `load<float, 4>(p)`.
+            if let Some((fname, def)) = self.resolve_function(name) {
+                let explicit = f.child_by_field_name("arguments");
+                return self.inline_device(n, &fname, def, &arg_nodes, explicit, None);
+            }
+            if let Some(r) = self.class_conversion(n, f, &arg_nodes)? {
+                return Ok(r);
+            }
+            return Err(self.unsupported(n, "a call to a template function not defined in this file"));
+        }
+        // `(clock_t)(x)`, `(uint)(v)`: a cast the grammar reads as a call of `(type)`.
+        if f.kind() == "parenthesized_expression" && arg_nodes.len() == 1 {
+            if let Some(ty) = self.type_named(f) {
+                let (e, et) = self.expr(arg_nodes[0])?;
+                let e = self.convert(e, &et, &ty, n)?;
+                return Ok((e, self.with_origin(ty, &et)));
+            }
+        }
+        if f.kind() == "field_expression" {
+            if let Some(r) = self.method_call(n, f, &arg_nodes)? {
+                return Ok(r);
+            }
+        }
+        if f.kind() == "qualified_identifier" {
+            if let Some(r) = self.static_method_call(n, f, &arg_nodes)? {
+                return Ok(r);
+            }
+        }
+        // A lambda called where it is defined, or through the name it was bound to.
+        let range = match f.kind() {
+            "lambda_expression" => Some((f.start_byte(), f.end_byte())),
+            "identifier" => match self.lookup(self.text(f)) {
+                Some(Sym::Lambda(i)) => Some(self.lambdas[*i]),
+                _ => None,
+            },
+            _ => None,
+        };
+        let lambda = range
+            .and_then(|(a, b)| self.unit.root.and_then(|r| r.descendant_for_byte_range(a, b)))
+            .filter(|l| l.kind() == "lambda_expression");
+        if let Some(l) = lambda {
+            return self.inline_lambda(n, l, &arg_nodes);
+        }
+        if f.kind() == "identifier" {
+            match self.lookup(self.text(f)).cloned() {
+                // A function object: its `operator()`.
+                Some(Sym::Struct(_)) => {
+                    if let Some(r) = self.call_member(n, f, ".", "operator()", &arg_nodes)? {
+                        return Ok(r);
+                    }
+                }
+                Some(Sym::Func(name)) => {
+                    if let Some((fname, def)) = self.resolve_function(&name) {
+                        return self.inline_device(n, &fname, def, &arg_nodes, None, None);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let name = self.text(f);
+        let typedef = self.unit.typedefs.get(name).cloned().or_else(|| match self.tmpl.get(name) {
+            Some(TemplateArg::Type(t)) => Some(t.clone()),
+            _ => None,
+        });
+        if let (Some(ty), 1) = (typedef, arg_nodes.len()) {
+            // Functional cast through a typedef or template type: `floatX(v)`, `T(0)`.
+            let (e, et) = self.expr(arg_nodes[0])?;
+            let e = self.convert(e, &et, &ty, n)?;
+            return Ok((e, self.with_origin(ty, &et)));
+        }
+        if f.kind() == "primitive_type" || named_type(name).is_some() {
+            // Functional cast `float(x)`, `int(x)`.
+            if arg_nodes.len() == 1 {
+                let ty = named_type(name).ok_or_else(|| self.unsupported(f, "this cast"))?;
+                let (e, et) = self.expr(arg_nodes[0])?;
+                return Ok((self.convert(e, &et, &ty, n)?, ty));
+            }
+        }
+        let cache = match name {
+            "__ldg" => Some(CacheOp::Nc),
+            "__ldca" => Some(CacheOp::Ca),
+            "__ldcg" => Some(CacheOp::Cg),
+            "__ldcs" => Some(CacheOp::Cs),
+            "__ldlu" => Some(CacheOp::Lu),
+            "__ldcv" => Some(CacheOp::Cv),
+            _ => None,
+        };
+        if let Some(cache) = cache {
+            if arg_nodes.len() != 1 {
+                return Err(self.unsupported(n, &format!("`{name}` with {} arguments", arg_nodes.len())));
+            }
+            let (p, pt) = self.expr(arg_nodes[0])?;
+            let Ty::Ptr(pt) = pt else { return Err(self.unsupported(n, &format!("`{name}` of a non-pointer"))) };
+            let op = self.mem_op(
+                AccessKind::Load,
+                pt.space,
+                pt.pointee.size(),
+                cache,
+                cache == CacheOp::Cv,
+                self.text(n),
+                self.span(n),
+            );
+            return Ok((Expr::Load { op, addr: Box::new(p) }, pt.pointee.clone()));
+        }
+        let store_cache = match name {
+            "__stcg" => Some(CacheOp::Cg),
+            "__stcs" => Some(CacheOp::Cs),
+            "__stwt" => Some(CacheOp::Wt),
+            "__stwb" => Some(CacheOp::Default),
+            _ => None,
+        };
+        if let Some(cache) = store_cache {
+            if arg_nodes.len() != 2 {
+                return Err(self.unsupported(n, &format!("`{name}` with {} arguments", arg_nodes.len())));
+            }
+            if self.no_hoist > 0 {
+                return Err(self.unsupported(n, "a store inside a condition"));
+            }
+            let (p, pt) = self.expr(arg_nodes[0])?;
+            let (v, vt) = self.expr(arg_nodes[1])?;
+            let Ty::Ptr(pt) = pt else { return Err(self.unsupported(n, &format!("`{name}` to a non-pointer"))) };
+            let v = self.convert(v, &vt, &pt.pointee, n)?;
+            let op =
+                self.mem_op(AccessKind::Store, pt.space, pt.pointee.size(), cache, false, self.text(n), self.span(n));
+            self.pending.push(Stmt::Store { op, addr: p, value: v });
+            return Ok((Expr::Int(0, IntTy::I32), Ty::Void));
+        }
+        // A definition of the file that certainly fits shadows the toolkit's function of that
+        // name (`fminf(float2, float2)`); an uncertain one only stands in for a missing one.
+        let overload = match self.tmpl.get(name) {
+            Some(TemplateArg::Func(_)) => self.resolve_function(name).map(|(f, d)| (f, d, true)),
+            _ => self.pick_overload(name, &arg_nodes),
+        };
+        if let Some((fname, def, true)) = overload {
+            return self.inline_device(n, &fname, def, &arg_nodes, None, None);
+        }
+        if let Some(r) = self.gpu_call(n, name, &arg_nodes)? {
+            return Ok(r);
+        }
+        if self.is_barrier(n) {
+            return Err(self.unsupported(n, "a barrier inside an expression"));
+        }
+        if !matches!(name, "min" | "max") || self.unit.device_fns.contains_key(name) {
+            if let Some((fname, def, _)) = overload {
+                return self.inline_device(n, &fname, def, &arg_nodes, None, None);
+            }
+            // Not one of the file's free functions (a method named by its class, say).
+            if !self.unit.overloads.contains_key(name) && !self.unit.overloads.contains_key(cpp::last_segment(name)) {
+                if let Some((fname, def)) = self.resolve_function(name) {
+                    return self.inline_device(n, &fname, def, &arg_nodes, None, None);
+                }
+            }
+        }
+        if let Some(r) = self.out_param_math(n, name, &arg_nodes)? {
+            return Ok(r);
+        }
+        if name == "memcpy" && arg_nodes.len() == 3 {
+            return self.register_memcpy(n, &arg_nodes);
+        }
+        let mut args = Vec::new();
+        let mut tys = Vec::new();
+        for a in &arg_nodes {
+            let (e, t) = self.expr(*a)?;
+            args.push(e);
+            tys.push(t);
+        }
+        match name {
+            "min" | "max" | "umin" | "umax" | "llmin" | "llmax" | "ullmin" | "ullmax" | "std::min" | "std::max"
+                if args.len() == 2 =>
+            {
+                let op = if name.ends_with("min") { BinOp::Min } else { BinOp::Max };
+                let ty = self.common(&tys[0], &tys[1]);
+                let b = self.convert(args.pop().unwrap(), &tys[1], &ty, n)?;
+                let a = self.convert(args.pop().unwrap(), &tys[0], &ty, n)?;
+                return Ok(match ty {
+                    Ty::Int(t) => {
+                        (Expr::Binary { op, ty: t, lhs: Box::new(a), rhs: Box::new(b), span: self.span(n) }, ty)
+                    }
+                    _ => (Expr::FloatBinary { op, lhs: Box::new(a), rhs: Box::new(b) }, ty),
+                });
+            }
+            "fminf" | "fmaxf" | "fmin" | "fmax" if args.len() == 2 => {
+                let op = if name.starts_with("fmin") { BinOp::Min } else { BinOp::Max };
+                let ty = if name.ends_with('f') { Ty::Float(4) } else { Ty::Float(8) };
+                let b = self.convert(args.pop().unwrap(), &tys[1], &ty, n)?;
+                let a = self.convert(args.pop().unwrap(), &tys[0], &ty, n)?;
+                return Ok((Expr::FloatBinary { op, lhs: Box::new(a), rhs: Box::new(b) }, ty));
+            }
+            // `abs(x)` of a floating-point value: std::abs, its magnitude (data).
+            "abs" if args.len() == 1 && matches!(tys[0], Ty::Float(_)) => {
+                return Ok((Expr::Opaque { args, what: "fabs()".into() }, tys[0].clone()));
+            }
+            "abs" | "llabs" | "labs" if args.len() == 1 => {
+                if let Ty::Int(t) = tys[0] {
+                    let t = promote(t);
+                    let a = self.convert(args.pop().unwrap(), &tys[0], &Ty::Int(t), n)?;
+                    let neg = Expr::Binary {
+                        op: BinOp::Lt,
+                        ty: t,
+                        lhs: Box::new(a.clone()),
+                        rhs: Box::new(Expr::Int(0, t)),
+                        span: self.span(n),
+                    };
+                    let minus = Expr::Unary { op: UnOp::Neg, ty: t, arg: Box::new(a.clone()) };
+                    return Ok((
+                        Expr::Select { cond: Box::new(neg), then: Box::new(minus), els: Box::new(a) },
+                        Ty::Int(t),
+                    ));
+                }
+            }
+            _ => {}
+        }
+        let name = match name.rsplit_once("::") {
+            Some((_, last)) if known_function(name).is_none() => last.trim(),
+            _ => name,
+        };
+        if let Some(ty) = known_function(name) {
+            return Ok((Expr::Opaque { args, what: format!("{name}()") }, ty));
+        }
+        if matches!(name, "malloc" | "free" | "cudaMalloc" | "cudaFree" | "realloc" | "calloc") {
+            return Err(device_heap(self.span(n), self.text(n)));
+        }
+        if self.text(f).contains("wmma::") {
+            return Err(cpp::wmma_refusal(self.span(n), &format!("call to `{}`", self.text(f))));
+        }
+        if self.unit.layout(name).is_some() {
+            return Err(self.unsupported(
+                n,
+                &format!("a temporary `{name}(...)` outside a declaration (declare it: `{name} t(...);`)"),
+            ));
+        }
+        if let Some(d) = intrinsics::device_side_launch(self.text(n), name, self.span(n)) {
+            return Err(d);
+        }
+        Err(Diagnostic::at(
+            ErrorKind::Unsupported,
+            self.span(n),
+            format!("call to `{name}`: not a __device__ function of this file nor a known CUDA function"),
+        ))
+    }
+}
+
+pub(super) fn known_function(name: &str) -> Option<Ty> {
+    const FLOAT: &[&str] = &[
+        "sqrtf",
+        "rsqrtf",
+        "expf",
+        "exp2f",
+        "exp10f",
+        "expm1f",
+        "logf",
+        "log2f",
+        "log10f",
+        "log1pf",
+        "powf",
+        "sinf",
+        "cosf",
+        "tanf",
+        "tanhf",
+        "sinhf",
+        "coshf",
+        "asinf",
+        "acosf",
+        "atanf",
+        "atan2f",
+        "erff",
+        "erfcf",
+        "fabsf",
+        "floorf",
+        "ceilf",
+        "roundf",
+        "truncf",
+        "rintf",
+        "fmaf",
+        "fmodf",
+        "cbrtf",
+        "hypotf",
+        "__expf",
+        "__logf",
+        "__sinf",
+        "__cosf",
+        "__powf",
+        "__fdividef",
+        "__frcp_rn",
+        "__fsqrt_rn",
+        "__fadd_rn",
+        "__fmul_rn",
+        "__fmaf_rn",
+        "__fsub_rn",
+        "__saturatef",
+        "copysignf",
+        "__int2float_rn",
+        "__uint2float_rn",
+        "__half2float",
+        "__bfloat162float",
+        "normcdff",
+        "sincosf",
+        "__tanhf",
+        "__exp2f",
+        "__log2f",
+        "__log10f",
+        "__tanf",
+        "__exp10f",
+        "__frsqrt_rn",
+        "__fdiv_rn",
+        "__fdiv_rz",
+        "__fsqrt_rz",
+        "__fadd_rz",
+        "__fmul_rz",
+        "__fmaf_rz",
+        "__int_as_float",
+        "__uint_as_float",
+        "__ll2float_rn",
+        "__double2float_rn",
+        "fdividef",
+        "asinhf",
+        "acoshf",
+        "atanhf",
+        "erfinvf",
+        "erfcinvf",
+        "lgammaf",
+        "tgammaf",
+        "nearbyintf",
+        "remainderf",
+        "fdimf",
+        "sinpif",
+        "cospif",
+        "rcbrtf",
+        "normcdfinvf",
+        "logbf",
+        "ldexpf",
+        "scalbnf",
+    ];
+    const DOUBLE: &[&str] = &[
+        "sqrt",
+        "rsqrt",
+        "exp",
+        "exp2",
+        "log",
+        "log2",
+        "log10",
+        "pow",
+        "sin",
+        "cos",
+        "tan",
+        "tanh",
+        "erf",
+        "fabs",
+        "floor",
+        "ceil",
+        "round",
+        "trunc",
+        "fma",
+        "fmod",
+        "cbrt",
+        "hypot",
+        "__dadd_rn",
+        "__dmul_rn",
+        "__fma_rn",
+        "__drcp_rn",
+        "__ddiv_rn",
+        "__dsqrt_rn",
+        "__longlong_as_double",
+        "__int2double_rn",
+        "__uint2double_rn",
+        "__ll2double_rn",
+        "asin",
+        "acos",
+        "atan",
+        "atan2",
+        "sinh",
+        "cosh",
+        "asinh",
+        "acosh",
+        "atanh",
+        "exp10",
+        "expm1",
+        "log1p",
+        "erfc",
+        "erfinv",
+        "copysign",
+        "rint",
+        "nearbyint",
+        "rcbrt",
+        "normcdf",
+        "lgamma",
+        "tgamma",
+        "remainder",
+        "fdim",
+        "sinpi",
+        "cospi",
+        "ldexp",
+    ];
+    const INT: &[&str] = &[
+        "isnan",
+        "isinf",
+        "isfinite",
+        "signbit",
+        "__isnan",
+        "__isinf",
+        "__isnanf",
+        "__isinff",
+        "__finitef",
+        "__popc",
+        "__popcll",
+        "__clz",
+        "__clzll",
+        "__ffs",
+        "__ffsll",
+        "__brev",
+        "__brevll",
+        "__float2int_rn",
+        "__float2int_rz",
+        "__float2int_rd",
+        "__float2int_ru",
+        "__double2int_rn",
+        "__mul24",
+        "__umul24",
+        "__mulhi",
+        "__umulhi",
+        "__ballot_sync",
+        "__any_sync",
+        "__all_sync",
+        "__activemask",
+        "__match_any_sync",
+        "printf",
+        "assert",
+        "__trap",
+        "__nanosleep",
+        "__float2uint_rn",
+        "__reduce_add_sync",
+        "__reduce_min_sync",
+        "__reduce_max_sync",
+        "__lanemask_lt",
+        "__prof_trigger",
+        "__float_as_int",
+        "__float_as_uint",
+        "__double2uint_rn",
+        "__double2int_rz",
+        "__float2uint_rz",
+        "__sad",
+        "__usad",
+        "__byte_perm",
+        "__funnelshift_l",
+        "__funnelshift_r",
+        "__funnelshift_lc",
+        "__funnelshift_rc",
+        "__dp4a",
+        "__dp2a_lo",
+        "__dp2a_hi",
+        "__rhadd",
+        "__uhadd",
+        "__urhadd",
+        "isnan",
+        "isinf",
+        "isfinite",
+        "signbit",
+        "__isnanf",
+        "__isinff",
+        "__finitef",
+    ];
+    const LONG: &[&str] = &[
+        "clock64",
+        "clock",
+        "__globaltimer",
+        "__mul64hi",
+        "__umul64hi",
+        "__double_as_longlong",
+        "__float2ll_rn",
+        "__float2ull_rn",
+        "__double2ll_rn",
+    ];
+    const ANY: &[&str] = &[
+        "__shfl_sync",
+        "__shfl_up_sync",
+        "__shfl_down_sync",
+        "__shfl_xor_sync",
+        "__shfl",
+        "__shfl_down",
+        "__shfl_up",
+        "__shfl_xor",
+        "__float2half",
+        "__float2half_rn",
+        "__hadd",
+        "__hmul",
+        "__hfma",
+        "__hmax",
+        "__hmin",
+        "__float2bfloat16",
+        "__ldg_placeholder",
+    ];
+    if FLOAT.contains(&name) {
+        return Some(Ty::Float(4));
+    }
+    if DOUBLE.contains(&name) {
+        return Some(Ty::Float(8));
+    }
+    if INT.contains(&name) {
+        return Some(Ty::Int(IntTy::I32));
+    }
+    if LONG.contains(&name) {
+        return Some(Ty::Int(IntTy::I64));
+    }
+    if ANY.contains(&name) {
+        return Some(Ty::Float(4));
+    }
+    if let Some(rest) = name.strip_prefix("make_") {
+        return named_type(rest).or(Some(Ty::Void));
+    }
+    None
+}

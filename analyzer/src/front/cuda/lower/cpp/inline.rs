@@ -1,0 +1,607 @@
+//! Inlining: `__device__` functions and function templates, lambdas, constructors and member
+//! functions, with their template arguments bound.
+
+use super::*;
+
+impl<'u, 'a> Lowerer<'u, 'a> {
+    /// The function a call names: a template parameter bound to a function, a scoped name, a
+    /// method of the object's structure.
+    pub(in crate::front::cuda::lower) fn resolve_function(&self, name: &str) -> Option<(String, Node<'a>)> {
+        if let Some(TemplateArg::Func(f)) = self.tmpl.get(name) {
+            return self.unit.device_fns.get(f.as_str()).map(|d| (f.clone(), *d));
+        }
+        if let Some(d) = self.unit.device_fns.get(name) {
+            return Some((name.to_string(), *d));
+        }
+        let last = last_segment(name);
+        self.unit.device_fns.get(last).map(|d| (last.to_string(), *d))
+    }
+
+    /// Inlines a call of a `__device__` function (or function template): parameters become
+    /// locals (references name the argument's place), template arguments are given or deduced
+    /// from the arguments, missing arguments take their defaults, `return` leaves a wrapper loop.
+    pub(in crate::front::cuda::lower) fn inline_device(
+        &mut self,
+        n: Node,
+        fname: &str,
+        def: Node<'a>,
+        arg_nodes: &[Node],
+        explicit: Option<Node>,
+        this: Option<StructVal>,
+    ) -> Result<(Expr, Ty)> {
+        if self.no_hoist > 0 {
+            return Err(self.unsupported(n, "a call to a __device__ function inside a condition or `?:`"));
+        }
+        if !def.kind().starts_with("lambda") && self.inline.iter().any(|i| i.def == def.id()) {
+            return Err(Diagnostic::at(
+                ErrorKind::Unsupported,
+                self.span(n),
+                format!("recursion: `{fname}` calls itself (directly or through other calls); recursive __device__ functions are not supported"),
+            ));
+        }
+        if self.inline.len() >= MAX_INLINE {
+            return Err(Diagnostic::at(
+                ErrorKind::Limit,
+                self.span(n),
+                format!("__device__ calls nested deeper than {MAX_INLINE}"),
+            ));
+        }
+        let lambda = def.kind() == "lambda_expression";
+        let decl = if lambda {
+            def.child_by_field_name("declarator")
+        } else {
+            Some(function_declarator(def).ok_or_else(|| self.unsupported(def, "this function"))?)
+        };
+        let params = match decl {
+            Some(d) => d.child_by_field_name("parameters"),
+            None => None,
+        };
+        let pnodes: Vec<Node> = match params {
+            None => Vec::new(),
+            Some(params) => {
+                let mut c = params.walk();
+                let v: Vec<Node> = params
+                    .named_children(&mut c)
+                    .filter(|p| matches!(p.kind(), "parameter_declaration" | "optional_parameter_declaration"))
+                    .collect();
+                v
+            }
+        };
+        let is_void_list = pnodes.len() == 1 && self.text(pnodes[0]).trim() == "void";
+        let pnodes = if is_void_list { Vec::new() } else { pnodes };
+        if arg_nodes.len() > pnodes.len() {
+            return Err(self.unsupported(n, "a call with more arguments than the function's parameters"));
+        }
+        // Template arguments: explicit ones first, then deduced from argument types.
+        let mut tmpl = self.tmpl.clone();
+        let mut tparams: Vec<(String, bool, Option<Node>)> = Vec::new();
+        // The template around this definition (an overload of the same name may have none).
+        if let Some(t) = self.unit.fn_templates.get(fname).copied().filter(|t| def.parent() == Some(*t)) {
+            if let Some(list) = t.child_by_field_name("parameters") {
+                let mut cc = list.walk();
+                for p in list.named_children(&mut cc) {
+                    let (name, is_type, default) = match p.kind() {
+                        "parameter_declaration" | "optional_parameter_declaration" => (
+                            p.child_by_field_name("declarator").and_then(|d| self.declared_name(d)),
+                            false,
+                            p.child_by_field_name("default_value"),
+                        ),
+                        "type_parameter_declaration" | "optional_type_parameter_declaration" => {
+                            let mut k = p.walk();
+                            let name = p
+                                .named_children(&mut k)
+                                .find(|x| x.kind() == "type_identifier")
+                                .map(|x| self.text(x).to_string());
+                            (name, true, p.child_by_field_name("default_type"))
+                        }
+                        _ => return Err(self.unsupported(p, "this template parameter")),
+                    };
+                    if let Some(name) = name {
+                        tmpl.remove(&name);
+                        tparams.push((name, is_type, default));
+                    }
+                }
+            }
+        }
+        if let Some(list) = explicit {
+            let mut cc = list.walk();
+            let given: Vec<Node> = list.named_children(&mut cc).collect();
+            for (g, (name, is_type, _)) in given.iter().zip(&tparams) {
+                let arg = self.template_arg(*g, *is_type)?;
+                tmpl.insert(name.clone(), arg);
+            }
+        }
+        // Arguments: references name places; others are values.
+        let mut bound: Vec<(Option<String>, Sym)> = Vec::new();
+        let mut vals: Vec<Option<(Expr, Ty)>> = Vec::new();
+        let mut refs: Vec<Option<Sym>> = Vec::new();
+        for (i, p) in pnodes.iter().enumerate() {
+            let is_ref = p.child_by_field_name("declarator").is_some_and(|d| d.kind() == "reference_declarator");
+            let Some(a) = arg_nodes.get(i) else {
+                vals.push(None);
+                refs.push(None);
+                continue;
+            };
+            // A cooperative group is bound by name, not passed as a value.
+            if let Some((_, g)) = self.group_param(*p, Some(*a))? {
+                refs.push(Some(Sym::Group(g)));
+                vals.push(None);
+                continue;
+            }
+            if is_ref && !self.is_const_param(*p) {
+                refs.push(Some(self.bind_reference("$ref", None, *a)?));
+                vals.push(None);
+            } else if struct_name(&self.peek_type(*a)).is_some() || matches!(self.member_sym(*a), Some(Sym::Struct(_)))
+            {
+                // A structure argument is named, not copied: members are read where used.
+                refs.push(Some(self.bind_reference("$arg", None, *a)?));
+                vals.push(None);
+            } else {
+                refs.push(None);
+                vals.push(Some(self.expr(*a)?));
+            }
+        }
+        // `std::bool_constant<B>` / `std::integral_constant<int, N>` tags: B and N from the
+        // argument's type as written (`std::true_type{}`, `std::bool_constant<false>{}`).
+        for (i, p) in pnodes.iter().enumerate() {
+            let Some(t) = p.child_by_field_name("type") else { continue };
+            let tt = self.text(t);
+            if !(tt.contains("bool_constant<") || tt.contains("integral_constant<")) {
+                continue;
+            }
+            let inner = tt.rsplit(['<', ',']).next().unwrap_or("").trim_end_matches('>').trim().to_string();
+            if !tparams.iter().any(|(nm, _, _)| *nm == inner) || tmpl.contains_key(&inner) {
+                continue;
+            }
+            let Some(a) = arg_nodes.get(i) else { continue };
+            let at = self.text(*a);
+            let v = if at.contains("true_type") || at.contains("<true>") {
+                Some(1)
+            } else if at.contains("false_type") || at.contains("<false>") {
+                Some(0)
+            } else {
+                at.rsplit(['<', ','])
+                    .next()
+                    .and_then(|x| x.split('>').next())
+                    .and_then(|x| x.trim().parse::<i128>().ok())
+            };
+            if let Some(v) = v {
+                tmpl.insert(inner, TemplateArg::Int(v));
+            }
+        }
+        // Deduce `T` from `T x`, `T *p`, `const T &r`.
+        for (i, p) in pnodes.iter().enumerate() {
+            let Some(t) = p.child_by_field_name("type") else { continue };
+            let tname = self.text(t);
+            let Some((_, true, _)) = tparams.iter().find(|(nm, _, _)| nm == tname) else { continue };
+            if tmpl.contains_key(tname) {
+                continue;
+            }
+            let mut ty = match (&vals[i], &refs[i]) {
+                (Some((_, ty)), _) => ty.clone(),
+                (None, Some(Sym::Local(_, ty))) | (None, Some(Sym::Ref { ty, .. })) => ty.clone(),
+                _ => continue,
+            };
+            let mut d = p.child_by_field_name("declarator");
+            while let Some(x) = d {
+                if x.kind() == "pointer_declarator" {
+                    if let Ty::Ptr(pt) = ty {
+                        ty = pt.pointee.clone();
+                    }
+                }
+                d = x.child_by_field_name("declarator").or_else(|| {
+                    if x.kind() == "reference_declarator" {
+                        let mut k = x.walk();
+                        let inner = x.named_children(&mut k).next();
+                        inner
+                    } else {
+                        None
+                    }
+                });
+            }
+            tmpl.insert(tname.to_string(), TemplateArg::Type(ty));
+        }
+        let saved_tmpl = std::mem::replace(&mut self.tmpl, tmpl);
+        let r = self.inline_body(n, fname, def, &pnodes, vals, refs, &tparams, this, &mut bound);
+        self.tmpl = saved_tmpl;
+        r
+    }
+
+    /// A lambda call: inlined like a function, seeing its enclosing scopes.
+    pub(in crate::front::cuda::lower) fn inline_lambda(
+        &mut self,
+        n: Node,
+        l: Node<'a>,
+        arg_nodes: &[Node],
+    ) -> Result<(Expr, Ty)> {
+        self.inline_device(n, "lambda", l, arg_nodes, None, None)
+    }
+
+    pub(super) fn is_const_param(&self, p: Node) -> bool {
+        self.quals(p).contains(&"const")
+    }
+
+    /// A template argument as written: a type, a constant, or a function's name.
+    pub(super) fn template_arg(&mut self, g: Node, is_type: bool) -> Result<TemplateArg> {
+        if !is_type {
+            // `f<twice>`, `f<N>`: a name the grammar may read as a type.
+            let word = self.text(g).trim();
+            match self.lookup(word).cloned() {
+                Some(Sym::Const(v, _)) => return Ok(TemplateArg::Int(v)),
+                None if !word.is_empty() && word.chars().all(|c| c.is_alphanumeric() || c == '_' || c == ':') => {
+                    if let Some((f, _)) = self.resolve_function(word) {
+                        return Ok(TemplateArg::Func(f));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if is_type || g.kind() == "type_descriptor" {
+            if g.kind() == "type_descriptor" {
+                return Ok(TemplateArg::Type(self.type_descriptor(g)?));
+            }
+            return Ok(TemplateArg::Type(type_of_specifier(self.unit, g, &self.tmpl)?));
+        }
+        if g.kind() == "identifier" && self.lookup(self.text(g)).is_none() {
+            if let Some((f, _)) = self.resolve_function(self.text(g)) {
+                return Ok(TemplateArg::Func(f));
+            }
+        }
+        let (e, _) = self.const_expr_ro(g)?;
+        const_eval(&e).map(TemplateArg::Int).ok_or_else(|| {
+            Diagnostic::at(ErrorKind::Unsupported, self.span(g), "a template argument that is not a constant")
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn inline_body(
+        &mut self,
+        n: Node,
+        fname: &str,
+        def: Node<'a>,
+        pnodes: &[Node<'a>],
+        vals: Vec<Option<(Expr, Ty)>>,
+        refs: Vec<Option<Sym>>,
+        tparams: &[(String, bool, Option<Node>)],
+        this: Option<StructVal>,
+        _bound: &mut Vec<(Option<String>, Sym)>,
+    ) -> Result<(Expr, Ty)> {
+        let mut scope = HashMap::new();
+        // Template parameters still unbound take their defaults.
+        for (name, is_type, default) in tparams {
+            if self.tmpl.contains_key(name) {
+                continue;
+            }
+            match (default, is_type) {
+                (Some(d), true) => {
+                    let t = self.type_descriptor(*d)?;
+                    self.tmpl.insert(name.clone(), TemplateArg::Type(t));
+                }
+                (Some(d), false) => {
+                    let (e, _) = self.const_expr_ro(*d)?;
+                    if let Some(v) = const_eval(&e) {
+                        self.tmpl.insert(name.clone(), TemplateArg::Int(v));
+                    }
+                }
+                _ => {
+                    return Err(Diagnostic::at(
+                        ErrorKind::Unsupported,
+                        self.span(n),
+                        format!("call of `{fname}`: template parameter `{name}` cannot be deduced"),
+                    )
+                    .note(format!("write the template arguments: `{fname}<...>(...)`")))
+                }
+            }
+        }
+        for (name, _, _) in tparams {
+            if let Some(TemplateArg::Int(v)) = self.tmpl.get(name) {
+                scope.insert(name.clone(), Sym::Const(*v, IntTy::I32));
+            }
+        }
+        if let Some(this) = &this {
+            for (f, s) in &this.fields {
+                scope.insert(f.clone(), s.clone());
+            }
+            for (c, v) in self.unit.layout(&this.name).map(|l| l.consts).unwrap_or_default() {
+                scope.insert(c, Sym::Const(v, IntTy::U64));
+            }
+        }
+        let lambda = def.kind() == "lambda_expression";
+        let trailing = if lambda {
+            def.child_by_field_name("declarator").and_then(|d| {
+                let mut c = d.walk();
+                let t = d.named_children(&mut c).find(|x| x.kind() == "trailing_return_type");
+                t
+            })
+        } else {
+            None
+        };
+        let mut auto_ret = false;
+        let ret_ty = match (def.child_by_field_name("type"), trailing) {
+            (_, Some(t)) => {
+                let mut c = t.walk();
+                let td = t.named_children(&mut c).next();
+                match td {
+                    Some(td) => self.type_descriptor(td)?,
+                    None => Ty::Void,
+                }
+            }
+            (Some(t), None) if matches!(self.text(t), "auto" | "decltype(auto)") => {
+                auto_ret = true;
+                Ty::Void
+            }
+            (Some(t), None) => type_of_specifier(self.unit, t, &self.tmpl)?,
+            (None, None) if lambda => {
+                auto_ret = true;
+                Ty::Void
+            }
+            (None, None) => match def.child_by_field_name("declarator") {
+                // `operator T *()`: the type converted to is the return type.
+                Some(oc) if oc.kind() == "operator_cast" => {
+                    let t = oc.child_by_field_name("type").ok_or_else(|| self.unsupported(oc, "this operator"))?;
+                    type_of_specifier(self.unit, t, &self.tmpl)?
+                }
+                _ => Ty::Void,
+            },
+        };
+        let mut ret_ty = ret_ty;
+        let mut d = def.child_by_field_name("declarator");
+        while let Some(x) = d {
+            if x.kind() == "pointer_declarator" || x.kind() == "abstract_pointer_declarator" {
+                ret_ty = self.ptr(ret_ty, &[], &[]);
+            }
+            if x.kind() == "function_declarator" {
+                break;
+            }
+            d = x.child_by_field_name("declarator");
+        }
+        let mut body = Vec::new();
+        for (i, p) in pnodes.iter().enumerate() {
+            let pname = p.child_by_field_name("declarator").and_then(|d| self.declared_name(d));
+            if let Some(sym) = &refs[i] {
+                if let Some(pn) = pname {
+                    scope.insert(pn, sym.clone());
+                }
+                continue;
+            }
+            let (pn, pty) = self.declared(*p)?;
+            let (a, at) = match &vals[i] {
+                Some(v) => v.clone(),
+                None => {
+                    let d = p.child_by_field_name("default_value").ok_or_else(|| {
+                        self.unsupported(n, "a call with fewer arguments than the function's parameters")
+                    })?;
+                    self.expr(d)?
+                }
+            };
+            let pty = self.with_origin(pty, &at);
+            if let (Some(sname), Some(pn)) = (struct_name(&pty).map(str::to_string), pn.as_ref()) {
+                // A structure passed by value (a function object, a tag): members in registers.
+                self.pending_eval(a);
+                let v = self.struct_locals(pn, &sname, n, 0)?;
+                scope.insert(pn.clone(), Sym::Struct(v));
+                continue;
+            }
+            let local = self.new_local(pn.as_deref().unwrap_or("$arg"), pty.clone());
+            let a = self.convert(a, &at, &pty, n)?;
+            body.push(Stmt::Assign { local, value: a, span: self.span(n) });
+            if let Some(pn) = pn {
+                scope.insert(pn, Sym::Local(local, pty));
+            }
+        }
+        let ret_flag = self.temp(Ty::Int(IntTy::I32));
+        let ret_val =
+            if is_void(&ret_ty) && !auto_ret { None } else { Some((self.temp(ret_ty.clone()), ret_ty.clone())) };
+        if let Some((id, Ty::Ptr(_))) = &ret_val {
+            // A returned pointer's address space is its `return`'s value's.
+            self.unset_ptrs.insert(*id);
+        }
+        self.pending.push(Stmt::Assign { local: ret_flag, value: Expr::Int(0, IntTy::I32), span: self.span(n) });
+        let mut globals = self.scopes[0].clone();
+        // Parameters of the kernel are not visible inside the function.
+        globals.retain(|_, s| !matches!(s, Sym::Param(_) | Sym::Local(..) | Sym::Struct(_)));
+        for (k, v) in &self.unit.globals {
+            globals.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        // A lambda sees the scopes it was written in (its captures); a function only globals.
+        let saved_scopes = if lambda {
+            self.scopes.push(scope);
+            None
+        } else {
+            Some(std::mem::replace(&mut self.scopes, vec![globals, scope]))
+        };
+        let saved_pending = std::mem::take(&mut self.pending);
+        self.inline.push(Inline { def: def.id(), ret_flag, ret_val: ret_val.clone(), auto_ret });
+        // A constructor's member initializers (`: x(a), y(b)`) run before its body.
+        let mut r = Ok(());
+        let mut c = def.walk();
+        let inits: Vec<Node> = def
+            .named_children(&mut c)
+            .filter(|x| x.kind() == "field_initializer_list")
+            .flat_map(|l| {
+                let mut cc = l.walk();
+                let v: Vec<Node> = l.named_children(&mut cc).collect();
+                v
+            })
+            .collect();
+        for fi in inits {
+            r = self.field_initializer(fi, &mut body);
+            if r.is_err() {
+                break;
+            }
+        }
+        let r = r.and_then(|_| match def.child_by_field_name("body") {
+            Some(b) => self.block(b, &mut body),
+            None => Err(self.unsupported(def, "a function without a body")),
+        });
+        self.inline.pop();
+        match saved_scopes {
+            Some(sc) => self.scopes = sc,
+            None => {
+                self.scopes.pop();
+            }
+        }
+        self.pending = saved_pending;
+        r?;
+        body.push(Stmt::Break);
+        let span = self.span(n);
+        self.pending.push(Stmt::Loop { cond: None, body, step: Vec::new(), test_first: true, span, synthetic: true });
+        let note = if lambda {
+            "lambda inlined".to_string()
+        } else {
+            format!("__device__ function `{}` inlined", fname.split('#').next().unwrap_or(fname))
+        };
+        if !self.k.notes.contains(&note) {
+            self.k.notes.push(note);
+        }
+        Ok(match ret_val {
+            Some((id, _)) if !is_void(&self.k.locals[id.0 as usize].ty) => {
+                (Expr::Local(id), self.k.locals[id.0 as usize].ty.clone())
+            }
+            _ => (Expr::Int(0, IntTy::I32), Ty::Void),
+        })
+    }
+
+    /// `x(a)` or `x{a}` in a constructor's initializer list.
+    pub(super) fn field_initializer(&mut self, fi: Node, out: &mut Vec<Stmt>) -> Result<()> {
+        let mut c = fi.walk();
+        let kids: Vec<Node> = fi.named_children(&mut c).collect();
+        let (Some(f), Some(args)) = (kids.first(), kids.get(1)) else { return Ok(()) };
+        let mut cc = args.walk();
+        let vals: Vec<Node> = args.named_children(&mut cc).collect();
+        let Some(v) = vals.first() else { return Ok(()) };
+        let place = match self.lookup(self.text(*f)).cloned() {
+            Some(sym) => self.sym_place(sym, *f)?,
+            None => return Err(self.undeclared(*f)),
+        };
+        let (e, t) = self.expr(*v)?;
+        let st = self.write(place, e, &t, *v)?;
+        self.flush(out);
+        out.push(st);
+        Ok(())
+    }
+
+    pub(in crate::front::cuda::lower) fn declared_name(&self, d: Node) -> Option<String> {
+        match d.kind() {
+            "identifier" => Some(self.text(d).to_string()),
+            _ => {
+                let inner = d.child_by_field_name("declarator").or_else(|| {
+                    let mut c = d.walk();
+                    let x = d.named_children(&mut c).find(|x| x.kind() != "type_qualifier");
+                    x
+                })?;
+                self.declared_name(inner)
+            }
+        }
+    }
+
+    /// `obj.method(args)` on a structure in registers or in memory, and `obj[i]` through
+    /// `operator[]`: the method is inlined with the members in scope.
+    pub(in crate::front::cuda::lower) fn method_call(
+        &mut self,
+        n: Node,
+        f: Node,
+        arg_nodes: &[Node],
+    ) -> Result<Option<(Expr, Ty)>> {
+        let Some(obj) = f.child_by_field_name("argument") else { return Ok(None) };
+        let Some(method) = f.child_by_field_name("field").map(|m| self.text(m).to_string()) else { return Ok(None) };
+        let op = f.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or(".");
+        self.call_member(n, obj, op, &method, arg_nodes)
+    }
+
+    pub(in crate::front::cuda::lower) fn call_member(
+        &mut self,
+        n: Node,
+        obj: Node,
+        op: &str,
+        method: &str,
+        arg_nodes: &[Node],
+    ) -> Result<Option<(Expr, Ty)>> {
+        let oty = self.peek_type(obj);
+        let sty = if op == "->" {
+            match &oty {
+                Ty::Ptr(p) => p.pointee.clone(),
+                _ => return Ok(None),
+            }
+        } else {
+            oty
+        };
+        let Some(sname) = struct_name(&sty).map(str::to_string) else { return Ok(None) };
+        let key = self.method_key(&sname, method, arg_nodes.len());
+        let targs = self.unit.layout(&sname).map(|l| l.targs).unwrap_or_default();
+        let Some(def) = self.unit.device_fns.get(key.as_str()).copied() else {
+            return Err(self.unsupported(n, &format!("a call of `{key}`, which is not defined in this file")));
+        };
+        // The members as symbols: registers as they are, memory through references.
+        let this = match (op, self.member_sym(obj)) {
+            (".", Some(Sym::Struct(v))) => v,
+            _ => {
+                let layout = self.unit.layout(&sname).ok_or_else(|| self.unsupported(n, "this structure"))?;
+                let (base, space, volatile) = if op == "->" {
+                    let (p, pt) = self.expr(obj)?;
+                    let Ty::Ptr(pt) = pt else { return Ok(None) };
+                    (p, pt.space, pt.volatile)
+                } else {
+                    match self.place(obj)? {
+                        Place::Mem { addr, space, volatile, .. } => (addr, space, volatile),
+                        _ => return Err(self.unsupported(n, "a method call on this object")),
+                    }
+                };
+                let bty = Ty::Ptr(Box::new(PtrTy {
+                    pointee: sty.clone(),
+                    space,
+                    is_const: false,
+                    restrict: false,
+                    volatile,
+                }));
+                let b = self.new_local("this", bty);
+                self.pending.push(Stmt::Assign { local: b, value: base, span: self.span(n) });
+                let mut fields = Vec::new();
+                for fd in &layout.fields {
+                    let fty = Ty::Ptr(Box::new(PtrTy {
+                        pointee: fd.ty.clone(),
+                        space,
+                        is_const: false,
+                        restrict: false,
+                        volatile,
+                    }));
+                    let t = self.new_local(&format!("this.{}", fd.name), fty);
+                    self.pending.push(Stmt::Assign {
+                        local: t,
+                        value: ptr_add(Expr::Local(b), fd.offset as i128),
+                        span: self.span(n),
+                    });
+                    let sym = if fd.dims.is_empty() {
+                        Sym::Ref {
+                            ptr: t,
+                            ty: fd.ty.clone(),
+                            space,
+                            volatile,
+                            text: format!("{}.{}", self.text(obj), fd.name),
+                        }
+                    } else {
+                        Sym::Local(
+                            t,
+                            Ty::Ptr(Box::new(PtrTy {
+                                pointee: fd.ty.clone(),
+                                space,
+                                is_const: false,
+                                restrict: false,
+                                volatile,
+                            })),
+                        )
+                    };
+                    fields.push((fd.name.clone(), sym));
+                }
+                StructVal { name: sname.clone(), fields }
+            }
+        };
+        let saved = self.tmpl.clone();
+        for (k, v) in targs {
+            self.tmpl.insert(k, v);
+        }
+        let r = self.inline_device(n, &key, def, arg_nodes, None, Some(this));
+        self.tmpl = saved;
+        r.map(Some)
+    }
+}

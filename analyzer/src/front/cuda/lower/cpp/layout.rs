@@ -1,0 +1,644 @@
+//! Structures and class templates as the translation unit declares them: their C layouts,
+//! instances of class templates, types written with a scope or a keyword, file-scope values.
+
+use super::*;
+
+/// Alignment of a type inside a structure, as nvcc lays it out.
+pub(super) fn align_of(unit: &Unit, ty: &Ty) -> u32 {
+    match ty {
+        Ty::Int(_) | Ty::Float(_) | Ty::Ptr(_) => ty.size().max(1),
+        Ty::Vector { name, bytes } => {
+            if let Some(s) = struct_name(ty) {
+                return unit.layout(s).map(|l| l.align).unwrap_or(1);
+            }
+            let n = name.chars().last().and_then(|c| c.to_digit(10)).unwrap_or(1);
+            if n == 2 || n == 4 {
+                (*bytes).min(16)
+            } else {
+                bytes / n.max(1)
+            }
+        }
+        Ty::Void => 1,
+    }
+}
+
+/// Numbers in `alignas(16)`, `__align__(16)`, `__attribute__((aligned(16)))`.
+pub(super) fn explicit_align(text: &str) -> Option<u32> {
+    for key in ["alignas(", "__align__(", "aligned("] {
+        if let Some(i) = text.find(key) {
+            let rest = &text[i + key.len()..];
+            let digits: String = rest.trim_start().chars().take_while(|c| c.is_ascii_digit()).collect();
+            if let Ok(v) = digits.parse::<u32>() {
+                if v.is_power_of_two() {
+                    return Some(v);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Records the type names a top-level item declares (enums, structures, classes) so that later
+/// items can use them. Called in source order.
+pub(in crate::front::cuda::lower) fn declare_types<'a>(unit: &mut Unit<'a>, n: Node<'a>) {
+    let spec = match n.kind() {
+        "enum_specifier" | "struct_specifier" | "class_specifier" | "union_specifier" => Some(n),
+        _ => n.child_by_field_name("type").filter(|t| {
+            matches!(t.kind(), "enum_specifier" | "struct_specifier" | "class_specifier" | "union_specifier")
+        }),
+    };
+    let Some(spec) = spec else { return };
+    match spec.kind() {
+        "enum_specifier" => {
+            let ty = match spec.child_by_field_name("base") {
+                Some(b) => type_of_specifier(unit, b, &HashMap::new()).unwrap_or(Ty::Int(IntTy::I32)),
+                None => Ty::Int(IntTy::I32),
+            };
+            if let Some(name) = spec.child_by_field_name("name") {
+                unit.typedefs.insert(unit.text(name).to_string(), ty.clone());
+            }
+            // `typedef enum { .. } Mode;`
+            if n.kind() == "type_definition" {
+                let mut c = n.walk();
+                for d in n.children_by_field_name("declarator", &mut c) {
+                    unit.typedefs.insert(unit.text(d).to_string(), ty.clone());
+                }
+            }
+        }
+        _ => {
+            let Some(body) = spec.child_by_field_name("body") else { return };
+            let name = spec.child_by_field_name("name").map(|x| unit.text(x).to_string());
+            let mut names: Vec<String> = name.into_iter().collect();
+            if n.kind() == "type_definition" {
+                let mut c = n.walk();
+                for d in n.children_by_field_name("declarator", &mut c) {
+                    if d.kind() == "type_identifier" {
+                        names.push(unit.text(d).to_string());
+                    }
+                }
+            }
+            let Some(first) = names.first().cloned() else { return };
+            if polymorphic(unit, spec, body) {
+                unit.polymorphic.extend(names);
+                return;
+            }
+            let Some(layout) = layout_of(unit, spec, body, &first, &HashMap::new()) else { return };
+            for nm in names {
+                unit.structs.insert(nm.clone(), Layout { name: first.clone(), ..layout.clone() });
+            }
+            if !unit.structs.contains_key(&first) {
+                return;
+            }
+            register_methods(unit, &first, body);
+        }
+    }
+}
+
+/// Methods are kept, as `Class::method`, so that calls on objects inline them.
+pub(super) fn register_methods<'a>(unit: &mut Unit<'a>, class: &str, body: Node<'a>) {
+    let mut c = body.walk();
+    for m in body.named_children(&mut c) {
+        let m = if m.kind() == "template_declaration" {
+            let mut cc = m.walk();
+            let f = m.named_children(&mut cc).find(|x| x.kind() == "function_definition");
+            match f {
+                Some(f) => f,
+                None => continue,
+            }
+        } else {
+            m
+        };
+        if m.kind() == "function_definition" {
+            // `operator T *()`: the conversion a temporary of the class is used through (the
+            // first one declared; `SharedMemory<T>` declares a `const` twin after it).
+            if m.child_by_field_name("declarator").is_some_and(|d| d.kind() == "operator_cast") {
+                unit.device_fns.entry(format!("{class}::{CONVERSION}")).or_insert(m);
+                continue;
+            }
+            if let Some(fname) = function_name(unit, m) {
+                let fname: String = fname.chars().filter(|c| !c.is_whitespace()).collect();
+                // Overloads (constructors above all) are told apart by their parameter count.
+                let arity = function_declarator(m)
+                    .and_then(|d| d.child_by_field_name("parameters"))
+                    .map(|p| {
+                        let mut c = p.walk();
+                        let n = p
+                            .named_children(&mut c)
+                            .filter(|x| matches!(x.kind(), "parameter_declaration" | "optional_parameter_declaration"))
+                            .count();
+                        n
+                    })
+                    .unwrap_or(0);
+                unit.device_fns.insert(format!("{class}::{fname}#{arity}"), m);
+                unit.device_fns.entry(format!("{class}::{fname}")).or_insert(m);
+            }
+        }
+    }
+}
+
+/// `template <typename T, int N> struct Vec { .. };`: kept until a use names its arguments.
+pub(in crate::front::cuda::lower) fn declare_struct_template<'a>(unit: &mut Unit<'a>, tdecl: Node<'a>) {
+    let mut c = tdecl.walk();
+    let spec = tdecl.named_children(&mut c).find_map(|x| match x.kind() {
+        "struct_specifier" | "class_specifier" => Some(x),
+        "declaration" => {
+            x.child_by_field_name("type").filter(|t| matches!(t.kind(), "struct_specifier" | "class_specifier"))
+        }
+        _ => None,
+    });
+    let Some(spec) = spec else { return };
+    let (Some(name), Some(body)) = (spec.child_by_field_name("name"), spec.child_by_field_name("body")) else { return };
+    // An explicit specialization (`template <> struct S<double>`) is kept under its full name,
+    // written as an instance's name is (`S<double>`), and found before the primary template.
+    let name: String = unit.text(name).chars().filter(|c| !c.is_whitespace()).collect();
+    if polymorphic(unit, spec, body) {
+        unit.polymorphic.insert(name);
+        return;
+    }
+    register_methods(unit, &name, body);
+    unit.struct_templates.insert(name, (tdecl, spec));
+}
+
+/// A class with a virtual function, or derived from such a class (its objects hold a vtable
+/// pointer, and calls through them dispatch on the dynamic type).
+pub(super) fn polymorphic(unit: &Unit, spec: Node, body: Node) -> bool {
+    let mut c = spec.walk();
+    let derived = spec.named_children(&mut c).filter(|x| x.kind() == "base_class_clause").any(|b| {
+        let mut cc = b.walk();
+        let any = b.named_children(&mut cc).any(|t| {
+            let name = t.child_by_field_name("name").unwrap_or(t);
+            unit.polymorphic.contains(unit.text(name).trim())
+        });
+        any
+    });
+    let mut c = body.walk();
+    let virt = body.named_children(&mut c).any(|m| {
+        let mut cc = m.walk();
+        let v = m.children(&mut cc).any(|x| x.kind() == "virtual" || unit.text(x) == "virtual");
+        v
+    });
+    derived || virt
+}
+
+/// The refusal of a class with virtual functions.
+pub(in crate::front::cuda::lower) fn virtual_refusal(span: Span, text: &str) -> Diagnostic {
+    Diagnostic::at(
+        ErrorKind::Unsupported,
+        span,
+        format!("type `{text}`: a class with virtual functions: calls through it dispatch on the object's dynamic type (read from its vtable in memory), which is deliberately not modelled"),
+    )
+    .note("analyse a copy of the kernel that calls the derived class's functions directly, on a non-virtual class")
+}
+
+impl<'a> Unit<'a> {
+    /// A structure's layout by name: declared, or an instance of a class template.
+    pub(in crate::front::cuda::lower) fn layout(&self, name: &str) -> Option<Layout> {
+        if let Some(l) = self.structs.get(name) {
+            return Some(l.clone());
+        }
+        self.instances.borrow().get(name).cloned()
+    }
+}
+
+/// Class template instances nested inside one another while one layout is worked out (nvcc
+/// allows deeper nesting; kernels that move memory do not come near it).
+pub(super) const MAX_INSTANTIATION_DEPTH: usize = 64;
+
+/// `Vec<float, 4>`: the class template's layout with its parameters bound (cached by name).
+pub(super) fn instantiate(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) -> Option<Layout> {
+    let (key, targs, bound) = class_template_args(unit, t, tmpl)?;
+    if let Some(l) = unit.layout(&key) {
+        return Some(l);
+    }
+    let name = unit.text(t.child_by_field_name("name")?).to_string();
+    let (_, spec) = *unit.struct_templates.get(&name)?;
+    let spec = match unit.struct_templates.get(&key) {
+        Some(&(_, special)) => special,
+        None => spec,
+    };
+    let body = spec.child_by_field_name("body")?;
+    // A class that holds itself as a member (`Pack<T>` inside `Pack<T>`) is incomplete there, as
+    // C++ says, and so is a chain of instances each holding the next: no layout, never endless.
+    if unit.instantiating.borrow().contains(&key) || unit.instantiating.borrow().len() >= MAX_INSTANTIATION_DEPTH {
+        return None;
+    }
+    unit.instantiating.borrow_mut().push(key.clone());
+    let layout = layout_of(unit, spec, body, &key, &bound);
+    unit.instantiating.borrow_mut().pop();
+    let mut layout = layout?;
+    layout.targs = targs;
+    unit.instances.borrow_mut().insert(key, layout.clone());
+    Some(layout)
+}
+
+/// A class template's instance as written (`Vec<float, 4>`): its name (`Vec<float,4>`), its
+/// parameters bound (defaults included), and those bindings over `tmpl`.
+#[allow(clippy::type_complexity)]
+pub(super) fn class_template_args(
+    unit: &Unit,
+    t: Node,
+    tmpl: &HashMap<String, TemplateArg>,
+) -> Option<(String, Vec<(String, TemplateArg)>, HashMap<String, TemplateArg>)> {
+    let name = unit.text(t.child_by_field_name("name")?).to_string();
+    let (tdecl, _) = *unit.struct_templates.get(&name)?;
+    let params = tdecl.child_by_field_name("parameters")?;
+    let mut given = Vec::new();
+    if let Some(args) = t.child_by_field_name("arguments") {
+        let mut c = args.walk();
+        given = args.named_children(&mut c).collect();
+    }
+    let mut bound: HashMap<String, TemplateArg> = tmpl.clone();
+    let mut targs = Vec::new();
+    let mut c = params.walk();
+    for (i, p) in params.named_children(&mut c).enumerate() {
+        let is_type = matches!(p.kind(), "type_parameter_declaration" | "optional_type_parameter_declaration");
+        let pname = if is_type {
+            let mut k = p.walk();
+            let x = p.named_children(&mut k).find(|x| x.kind() == "type_identifier").map(|x| unit.text(x).to_string());
+            x
+        } else {
+            p.child_by_field_name("declarator").map(|d| unit.text(d).to_string())
+        }?;
+        let arg = match given.get(i) {
+            Some(g) => template_value(unit, *g, is_type, &bound)?,
+            None => {
+                let d = p.child_by_field_name(if is_type { "default_type" } else { "default_value" })?;
+                template_value(unit, d, is_type, &bound)?
+            }
+        };
+        bound.insert(pname.clone(), arg.clone());
+        targs.push((pname, arg));
+    }
+    let key = format!(
+        "{name}<{}>",
+        targs
+            .iter()
+            .map(|(_, a)| match a {
+                TemplateArg::Int(v) => v.to_string(),
+                TemplateArg::Type(t) => t.display(),
+                TemplateArg::Func(f) => f.clone(),
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let key: String = key.chars().filter(|c| !c.is_whitespace()).collect();
+    Some((key, targs, bound))
+}
+
+/// One template argument written in a type (`float`, `4`, `N`, `T`).
+pub(super) fn template_value(
+    unit: &Unit,
+    g: Node,
+    is_type: bool,
+    tmpl: &HashMap<String, TemplateArg>,
+) -> Option<TemplateArg> {
+    if is_type {
+        let t = if g.kind() == "type_descriptor" { g.child_by_field_name("type")? } else { g };
+        let base = type_of_specifier(unit, t, tmpl).ok()?;
+        let ptr = g.child_by_field_name("declarator").is_some_and(|d| d.kind() == "abstract_pointer_declarator");
+        return Some(TemplateArg::Type(if ptr {
+            Ty::Ptr(Box::new(PtrTy {
+                pointee: base,
+                space: Space::Global,
+                is_const: false,
+                restrict: false,
+                volatile: false,
+            }))
+        } else {
+            base
+        }));
+    }
+    let text = unit.text(g).trim();
+    if let Some(a @ TemplateArg::Int(_)) = tmpl.get(text) {
+        return Some(a.clone());
+    }
+    if let Some(Sym::Const(v, _)) = unit.globals.get(text) {
+        return Some(TemplateArg::Int(*v));
+    }
+    match parse_number(text) {
+        Some(ParamValue::Int(v)) => Some(TemplateArg::Int(v)),
+        _ => None,
+    }
+}
+
+/// The C layout of a structure's members, with template parameters bound by `tmpl`.
+pub(super) fn layout_of<'a>(
+    unit: &Unit<'a>,
+    spec: Node<'a>,
+    body: Node<'a>,
+    first: &str,
+    tmpl: &HashMap<String, TemplateArg>,
+) -> Option<Layout> {
+    let union = spec.kind() == "union_specifier";
+    let mut consts: Vec<(String, i128)> = Vec::new();
+    let mut fields = Vec::new();
+    let (mut off, mut align) = (0u32, 1u32);
+    let mut c = body.walk();
+    let items: Vec<Node> = body.named_children(&mut c).collect();
+    let mut ok = true;
+    for f in items {
+        if f.kind() != "field_declaration" {
+            continue;
+        }
+        let quals = {
+            let mut cc = f.walk();
+            let q: Vec<&str> =
+                f.children(&mut cc).filter(|x| x.kind() == "storage_class_specifier").map(|x| unit.text(x)).collect();
+            q
+        };
+        if quals.contains(&"static") {
+            // `static constexpr size_t size = sizeof(int4) / sizeof(T);`
+            if let (Some(d), Some(v)) = (f.child_by_field_name("declarator"), f.child_by_field_name("default_value")) {
+                if let Some(x) = static_value(unit, v, tmpl, &consts) {
+                    consts.push((unit.text(d).to_string(), x));
+                }
+            }
+            continue;
+        }
+        let Some(t) = f.child_by_field_name("type") else { continue };
+        let Ok(base) = type_of_specifier(unit, t, tmpl) else {
+            ok = false;
+            break;
+        };
+        let mut cc = f.walk();
+        let decls: Vec<Node> = f.children_by_field_name("declarator", &mut cc).collect();
+        for d in decls {
+            let Some((fname, ty, dims)) = field_declarator(unit, d, base.clone(), tmpl, &consts) else {
+                ok = false;
+                break;
+            };
+            let a = align_of(unit, &ty);
+            let a = explicit_align(unit.text(f)).unwrap_or(a).max(a);
+            let count: u64 = dims.iter().product();
+            let size = ty.size() as u64 * count.max(1);
+            let at = if union { 0 } else { off.div_ceil(a) * a };
+            fields.push(Field { name: fname, offset: at, ty, dims });
+            off = if union { off.max(size as u32) } else { at + size as u32 };
+            align = align.max(a);
+        }
+    }
+    if !ok {
+        return None;
+    }
+    if let Some(a) = explicit_align(unit.text(spec)) {
+        align = align.max(a);
+    }
+    let size = off.div_ceil(align).max(1) * align;
+    Some(Layout { name: first.to_string(), size, align, fields, targs: Vec::new(), consts })
+}
+
+/// An integer constant inside a structure (array sizes, `static constexpr` members), with the
+/// class's template arguments and earlier static members in scope.
+pub(super) fn static_value(
+    unit: &Unit,
+    v: Node,
+    tmpl: &HashMap<String, TemplateArg>,
+    consts: &[(String, i128)],
+) -> Option<i128> {
+    let mut l = Lowerer {
+        unit,
+        k: Kernel::new(String::new(), Span::default()),
+        scopes: vec![unit.globals.clone()],
+        pending: Vec::new(),
+        no_hoist: 1,
+        inline: Vec::new(),
+        tmpl: tmpl.clone(),
+        depth: 0,
+        lambdas: Vec::new(),
+        unset_ptrs: Default::default(),
+    };
+    for (k, x) in tmpl {
+        if let TemplateArg::Int(x) = x {
+            l.scopes[0].insert(k.clone(), Sym::Const(*x, IntTy::I64));
+        }
+    }
+    for (k, x) in consts {
+        l.scopes[0].insert(k.clone(), Sym::Const(*x, IntTy::U64));
+    }
+    let (e, _) = l.expr(v).ok()?;
+    const_eval(&e)
+}
+
+/// A member's name, type and array dimensions.
+pub(super) fn field_declarator(
+    unit: &Unit,
+    d: Node,
+    base: Ty,
+    tmpl: &HashMap<String, TemplateArg>,
+    consts: &[(String, i128)],
+) -> Option<(String, Ty, Vec<u64>)> {
+    match d.kind() {
+        "field_identifier" | "identifier" => Some((unit.text(d).to_string(), base, Vec::new())),
+        "pointer_declarator" => {
+            let t = Ty::Ptr(Box::new(PtrTy {
+                pointee: base,
+                space: Space::Global,
+                is_const: false,
+                restrict: false,
+                volatile: false,
+            }));
+            field_declarator(unit, d.child_by_field_name("declarator")?, t, tmpl, consts)
+        }
+        "array_declarator" => {
+            let size = d.child_by_field_name("size")?;
+            let v: u64 = match static_value(unit, size, tmpl, consts) {
+                Some(v) if v > 0 => v as u64,
+                _ => return None,
+            };
+            let (name, ty, mut dims) =
+                field_declarator(unit, d.child_by_field_name("declarator")?, base, tmpl, consts)?;
+            dims.insert(0, v);
+            Some((name, ty, dims))
+        }
+        _ => None,
+    }
+}
+
+/// Types written with a scope or a keyword: `std::size_t`, `ns::Vec`, `struct P`, `enum E`.
+pub(in crate::front::cuda::lower) fn other_type(
+    unit: &Unit,
+    t: Node,
+    tmpl: &HashMap<String, TemplateArg>,
+) -> Result<Ty> {
+    let text = unit.text(t);
+    if t.kind() == "template_type" {
+        if let Some(l) = instantiate(unit, t, tmpl) {
+            return Ok(l.ty());
+        }
+    }
+    let last = match t.kind() {
+        "qualified_identifier" => text.rsplit("::").next().unwrap_or(text).trim(),
+        "struct_specifier" | "class_specifier" | "enum_specifier" => {
+            t.child_by_field_name("name").map(|x| unit.text(x)).unwrap_or("")
+        }
+        _ => "",
+    };
+    if let Some(TemplateArg::Type(ty)) = tmpl.get(last) {
+        return Ok(ty.clone());
+    }
+    if let Some(ty) = unit.typedefs.get(last) {
+        return Ok(ty.clone());
+    }
+    if let Some(l) = unit.layout(last) {
+        return Ok(l.ty());
+    }
+    if let Some(ty) = named_type(last) {
+        return Ok(ty);
+    }
+    let bare = t.child_by_field_name("name").map(|x| unit.text(x)).unwrap_or(last);
+    if unit.polymorphic.contains(bare.rsplit("::").next().unwrap_or(bare).trim()) {
+        return Err(virtual_refusal(unit.span(t), text));
+    }
+    // Tag types (`std::true_type`, `std::bool_constant<B>`): empty, passed by value.
+    let tname = t.child_by_field_name("name").map(|x| unit.text(x)).unwrap_or(last);
+    let tname = tname.rsplit("::").next().unwrap_or(tname);
+    if matches!(tname, "true_type" | "false_type" | "bool_constant" | "integral_constant")
+        || text.contains("bool_constant<")
+        || text.contains("integral_constant<")
+    {
+        return Ok(Ty::Int(IntTy::BOOL));
+    }
+    Err(unknown_type(unit.span(t), text))
+}
+
+/// The error for a type the front end does not know, naming what is deliberately not modelled.
+pub(in crate::front::cuda::lower) fn unknown_type(span: Span, text: &str) -> Diagnostic {
+    let lower = text.to_ascii_lowercase();
+    if lower.contains("texture") || lower.contains("surface") || lower.contains("cutexobject") {
+        return Diagnostic::at(
+            ErrorKind::Unsupported,
+            span,
+            format!(
+                "type `{text}`: textures and surfaces are not modelled (their reads go through the texture pipeline)"
+            ),
+        )
+        .note("read the array through a plain pointer (`const T *__restrict__`) to analyse the kernel");
+    }
+    if matches!(text.trim(), "cudaStream_t" | "cudaEvent_t") {
+        return Diagnostic::at(
+            ErrorKind::Unsupported,
+            span,
+            format!("type `{text}` in device code: streams serve device-side launches (dynamic parallelism), which are not modelled"),
+        )
+        .note("analyse the child kernel on its own, with the launch the parent makes");
+    }
+    if lower.contains("wmma::") || lower.starts_with("fragment<") {
+        return wmma_refusal(span, &format!("type `{text}`"));
+    }
+    if lower.contains("curand") {
+        return Diagnostic::at(
+            ErrorKind::Unsupported,
+            span,
+            format!("type `{text}`: cuRAND generator state is not modelled (curand_init reads cuRAND's precomputed skip-ahead tables in global memory, which entries depending on the sequence number; a state copied from memory moves the fields its generator uses, in widths the compiler picks)"),
+        )
+        .note("analyse a copy of the kernel that takes its random numbers from an array");
+    }
+    Diagnostic::at(ErrorKind::Unsupported, span, format!("type `{text}` is not supported"))
+        .note("the front end knows scalar and vector types, typedefs, enums, structures and classes declared in the file, and template parameters given with --arg")
+}
+
+/// Warp matrix (tensor core) operations: which lane holds which element of a fragment is not
+/// specified by CUDA, so the addresses of `load_matrix_sync`/`store_matrix_sync` are unknown.
+pub(in crate::front::cuda::lower) fn wmma_refusal(span: Span, what: &str) -> Diagnostic {
+    Diagnostic::at(
+        ErrorKind::Unsupported,
+        span,
+        format!(
+            "{what}: warp matrix (wmma, tensor core) fragments are deliberately not modelled: CUDA leaves unspecified which lane holds which element of a fragment (it is architecture-specific), so the sectors of load_matrix_sync/store_matrix_sync cannot be derived from the source"
+        ),
+    )
+    .note("analyse a copy of the kernel that loads and stores its tiles with plain per-lane accesses (the layout you would write for ldmatrix-free code), or measure the wmma kernel with Nsight Compute")
+}
+
+/// Values of file- and namespace-scope declarations, in source order: integer constants and
+/// enumerators fold; `__constant__` and floating-point constants are opaque values.
+pub(in crate::front::cuda::lower) fn global_values<'a>(unit: &Unit<'a>, decls: &[Node<'a>]) -> HashMap<String, Sym> {
+    let mut l = Lowerer {
+        unit,
+        k: Kernel::new(String::new(), Span::default()),
+        scopes: vec![HashMap::new()],
+        pending: Vec::new(),
+        no_hoist: 1,
+        inline: Vec::new(),
+        tmpl: HashMap::new(),
+        depth: 0,
+        lambdas: Vec::new(),
+        unset_ptrs: Default::default(),
+    };
+    for &n in decls {
+        let spec = if n.kind() == "enum_specifier" {
+            Some(n)
+        } else {
+            n.child_by_field_name("type").filter(|t| t.kind() == "enum_specifier")
+        };
+        if let Some(spec) = spec {
+            l.enumerators(spec);
+        }
+        if n.kind() != "declaration" {
+            continue;
+        }
+        let Some(t) = n.child_by_field_name("type") else { continue };
+        let texture = {
+            let tt = unit.text(t).trim_start_matches("::");
+            ["texture<", "surface<", "texture ", "surface "].iter().any(|p| tt.starts_with(p))
+        };
+        if texture {
+            let mut c = n.walk();
+            let ds: Vec<Node> = n.children_by_field_name("declarator", &mut c).collect();
+            for d in ds {
+                if let Some(name) = l.declared_name(d) {
+                    l.scopes[0].insert(name, Sym::Texture(unit.text(t).to_string()));
+                }
+            }
+            continue;
+        }
+        let quals = l.quals(n);
+        let constant = quals.contains(&"__constant__");
+        let is_const = quals.contains(&"const") || quals.contains(&"constexpr");
+        let device = {
+            let mut c = n.walk();
+            let d = n.children(&mut c).any(|x| unit.text(x) == "__device__");
+            d
+        } && !quals.contains(&"__shared__");
+        if !constant && !is_const && !device {
+            continue;
+        }
+        let Some(t) = n.child_by_field_name("type") else { continue };
+        let Ok(base) = type_of_specifier(unit, t, &HashMap::new()) else { continue };
+        let mut c = n.walk();
+        let ds: Vec<Node> = n.children_by_field_name("declarator", &mut c).collect();
+        for d in ds {
+            let (target, init) = match d.kind() {
+                "init_declarator" => (d.child_by_field_name("declarator"), d.child_by_field_name("value")),
+                _ => (Some(d), None),
+            };
+            let Some(target) = target else { continue };
+            let Ok((name, ty, dims)) = l.declarator(target, base.clone(), &quals) else { continue };
+            if constant {
+                l.scopes[0].insert(name, Sym::Opaque(ty, "`__constant__` memory"));
+                continue;
+            }
+            if let (true, Ty::Int(it), None, Some(i)) = (is_const, &ty, &dims, init) {
+                if let Ok((e, _)) = l.expr(i) {
+                    if let Some(v) = const_eval(&e) {
+                        l.scopes[0].insert(name, Sym::Const(it.wrap(v), *it));
+                        continue;
+                    }
+                }
+            }
+            if device && !is_const {
+                // Sized arrays only: `__device__ int a[];` has no storage of its own here.
+                let dims = dims.unwrap_or_default();
+                if dims.iter().all(|d| d.is_some()) {
+                    let dims = dims.into_iter().flatten().collect();
+                    let volatile = quals.contains(&"volatile");
+                    l.scopes[0]
+                        .insert(name.clone(), Sym::DeviceVar { name, elem: ty, dims, volatile, span: unit.span(d) });
+                }
+                continue;
+            }
+            l.scopes[0].insert(name, Sym::Opaque(ty, "a constant"));
+        }
+    }
+    l.scopes.pop().unwrap_or_default()
+}

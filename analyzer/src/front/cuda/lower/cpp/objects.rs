@@ -1,0 +1,610 @@
+//! Structures in a kernel: by-value parameters and locals held member by member in registers,
+//! objects bound to memory, members as places and values, pointers' origins.
+
+use super::*;
+
+impl Lowerer<'_, '_> {
+    /// Kernel parameters the body assigns become locals copied from the parameter on entry, so
+    /// that every use (before and after the update, in any loop iteration) reads the local.
+    pub(in crate::front::cuda::lower) fn params_to_locals(&mut self, body: Node) -> Vec<Stmt> {
+        let mut assigned = HashSet::new();
+        let mut stack = vec![body];
+        while let Some(n) = stack.pop() {
+            let target = match n.kind() {
+                "assignment_expression" => n.child_by_field_name("left"),
+                "update_expression" => n.child_by_field_name("argument"),
+                _ => None,
+            };
+            if let Some(t) = target.map(unparen) {
+                if t.kind() == "identifier" {
+                    assigned.insert(self.text(t).to_string());
+                }
+            }
+            let mut c = n.walk();
+            stack.extend(n.named_children(&mut c));
+        }
+        let mut out = Vec::new();
+        for i in 0..self.k.params.len() {
+            let p = self.k.params[i].clone();
+            if !assigned.contains(&p.name) || !matches!(self.scopes[0].get(&p.name), Some(Sym::Param(_))) {
+                continue;
+            }
+            let id = self.new_local(&p.name, p.ty.clone());
+            out.push(Stmt::Assign { local: id, value: Expr::Param(ParamId(i as u32)), span: p.span });
+            self.scopes[0].insert(p.name.clone(), Sym::Local(id, p.ty.clone()));
+        }
+        out
+    }
+
+    /// A kernel parameter of structure type passed by value: each scalar or pointer member
+    /// becomes a parameter of its own, named `s.member` (give its value as `--arg s.n=...`).
+    pub(in crate::front::cuda::lower) fn struct_param(&mut self, p: Node) -> Result<bool> {
+        let Some(t) = p.child_by_field_name("type") else { return Ok(false) };
+        let Ok(ty) = type_of_specifier(self.unit, t, &self.tmpl) else { return Ok(false) };
+        let Some(sname) = struct_name(&ty).map(str::to_string) else { return Ok(false) };
+        let Some(d) = p.child_by_field_name("declarator") else { return Ok(true) };
+        let d = if d.kind() == "reference_declarator" {
+            let mut c = d.walk();
+            let inner = d.named_children(&mut c).next();
+            inner.unwrap_or(d)
+        } else {
+            d
+        };
+        if d.kind() != "identifier" {
+            return Ok(false);
+        }
+        let name = self.text(d).to_string();
+        let v = self.struct_params(&name, &sname, p, 0)?;
+        self.scopes[0].insert(name, Sym::Struct(v));
+        Ok(true)
+    }
+
+    pub(super) fn struct_params(&mut self, prefix: &str, sname: &str, p: Node, depth: u32) -> Result<StructVal> {
+        let layout = self.unit.layout(sname).ok_or_else(|| self.unsupported(p, "this structure"))?;
+        if depth > 8 {
+            return Err(self.unsupported(p, "structures nested this deep"));
+        }
+        let mut fields = Vec::new();
+        for f in &layout.fields {
+            let pname = format!("{prefix}.{}", f.name);
+            let sym = if !f.dims.is_empty() {
+                Sym::Opaque(f.ty.clone(), "an array member of a by-value parameter")
+            } else if let Some(inner) = struct_name(&f.ty) {
+                Sym::Struct(self.struct_params(&pname, inner, p, depth + 1)?)
+            } else {
+                let id = ParamId(self.k.params.len() as u32);
+                self.k.params.push(Param { name: pname, ty: f.ty.clone(), span: self.span(p), device_variable: false });
+                Sym::Param(id)
+            };
+            fields.push((f.name.clone(), sym));
+        }
+        Ok(StructVal { name: layout.name, fields })
+    }
+
+    /// A fresh structure in registers: one local per member.
+    pub(super) fn struct_locals(&mut self, prefix: &str, sname: &str, at: Node, depth: u32) -> Result<StructVal> {
+        let layout = self.unit.layout(sname).ok_or_else(|| self.unsupported(at, "this structure"))?;
+        if depth > 8 {
+            return Err(self.unsupported(at, "structures nested this deep"));
+        }
+        let mut fields = Vec::new();
+        for f in &layout.fields {
+            let sym = if !f.dims.is_empty() {
+                Sym::LocalArray(f.ty.clone())
+            } else if let Some(inner) = struct_name(&f.ty) {
+                Sym::Struct(self.struct_locals(&format!("{prefix}.{}", f.name), inner, at, depth + 1)?)
+            } else {
+                let id = self.new_local(&format!("{prefix}.{}", f.name), f.ty.clone());
+                Sym::Local(id, f.ty.clone())
+            };
+            fields.push((f.name.clone(), sym));
+        }
+        Ok(StructVal { name: layout.name, fields })
+    }
+
+    /// The symbol an identifier or a member chain over register structures names.
+    pub(in crate::front::cuda::lower) fn member_sym(&self, n: Node) -> Option<Sym> {
+        let n = unparen(n);
+        match n.kind() {
+            "identifier" => self.lookup(self.text(n)).cloned(),
+            "field_expression" => {
+                let op = n.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or(".");
+                if op != "." {
+                    return None;
+                }
+                let field = n.child_by_field_name("field").map(|f| self.text(f))?;
+                match self.member_sym(n.child_by_field_name("argument")?)? {
+                    Sym::Struct(v) => v.fields.iter().find(|(f, _)| f == field).map(|(_, s)| s.clone()),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// The value of a symbol read by name.
+    pub(in crate::front::cuda::lower) fn sym_value(&mut self, sym: Sym, n: Node) -> Result<(Expr, Ty)> {
+        match sym {
+            Sym::Local(id, ty) => Ok((Expr::Local(id), ty)),
+            Sym::Param(p) => Ok((Expr::Param(p), self.k.param(p).ty.clone())),
+            Sym::Const(v, t) => Ok((Expr::Int(v, t), Ty::Int(t))),
+            Sym::SharedScalar(id) => {
+                let p = self.sym_place(Sym::SharedScalar(id), n)?;
+                Ok(self.read_place(&p, CacheOp::Default))
+            }
+            Sym::Ref { .. } => {
+                let p = self.sym_place(sym, n)?;
+                Ok(self.read_place(&p, CacheOp::Default))
+            }
+            Sym::DeviceVar { ref dims, ref elem, volatile, .. } if !dims.is_empty() => {
+                // The array decays to a pointer to its first element.
+                let (dims, elem) = (dims.clone(), elem.clone());
+                if dims.len() > 1 {
+                    return Err(self.unsupported(n, "a multi-dimensional `__device__` array used as a pointer"));
+                }
+                let p = self.device_var_param(&sym);
+                let ty = Ty::Ptr(Box::new(PtrTy {
+                    pointee: elem,
+                    space: Space::Global,
+                    is_const: false,
+                    restrict: false,
+                    volatile,
+                }));
+                Ok((Expr::Param(p), ty))
+            }
+            Sym::DeviceVar { .. } | Sym::Texture(_) => {
+                let p = self.sym_place(sym, n)?;
+                Ok(self.read_place(&p, CacheOp::Default))
+            }
+            Sym::Opaque(ty, what) => {
+                self.note_opaque(what);
+                Ok((Expr::Opaque { args: Vec::new(), what: what.into() }, ty))
+            }
+            Sym::Struct(v) => Ok((
+                Expr::Opaque { args: Vec::new(), what: format!("structure `{}`", v.name) },
+                self.unit.layout(&v.name).map(|l| l.ty()).unwrap_or(Ty::Void),
+            )),
+            _ => Err(self.unsupported(n, "this name")),
+        }
+    }
+
+    /// The parameter standing for a `__device__` variable: made on its first use in this
+    /// kernel (a kernel that does not use the variable has no row for it).
+    pub(in crate::front::cuda::lower) fn device_var_param(&mut self, sym: &Sym) -> ParamId {
+        let Sym::DeviceVar { name, elem, volatile, span, .. } = sym else { unreachable!("a __device__ variable") };
+        if let Some(i) = self.k.params.iter().position(|p| p.device_variable && &p.name == name) {
+            return ParamId(i as u32);
+        }
+        let ty = Ty::Ptr(Box::new(PtrTy {
+            pointee: elem.clone(),
+            space: Space::Global,
+            is_const: false,
+            restrict: false,
+            volatile: *volatile,
+        }));
+        self.k.params.push(Param { name: name.clone(), ty, span: *span, device_variable: true });
+        self.k.notes.push(format!(
+            "`{name}` is a `__device__` variable: global memory of its own, assumed to start 256-byte aligned like a pointer parameter's buffer (nvcc aligns it to its type; --offset {name}=BYTES moves it)"
+        ));
+        ParamId(self.k.params.len() as u32 - 1)
+    }
+
+    pub(super) fn note_opaque(&mut self, what: &str) {
+        if what.contains("__constant__") {
+            let note = "reads of `__constant__` memory go through the constant cache: not counted as global traffic"
+                .to_string();
+            if !self.k.notes.contains(&note) {
+                self.k.notes.push(note);
+            }
+        }
+    }
+
+    /// A symbol as an lvalue.
+    pub(in crate::front::cuda::lower) fn sym_place(&mut self, sym: Sym, n: Node) -> Result<Place> {
+        match sym {
+            Sym::Local(id, ty) => Ok(Place::Local(id, ty)),
+            Sym::SharedScalar(id) => {
+                let arr = &self.k.shared[id.0 as usize];
+                Ok(Place::Mem {
+                    addr: Expr::SharedBase(id),
+                    ty: arr.elem.clone(),
+                    space: Space::Shared,
+                    volatile: false,
+                    text: self.text(n).to_string(),
+                    span: self.span(n),
+                })
+            }
+            Sym::Ref { ptr, ty, space, volatile, text } => {
+                Ok(Place::Mem { addr: Expr::Local(ptr), ty, space, volatile, text, span: self.span(n) })
+            }
+            Sym::DeviceVar { ref dims, .. } if !dims.is_empty() => {
+                Err(self.unsupported(n, "assigning to a `__device__` array as a whole"))
+            }
+            Sym::Texture(ty) => Err(Diagnostic::at(
+                ErrorKind::Unsupported,
+                self.span(n),
+                format!(
+                    "`{}` is a texture reference (`{ty}`): textures and surfaces are not modelled (their reads go through the texture pipeline)",
+                    self.text(n)
+                ),
+            )
+            .note("read the array through a plain pointer (`const T *__restrict__`) to analyse the kernel")),
+            Sym::DeviceVar { ref elem, volatile, .. } => {
+                let ty = elem.clone();
+                let p = self.device_var_param(&sym);
+                Ok(Place::Mem {
+                    addr: Expr::Param(p),
+                    ty,
+                    space: Space::Global,
+                    volatile,
+                    text: self.text(n).to_string(),
+                    span: self.span(n),
+                })
+            }
+            Sym::Opaque(ty, what) => {
+                self.note_opaque(what);
+                Ok(Place::LocalArray(ty))
+            }
+            Sym::LocalArray(ty) => Ok(Place::LocalArray(ty)),
+            Sym::Param(_) => Err(self.unsupported(n, "assigning to a kernel parameter")),
+            _ => Err(self.unsupported(n, "assigning to this name")),
+        }
+    }
+
+    /// `s.f` / `p->f` / `a[i].f` in memory: the member at its C layout offset. `None` when the
+    /// object is not a structure in memory.
+    pub(in crate::front::cuda::lower) fn member_place(&mut self, n: Node) -> Result<Option<Place>> {
+        let arg = n.child_by_field_name("argument").ok_or_else(|| self.unsupported(n, "this expression"))?;
+        let field = n.child_by_field_name("field").map(|f| self.text(f)).unwrap_or("");
+        let op = n.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or(".");
+        if op == "." {
+            if let Some(sym) = self.member_sym(n) {
+                return self.sym_place(sym, n).map(Some);
+            }
+        }
+        let (addr, ty, space, volatile) = if op == "->" {
+            let (p, pt) = self.expr(arg)?;
+            let Ty::Ptr(pt) = pt else { return Err(self.unsupported(n, "`->` on a value that is not a pointer")) };
+            (p, pt.pointee.clone(), pt.space, pt.volatile)
+        } else {
+            if struct_name(&self.peek_type(arg)).is_none() {
+                return Ok(None);
+            }
+            match self.place(arg)? {
+                Place::Mem { addr, ty, space, volatile, .. } => (addr, ty, space, volatile),
+                Place::LocalArray(t) => return Ok(Some(Place::LocalArray(t))),
+                Place::Local(..) => return Ok(None),
+            }
+        };
+        let Some(sname) = struct_name(&ty) else {
+            return if op == "->" {
+                Err(self.unsupported(n, "`->` on a pointer to a non-structure"))
+            } else {
+                Ok(None)
+            };
+        };
+        let layout = self.unit.layout(sname).ok_or_else(|| self.unsupported(n, "this structure"))?;
+        let f = layout.field(field).ok_or_else(|| {
+            Diagnostic::at(ErrorKind::Unsupported, self.span(n), format!("`{}` has no member `{field}`", layout.name))
+        })?;
+        let addr = ptr_add(addr, f.offset as i128);
+        if !f.dims.is_empty() {
+            // An array member decays to a pointer to its first element (marked for `field`).
+            let pty =
+                Ty::Ptr(Box::new(PtrTy { pointee: f.ty.clone(), space, is_const: false, restrict: false, volatile }));
+            return Ok(Some(Place::Mem { addr, ty: pty, space, volatile, text: DECAY.into(), span: self.span(n) }));
+        }
+        Ok(Some(Place::Mem {
+            addr,
+            ty: f.ty.clone(),
+            space,
+            volatile,
+            text: self.text(n).to_string(),
+            span: self.span(n),
+        }))
+    }
+
+    /// The static type of an expression without lowering it (for deciding how to lower it):
+    /// names, members, subscripts and dereferences only; anything else is `void`.
+    pub(in crate::front::cuda::lower) fn peek_type(&self, n: Node) -> Ty {
+        let n = unparen(n);
+        match n.kind() {
+            "identifier" => match self.lookup(self.text(n)) {
+                Some(Sym::Local(_, t)) => t.clone(),
+                Some(Sym::Param(p)) => self.k.param(*p).ty.clone(),
+                Some(Sym::Ref { ty, .. }) => ty.clone(),
+                Some(Sym::SharedScalar(id)) => self.k.shared[id.0 as usize].elem.clone(),
+                Some(Sym::Shared(id)) => self.k.shared[id.0 as usize].elem.clone(),
+                Some(Sym::LocalArray(t)) | Some(Sym::Opaque(t, _)) => t.clone(),
+                Some(Sym::Struct(v)) => self.unit.layout(&v.name).map(|l| l.ty()).unwrap_or(Ty::Void),
+                Some(Sym::DeviceVar { elem, dims, volatile, .. }) if !dims.is_empty() => Ty::Ptr(Box::new(PtrTy {
+                    pointee: elem.clone(),
+                    space: Space::Global,
+                    is_const: false,
+                    restrict: false,
+                    volatile: *volatile,
+                })),
+                Some(Sym::DeviceVar { elem, .. }) => elem.clone(),
+                _ => Ty::Void,
+            },
+            "subscript_expression" => {
+                let Some(a) = n.child_by_field_name("argument") else { return Ty::Void };
+                let a = unparen(a);
+                if a.kind() == "identifier" {
+                    if let Some(Sym::Shared(id)) | Some(Sym::SharedScalar(id)) = self.lookup(self.text(a)) {
+                        return self.k.shared[id.0 as usize].elem.clone();
+                    }
+                    if let Some(Sym::LocalArray(t)) = self.lookup(self.text(a)) {
+                        return t.clone();
+                    }
+                }
+                match self.peek_type(a) {
+                    Ty::Ptr(p) => p.pointee.clone(),
+                    _ => Ty::Void,
+                }
+            }
+            "pointer_expression" => match self.peek_type(n.child_by_field_name("argument").unwrap_or(n)) {
+                Ty::Ptr(p) if n.child_by_field_name("operator").map(|o| self.text(o)) == Some("*") => p.pointee.clone(),
+                _ => Ty::Void,
+            },
+            "field_expression" => {
+                let Some(a) = n.child_by_field_name("argument") else { return Ty::Void };
+                let field = n.child_by_field_name("field").map(|f| self.text(f)).unwrap_or("");
+                let op = n.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or(".");
+                let at = self.peek_type(a);
+                let st = if op == "->" {
+                    match at {
+                        Ty::Ptr(p) => p.pointee.clone(),
+                        _ => return Ty::Void,
+                    }
+                } else {
+                    at
+                };
+                struct_name(&st)
+                    .and_then(|s| self.unit.layout(s))
+                    .and_then(|l| l.field(field).map(|f| f.ty.clone()))
+                    .unwrap_or(Ty::Void)
+            }
+            _ => Ty::Void,
+        }
+    }
+
+    /// Keeps a pointer's address space as its origin's: `(float *)smem`, `float *p = smem;`.
+    pub(in crate::front::cuda::lower) fn with_origin(&self, declared: Ty, value: &Ty) -> Ty {
+        match (declared, value) {
+            (Ty::Ptr(mut d), Ty::Ptr(v)) => {
+                d.space = v.space;
+                Ty::Ptr(d)
+            }
+            (d, _) => d,
+        }
+    }
+
+    /// A store of `vt` into pointer local `id` declared `ty`: the local's address space follows
+    /// what it holds. A pointer that holds shared addresses on one path and global on another
+    /// cannot be counted per instruction: refused.
+    pub(in crate::front::cuda::lower) fn pointer_origin(
+        &mut self,
+        id: LocalId,
+        ty: Ty,
+        vt: &Ty,
+        at: Node,
+    ) -> Result<Ty> {
+        let (Ty::Ptr(p), Ty::Ptr(v)) = (&ty, vt) else { return Ok(ty) };
+        if p.space == v.space {
+            self.unset_ptrs.remove(&id);
+            return Ok(ty);
+        }
+        if self.unset_ptrs.remove(&id) {
+            let t = self.with_origin(ty.clone(), vt);
+            self.set_local_ty(id, t.clone());
+            return Ok(t);
+        }
+        let sp = |s: Space| if s == Space::Shared { "shared" } else { "global" };
+        Err(Diagnostic::at(
+            ErrorKind::Unsupported,
+            self.span(at),
+            format!(
+                "this pointer holds {} addresses here and {} addresses elsewhere: its accesses cannot be given one memory space",
+                sp(v.space),
+                sp(p.space)
+            ),
+        )
+        .note("use one pointer variable per memory space"))
+    }
+
+    pub(in crate::front::cuda::lower) fn set_local_ty(&mut self, id: LocalId, ty: Ty) {
+        self.k.locals[id.0 as usize].ty = ty.clone();
+        for s in self.scopes.iter_mut() {
+            for v in s.values_mut() {
+                if let Sym::Local(l, t) = v {
+                    if *l == id {
+                        *t = ty.clone();
+                    }
+                }
+            }
+        }
+    }
+
+    /// `T &r = init`: a name for the place `init` (its address is taken once, here). An
+    /// initializer that is not an lvalue (`const T &r = a + b`) is held as a value.
+    pub(in crate::front::cuda::lower) fn bind_reference(
+        &mut self,
+        name: &str,
+        declared: Option<Ty>,
+        init: Node,
+    ) -> Result<Sym> {
+        let lvalue = matches!(
+            unparen(init).kind(),
+            "identifier" | "subscript_expression" | "field_expression" | "pointer_expression"
+        ) && !(unparen(init).kind() == "pointer_expression"
+            && unparen(init).child_by_field_name("operator").map(|o| self.text(o)) == Some("&"));
+        if lvalue {
+            if let Some(sym) = self.member_sym(init) {
+                if !matches!(sym, Sym::Param(_) | Sym::Const(..)) {
+                    return Ok(sym);
+                }
+            }
+            let ident_sym = if unparen(init).kind() == "identifier" {
+                self.lookup(self.text(unparen(init))).cloned()
+            } else {
+                None
+            };
+            if !matches!(ident_sym, Some(Sym::Param(_)) | Some(Sym::Const(..))) {
+                match self.place(init)? {
+                    Place::Local(id, ty) => return Ok(Sym::Local(id, ty)),
+                    Place::LocalArray(ty) => return Ok(Sym::LocalArray(ty)),
+                    Place::Mem { addr, ty, space, volatile, text, .. } => {
+                        let pty = Ty::Ptr(Box::new(PtrTy {
+                            pointee: ty.clone(),
+                            space,
+                            is_const: false,
+                            restrict: false,
+                            volatile,
+                        }));
+                        let t = self.new_local(&format!("&{name}"), pty);
+                        self.pending.push(Stmt::Assign { local: t, value: addr, span: self.span(init) });
+                        return Ok(Sym::Ref { ptr: t, ty, space, volatile, text });
+                    }
+                }
+            }
+        }
+        let (e, et) = self.expr(init)?;
+        let ty = declared.filter(|d| !is_void(d)).unwrap_or(et.clone());
+        let e = self.convert(e, &et, &ty, init)?;
+        let ty = self.with_origin(ty, &et);
+        let id = self.new_local(name, ty.clone());
+        self.pending.push(Stmt::Assign { local: id, value: e, span: self.span(init) });
+        Ok(Sym::Local(id, ty))
+    }
+
+    /// A local of structure type: bound to memory (`P v = p[i];` reads only the members used,
+    /// as the compiler does), copied from a register structure, or built member by member.
+    pub(in crate::front::cuda::lower) fn struct_local(
+        &mut self,
+        name: &str,
+        ty: &Ty,
+        init: Option<Node>,
+        at: Node,
+    ) -> Result<Sym> {
+        let sname = struct_name(ty).unwrap_or("").to_string();
+        // A user-written constructor: `P v(a, b)`, `P v{a, b}`, `P v = P(a, b)`, `P v;`.
+        let base = sname.split('<').next().unwrap_or(&sname).to_string();
+        let ctor_key = format!("{base}::{base}");
+        if self.unit.device_fns.contains_key(ctor_key.as_str()) {
+            let args: Option<Vec<Node>> = match init {
+                None => Some(Vec::new()),
+                Some(i) if matches!(i.kind(), "argument_list" | "initializer_list") => {
+                    let mut c = i.walk();
+                    let v: Vec<Node> = i.named_children(&mut c).filter(|x| x.kind() != "comment").collect();
+                    Some(v)
+                }
+                Some(i)
+                    if i.kind() == "call_expression"
+                        && i.child_by_field_name("function").is_some_and(|f| self.text(f) == base) =>
+                {
+                    i.child_by_field_name("arguments").map(|a| {
+                        let mut c = a.walk();
+                        let v: Vec<Node> = a.named_children(&mut c).filter(|x| x.kind() != "comment").collect();
+                        v
+                    })
+                }
+                _ => None,
+            };
+            let def = args
+                .as_ref()
+                .and_then(|a| {
+                    self.unit
+                        .device_fns
+                        .get(format!("{ctor_key}#{}", a.len()).as_str())
+                        .or_else(|| self.unit.device_fns.get(ctor_key.as_str()))
+                        .copied()
+                })
+                // `P() = default;` has no body: the members are left as they are.
+                .filter(|d| d.child_by_field_name("body").is_some());
+            if let (Some(args), Some(def)) = (args, def) {
+                let v = self.struct_locals(name, &sname, at, 0)?;
+                let targs = self.unit.layout(&sname).map(|l| l.targs).unwrap_or_default();
+                let saved = self.tmpl.clone();
+                for (k, x) in targs {
+                    self.tmpl.insert(k, x);
+                }
+                let r = self.inline_device(at, &ctor_key, def, &args, None, Some(v.clone()));
+                self.tmpl = saved;
+                r?;
+                return Ok(Sym::Struct(v));
+            }
+        }
+        if let Some(i) = init {
+            if let Some(sym @ Sym::Struct(_)) = self.member_sym(i) {
+                // Copy: members are values; register copies share nothing observable here.
+                let fresh = self.struct_locals(name, &sname, at, 0)?;
+                self.copy_struct(&fresh, &sym, at)?;
+                return Ok(Sym::Struct(fresh));
+            }
+            if i.kind() != "initializer_list"
+                && i.kind() != "argument_list"
+                && struct_name(&self.peek_type(i)).is_some()
+            {
+                let vector_like = self.unit.layout(&sname).is_some_and(|l| l.is_vector_like());
+                if !vector_like {
+                    return self.bind_reference(name, None, i);
+                }
+                // One vector load of the whole object; its members are then registers.
+                let p = self.place(i)?;
+                let (e, ety) = self.read_place(&p, CacheOp::Default);
+                let whole = self.new_local(name, ety);
+                self.pending.push(Stmt::Assign { local: whole, value: e, span: self.span(i) });
+                let v = self.struct_locals(name, &sname, at, 0)?;
+                for (_, sym) in &v.fields {
+                    if let Sym::Local(id, _) = sym {
+                        self.pending.push(Stmt::Assign {
+                            local: *id,
+                            value: Expr::Opaque { args: vec![Expr::Local(whole)], what: "member".into() },
+                            span: self.span(i),
+                        });
+                    }
+                }
+                return Ok(Sym::Struct(v));
+            }
+        }
+        let v = self.struct_locals(name, &sname, at, 0)?;
+        if let Some(i) = init {
+            if i.kind() == "initializer_list" || i.kind() == "argument_list" {
+                let mut c = i.walk();
+                let items: Vec<Node> = i.named_children(&mut c).filter(|x| x.kind() != "comment").collect();
+                for (item, (_, sym)) in items.iter().zip(v.fields.clone()) {
+                    if let Sym::Local(id, fty) = sym {
+                        let (e, et) = self.expr(*item)?;
+                        let e = self.convert(e, &et, &fty, *item)?;
+                        self.pending.push(Stmt::Assign { local: id, value: e, span: self.span(*item) });
+                    } else {
+                        let (e, _) = self.expr(*item)?;
+                        self.pending_eval(e);
+                    }
+                }
+            } else {
+                let (e, _) = self.expr(i)?;
+                self.pending_eval(e);
+            }
+        }
+        Ok(Sym::Struct(v))
+    }
+
+    pub(super) fn copy_struct(&mut self, to: &StructVal, from: &Sym, at: Node) -> Result<()> {
+        let Sym::Struct(from) = from else { return Ok(()) };
+        for ((_, t), (_, f)) in to.fields.iter().zip(&from.fields) {
+            match (t, f) {
+                (Sym::Local(id, _), Sym::Local(src, _)) => {
+                    self.pending.push(Stmt::Assign { local: *id, value: Expr::Local(*src), span: self.span(at) })
+                }
+                (Sym::Local(id, _), Sym::Param(p)) => {
+                    self.pending.push(Stmt::Assign { local: *id, value: Expr::Param(*p), span: self.span(at) })
+                }
+                (Sym::Struct(a), b @ Sym::Struct(_)) => self.copy_struct(a, b, at)?,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}

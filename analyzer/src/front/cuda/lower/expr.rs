@@ -1,0 +1,608 @@
+//! Expressions: literals, names, members, conversions and operators under C's typing rules.
+
+use super::*;
+
+impl<'u, 'a> Lowerer<'u, 'a> {
+    pub(super) fn expr(&mut self, n: Node) -> Result<(Expr, Ty)> {
+        self.enter(n)?;
+        let r = self.expr_inner(n);
+        self.depth -= 1;
+        r
+    }
+
+    pub(super) fn expr_inner(&mut self, n: Node) -> Result<(Expr, Ty)> {
+        match n.kind() {
+            "number_literal" => self.number(n),
+            "true" => Ok((Expr::Int(1, IntTy::BOOL), Ty::Int(IntTy::BOOL))),
+            "false" => Ok((Expr::Int(0, IntTy::BOOL), Ty::Int(IntTy::BOOL))),
+            "char_literal" => {
+                let t = self.text(n);
+                let inner = t.trim_start_matches(['L', 'u', 'U']).trim_matches('\'');
+                let v = match inner {
+                    "\\n" => 10,
+                    "\\0" => 0,
+                    "\\t" => 9,
+                    s => s.chars().next().map(|c| c as i128).unwrap_or(0),
+                };
+                Ok((Expr::Int(v, IntTy::I8), Ty::Int(IntTy::I8)))
+            }
+            "string_literal" | "concatenated_string" | "raw_string_literal" => {
+                Ok((Expr::Opaque { args: Vec::new(), what: "string".into() }, Ty::Void))
+            }
+            "null" | "nullptr" => Ok((Expr::Int(0, IntTy::I64), Ty::Int(IntTy::I64))),
+            "identifier" => self.identifier(n),
+            "parenthesized_expression" => {
+                let mut c = n.walk();
+                let inner = n.named_children(&mut c).next().ok_or_else(|| self.unsupported(n, "this expression"))?;
+                if inner.kind() == "comma_expression" {
+                    return Err(self.unsupported(inner, "the comma operator"));
+                }
+                self.expr(inner)
+            }
+            "field_expression" => self.field(n),
+            "subscript_expression" => {
+                if let Some(r) = self.subscript_operator(n)? {
+                    return Ok(r);
+                }
+                let p = self.place(n)?;
+                Ok(self.read_place(&p, CacheOp::Default))
+            }
+            "qualified_identifier" => {
+                let full: String = self.text(n).chars().filter(|c| !c.is_whitespace()).collect();
+                let full = full.trim_start_matches("::").to_string();
+                if let Some(sym) = self.lookup(&full).cloned() {
+                    return match sym {
+                        Sym::Const(v, t) => Ok((Expr::Int(v, t), Ty::Int(t))),
+                        other => self.sym_value(other, n),
+                    };
+                }
+                // `Type::size`: a static member of a structure or class (through typedefs too).
+                if let Some((scope, member)) = full.rsplit_once("::") {
+                    let sty = self
+                        .unit
+                        .typedefs
+                        .get(scope)
+                        .cloned()
+                        .or_else(|| self.unit.layout(scope).map(|l| l.ty()))
+                        .or_else(|| match self.tmpl.get(scope) {
+                            Some(TemplateArg::Type(t)) => Some(t.clone()),
+                            _ => None,
+                        });
+                    if let Some(r) = sty.and_then(|t| self.static_member(&t, member)) {
+                        return Ok(r);
+                    }
+                }
+                if let Some(v) = coop_groups::toolkit_enumerator(&full) {
+                    return Ok((Expr::Int(v, IntTy::I32), Ty::Int(IntTy::I32)));
+                }
+                // `ns::N`: the name inside its namespace.
+                let last = full.rsplit("::").next().unwrap_or(&full).to_string();
+                match self.lookup(&last).cloned() {
+                    Some(Sym::Const(v, t)) => Ok((Expr::Int(v, t), Ty::Int(t))),
+                    Some(s @ (Sym::Opaque(..) | Sym::Struct(_))) => self.sym_value(s, n),
+                    _ => Err(self.undeclared(n)),
+                }
+            }
+            "alignof_expression" => {
+                let td = n.child_by_field_name("type").ok_or_else(|| self.unsupported(n, "this alignof"))?;
+                let ty = self.type_descriptor(td)?;
+                let a = match &ty {
+                    Ty::Vector { name, bytes } if !name.starts_with("struct ") => {
+                        let k = name.chars().last().and_then(|c| c.to_digit(10)).unwrap_or(1);
+                        if k == 2 || k == 4 {
+                            (*bytes).min(16)
+                        } else {
+                            bytes / k.max(1)
+                        }
+                    }
+                    Ty::Vector { name, .. } => self.unit.layout(&name["struct ".len()..]).map(|l| l.align).unwrap_or(1),
+                    t => t.size(),
+                };
+                Ok((Expr::Int(a as i128, IntTy::U64), Ty::Int(IntTy::U64)))
+            }
+            "pointer_expression" => {
+                let op = n.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or("");
+                let arg = n.child_by_field_name("argument").ok_or_else(|| self.unsupported(n, "this expression"))?;
+                if op == "*" {
+                    let p = self.place(n)?;
+                    return Ok(self.read_place(&p, CacheOp::Default));
+                }
+                // `&place`: the address, no access.
+                match self.place(arg)? {
+                    Place::Mem { addr, ty, space, volatile, .. } => Ok((
+                        addr,
+                        Ty::Ptr(Box::new(PtrTy { pointee: ty, space, is_const: false, restrict: false, volatile })),
+                    )),
+                    _ => Err(self.unsupported(n, "taking the address of a local variable")),
+                }
+            }
+            "binary_expression" => {
+                let op = n.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or("");
+                let l = n.child_by_field_name("left").ok_or_else(|| self.unsupported(n, "this expression"))?;
+                let r = n.child_by_field_name("right").ok_or_else(|| self.unsupported(n, "this expression"))?;
+                if matches!(op, "&&" | "||" | "and" | "or") {
+                    let (a, at) = self.expr(l)?;
+                    self.no_hoist += 1;
+                    let rb = self.expr(r);
+                    self.no_hoist -= 1;
+                    let (b, bt) = rb?;
+                    let a = self.truth(a, &at);
+                    let b = self.truth(b, &bt);
+                    return Ok((
+                        Expr::Logical { and: matches!(op, "&&" | "and"), lhs: Box::new(a), rhs: Box::new(b) },
+                        Ty::Int(IntTy::I32),
+                    ));
+                }
+                let (a, at) = self.expr(l)?;
+                let (b, bt) = self.expr(r)?;
+                self.binary(op, a, at, b, bt, n)
+            }
+            "unary_expression" => {
+                let op = n.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or("");
+                let arg = n.child_by_field_name("argument").ok_or_else(|| self.unsupported(n, "this expression"))?;
+                let (a, at) = self.expr(arg)?;
+                match (op, &at) {
+                    ("+", _) => Ok((a, at)),
+                    ("-", Ty::Int(t)) => {
+                        let t = promote(*t);
+                        let a = self.convert(a, &at, &Ty::Int(t), arg)?;
+                        Ok((Expr::Unary { op: UnOp::Neg, ty: t, arg: Box::new(a) }, Ty::Int(t)))
+                    }
+                    ("-", Ty::Float(_)) => Ok((Expr::Unary { op: UnOp::Neg, ty: IntTy::I32, arg: Box::new(a) }, at)),
+                    ("~", Ty::Int(t)) => {
+                        let t = promote(*t);
+                        let a = self.convert(a, &at, &Ty::Int(t), arg)?;
+                        Ok((Expr::Unary { op: UnOp::Not, ty: t, arg: Box::new(a) }, Ty::Int(t)))
+                    }
+                    ("!" | "not", _) => {
+                        let a = self.truth(a, &at);
+                        Ok((
+                            Expr::Unary { op: UnOp::LogicalNot, ty: IntTy::I32, arg: Box::new(a) },
+                            Ty::Int(IntTy::I32),
+                        ))
+                    }
+                    _ => Ok((Expr::Opaque { args: vec![a], what: format!("unary {op}") }, at)),
+                }
+            }
+            "conditional_expression" => {
+                let c = n.child_by_field_name("condition").ok_or_else(|| self.unsupported(n, "this expression"))?;
+                let t = n
+                    .child_by_field_name("consequence")
+                    .ok_or_else(|| self.unsupported(n, "`?:` without a middle operand"))?;
+                let f = n.child_by_field_name("alternative").ok_or_else(|| self.unsupported(n, "this expression"))?;
+                let (ce, ct) = self.expr(c)?;
+                let ce = self.truth(ce, &ct);
+                self.no_hoist += 1;
+                let a = self.expr(t);
+                let b = self.expr(f);
+                self.no_hoist -= 1;
+                let ((a, at), (b, bt)) = (a?, b?);
+                if let (Ty::Ptr(x), Ty::Ptr(y)) = (&at, &bt) {
+                    if x.space != y.space {
+                        return Err(self.unsupported(n, "`?:` choosing between a shared and a global pointer"));
+                    }
+                }
+                let ty = self.common(&at, &bt);
+                let a = self.convert(a, &at, &ty, t)?;
+                let b = self.convert(b, &bt, &ty, f)?;
+                Ok((Expr::Select { cond: Box::new(ce), then: Box::new(a), els: Box::new(b) }, ty))
+            }
+            "cast_expression" => {
+                let td = n.child_by_field_name("type").ok_or_else(|| self.unsupported(n, "this cast"))?;
+                let v = n.child_by_field_name("value").ok_or_else(|| self.unsupported(n, "this cast"))?;
+                let ty = self.type_descriptor(td)?;
+                let (e, et) = self.expr(v)?;
+                let e = self.convert(e, &et, &ty, n)?;
+                Ok((e, self.with_origin(ty, &et)))
+            }
+            "sizeof_expression" => {
+                let size = if let Some(td) = n.child_by_field_name("type") {
+                    self.type_descriptor(td)?.size()
+                } else if let Some(v) = n.child_by_field_name("value") {
+                    // `sizeof(float4)` parses as the size of a parenthesised name.
+                    let name = self.text(v).trim_start_matches('(').trim_end_matches(')').trim();
+                    match self.type_named(v) {
+                        Some(t) => t.size(),
+                        None => match named_type(name) {
+                            Some(t) if self.lookup(name).is_none() => t.size(),
+                            _ => self.const_expr_ro(v)?.1.size(),
+                        },
+                    }
+                } else {
+                    return Err(self.unsupported(n, "this sizeof"));
+                };
+                Ok((Expr::Int(size as i128, IntTy::U64), Ty::Int(IntTy::U64)))
+            }
+            "call_expression" => self.call(n),
+            "assignment_expression" | "update_expression" => self.side_effect_value(n),
+            "comma_expression" => Err(self.unsupported(n, "the comma operator")),
+            "initializer_list" => {
+                let mut c = n.walk();
+                let items: Vec<Node> = n.named_children(&mut c).collect();
+                let mut args = Vec::new();
+                for it in items {
+                    args.push(self.expr(it)?.0);
+                }
+                Ok((Expr::Opaque { args, what: "initializer list".into() }, Ty::Void))
+            }
+            "lambda_expression" => Err(self.unsupported(n, "a lambda")),
+            // `Packed128<T>{bits}`: a temporary whose contents are registers.
+            "compound_literal_expression" => {
+                let ty = match n.child_by_field_name("type") {
+                    Some(t) if t.kind() == "type_descriptor" => self.type_descriptor(t)?,
+                    Some(t) => type_of_specifier(self.unit, t, &self.tmpl)?,
+                    None => Ty::Void,
+                };
+                let mut args = Vec::new();
+                if let Some(v) = n.child_by_field_name("value") {
+                    let mut c = v.walk();
+                    let items: Vec<Node> = v.named_children(&mut c).collect();
+                    for it in items {
+                        args.push(self.expr(it)?.0);
+                    }
+                }
+                Ok((Expr::Opaque { args, what: "a temporary object".into() }, ty))
+            }
+            "new_expression" if n.child_by_field_name("placement").is_some() => {
+                Err(self.unsupported(n, "placement new (construct the object's members one by one)"))
+            }
+            "new_expression" | "delete_expression" => Err(device_heap(self.span(n), self.text(n))),
+            "template_function" => {
+                let name = n.child_by_field_name("name").map(|x| self.text(x)).unwrap_or("");
+                if self.unit.polymorphic.contains(name) {
+                    return Err(cpp::virtual_refusal(self.span(n), self.text(n)));
+                }
+                Err(self.unsupported(n, "this expression (template_function)"))
+            }
+            "ERROR" => Err(Diagnostic::at(ErrorKind::Syntax, self.span(n), "syntax error")),
+            _ => Err(self.unsupported(n, &format!("this expression ({})", n.kind()))),
+        }
+    }
+
+    /// `x = v` or `i++` used as a value: hoisted before the statement when that is safe.
+    pub(super) fn side_effect_value(&mut self, n: Node) -> Result<(Expr, Ty)> {
+        if self.no_hoist > 0 {
+            return Err(self.unsupported(n, "an assignment or increment inside a condition or `?:`"));
+        }
+        let post = n.kind() == "update_expression"
+            && n.child(0).map(|c| c.kind() != "++" && c.kind() != "--").unwrap_or(false);
+        let target = if n.kind() == "assignment_expression" {
+            n.child_by_field_name("left")
+        } else {
+            n.child_by_field_name("argument")
+        }
+        .ok_or_else(|| self.unsupported(n, "this expression"))?;
+        // Value of a local before or after the update; memory targets are read once more.
+        let place = self.place(target)?;
+        if let Place::Mem { ty, .. } = &place {
+            let ty = ty.clone();
+            return self.memory_update_value(n, place, ty, post);
+        }
+        let Place::Local(id, ty) = place else {
+            return Err(self.unsupported(n, "an assignment to this place used as a value"));
+        };
+        let mut stmts = Vec::new();
+        let result = if post {
+            let t = self.temp(ty.clone());
+            stmts.push(Stmt::Assign { local: t, value: Expr::Local(id), span: self.span(n) });
+            t
+        } else {
+            id
+        };
+        let s = if n.kind() == "assignment_expression" { self.assignment(n)? } else { self.update(n)? };
+        self.pending.append(&mut stmts);
+        self.pending.push(s);
+        Ok((Expr::Local(result), ty))
+    }
+
+    /// `x[i] = y[i] = v`, `out[k] = cnt[j]++`: the store (a load first for `+=`, `++`) is
+    /// hoisted before the statement; the value is what was stored (or, for `i++`, what was
+    /// read), held in a temporary so that no access is issued twice.
+    pub(super) fn memory_update_value(&mut self, n: Node, place: Place, ty: Ty, post: bool) -> Result<(Expr, Ty)> {
+        let span = self.span(n);
+        let op = n.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or("=");
+        if n.kind() == "assignment_expression" && op == "=" {
+            let right = n.child_by_field_name("right").ok_or_else(|| self.unsupported(n, "this assignment"))?;
+            let (rv, rt) = self.expr(right)?;
+            let v = self.convert(rv, &rt, &ty, right)?;
+            let t = self.temp(ty.clone());
+            self.pending.push(Stmt::Assign { local: t, value: v, span });
+            let st = self.write(place, Expr::Local(t), &ty, right)?;
+            self.pending.push(st);
+            return Ok((Expr::Local(t), ty));
+        }
+        let place = self.bind_place(place);
+        let (cur, ct) = self.read_place(&place, CacheOp::Default);
+        let old = self.temp(ct.clone());
+        self.pending.push(Stmt::Assign { local: old, value: cur, span });
+        let (v, vt) = if n.kind() == "assignment_expression" {
+            let bop = op
+                .strip_suffix('=')
+                .filter(|b| !b.is_empty())
+                .ok_or_else(|| self.unsupported(n, "this assignment operator"))?;
+            let right = n.child_by_field_name("right").ok_or_else(|| self.unsupported(n, "this assignment"))?;
+            let (rv, rt) = self.expr(right)?;
+            self.binary(bop, Expr::Local(old), ct.clone(), rv, rt, n)?
+        } else {
+            let inc = if op == "--" { "-" } else { "+" };
+            self.binary(inc, Expr::Local(old), ct.clone(), Expr::Int(1, IntTy::I32), Ty::Int(IntTy::I32), n)?
+        };
+        let v = self.convert(v, &vt, &ty, n)?;
+        let new = self.temp(ty.clone());
+        self.pending.push(Stmt::Assign { local: new, value: v, span });
+        let st = self.write(place, Expr::Local(new), &ty, n)?;
+        self.pending.push(st);
+        Ok(if post { (Expr::Local(old), ct) } else { (Expr::Local(new), ty) })
+    }
+
+    pub(super) fn number(&mut self, n: Node) -> Result<(Expr, Ty)> {
+        let raw = self.text(n).replace('\'', "");
+        // The grammar folds a sign into the literal: `-1` is negation of `1`.
+        if let Some(rest) = raw.strip_prefix('-') {
+            let (e, t) = self.number_text(rest.trim(), n)?;
+            return Ok(match (e, &t) {
+                (Expr::Float(f), _) => (Expr::Float(-f), t),
+                (e, Ty::Int(it)) => {
+                    let it = promote(*it);
+                    (Expr::Unary { op: UnOp::Neg, ty: it, arg: Box::new(e) }, Ty::Int(it))
+                }
+                (e, _) => (e, t),
+            });
+        }
+        self.number_text(raw.trim_start_matches('+'), n)
+    }
+
+    pub(super) fn number_text(&mut self, raw: &str, n: Node) -> Result<(Expr, Ty)> {
+        let lower = raw.to_ascii_lowercase();
+        let hex = lower.starts_with("0x");
+        let is_float = (!hex && (lower.contains('.') || lower.contains('e') || lower.ends_with('f')))
+            || (hex && lower.contains('p'));
+        if is_float {
+            let t = lower.trim_end_matches(['f', 'l']);
+            let v: f64 = t.parse().map_err(|_| self.unsupported(n, "this floating-point literal"))?;
+            let ty = if lower.ends_with('f') { Ty::Float(4) } else { Ty::Float(8) };
+            return Ok((Expr::Float(v), ty));
+        }
+        let digits = lower.trim_end_matches(['u', 'l']);
+        let suffix = &lower[digits.len()..];
+        let (body, radix) = if let Some(h) = digits.strip_prefix("0x") {
+            (h, 16)
+        } else if let Some(b) = digits.strip_prefix("0b") {
+            (b, 2)
+        } else if digits.len() > 1 && digits.starts_with('0') {
+            (&digits[1..], 8)
+        } else {
+            (digits, 10)
+        };
+        let v = u128::from_str_radix(body, radix).map_err(|_| self.unsupported(n, "this integer literal"))?;
+        if v > u64::MAX as u128 {
+            return Err(Diagnostic::at(ErrorKind::Arithmetic, self.span(n), "integer literal too large for 64 bits"));
+        }
+        let unsigned = suffix.contains('u');
+        let long = suffix.contains('l');
+        let v = v as i128;
+        let fits = |t: IntTy| v <= t.wrap(i128::MAX >> (128 - t.bits as u32)).max(0) || t.wrap(v) == v;
+        let candidates: &[IntTy] = match (unsigned, long, radix == 10) {
+            (false, false, true) => &[IntTy::I32, IntTy::I64],
+            (false, false, false) => &[IntTy::I32, IntTy::U32, IntTy::I64, IntTy::U64],
+            (true, false, _) => &[IntTy::U32, IntTy::U64],
+            (false, true, true) => &[IntTy::I64],
+            (false, true, false) => &[IntTy::I64, IntTy::U64],
+            (true, true, _) => &[IntTy::U64],
+        };
+        let ty = candidates.iter().copied().find(|t| t.wrap(v) == v && fits(*t)).unwrap_or(IntTy::U64);
+        Ok((Expr::Int(v, ty), Ty::Int(ty)))
+    }
+
+    pub(super) fn identifier(&mut self, n: Node) -> Result<(Expr, Ty)> {
+        let name = self.text(n);
+        match self.lookup(name).cloned() {
+            Some(Sym::Local(id, ty)) => Ok((Expr::Local(id), ty)),
+            Some(Sym::Param(p)) => Ok((Expr::Param(p), self.k.param(p).ty.clone())),
+            Some(Sym::Const(v, t)) => Ok((Expr::Int(v, t), Ty::Int(t))),
+            Some(Sym::Shared(id)) => {
+                // The array decays to a pointer to its first element.
+                let arr = &self.k.shared[id.0 as usize];
+                if arr.dims.len() > 1 {
+                    return Err(self.unsupported(n, "a multi-dimensional shared array used as a pointer"));
+                }
+                let ty = Ty::Ptr(Box::new(PtrTy {
+                    pointee: arr.elem.clone(),
+                    space: Space::Shared,
+                    is_const: false,
+                    restrict: false,
+                    volatile: false,
+                }));
+                Ok((Expr::SharedBase(id), ty))
+            }
+            Some(Sym::LocalArray(_)) => Err(self.unsupported(n, "a thread's own array used as a pointer")),
+            // A group passed along (to a __device__ function that binds it by name).
+            Some(Sym::Group(_)) => Ok((Expr::Int(0, IntTy::I32), Ty::Void)),
+            Some(sym) => self.sym_value(sym, n),
+            None => match name {
+                "warpSize" => Ok((Expr::Builtin(Builtin::WarpSize), Ty::Int(IntTy::I32))),
+                "NULL" => Ok((Expr::Int(0, IntTy::I64), Ty::Int(IntTy::I64))),
+                "INT_MAX" => Ok((Expr::Int(i32::MAX as i128, IntTy::I32), Ty::Int(IntTy::I32))),
+                // <climits>: the toolkit's headers are not read, their constants are known.
+                "INT_MIN" => Ok((Expr::Int(i32::MIN as i128, IntTy::I32), Ty::Int(IntTy::I32))),
+                "UINT_MAX" => Ok((Expr::Int(u32::MAX as i128, IntTy::U32), Ty::Int(IntTy::U32))),
+                "LLONG_MAX" | "LONG_MAX" => Ok((Expr::Int(i64::MAX as i128, IntTy::I64), Ty::Int(IntTy::I64))),
+                "LLONG_MIN" | "LONG_MIN" => Ok((Expr::Int(i64::MIN as i128, IntTy::I64), Ty::Int(IntTy::I64))),
+                "ULLONG_MAX" | "ULONG_MAX" => Ok((Expr::Int(u64::MAX as i128, IntTy::U64), Ty::Int(IntTy::U64))),
+                "SHRT_MAX" => Ok((Expr::Int(i16::MAX as i128, IntTy::I32), Ty::Int(IntTy::I32))),
+                "USHRT_MAX" => Ok((Expr::Int(u16::MAX as i128, IntTy::I32), Ty::Int(IntTy::I32))),
+                "CHAR_BIT" => Ok((Expr::Int(8, IntTy::I32), Ty::Int(IntTy::I32))),
+                "FLT_MAX" | "INFINITY" => Ok((Expr::Float(f32::MAX as f64), Ty::Float(4))),
+                _ => Err(self.undeclared(n)),
+            },
+        }
+    }
+
+    pub(super) fn field(&mut self, n: Node) -> Result<(Expr, Ty)> {
+        if let Some(r) = self.group_member_field(n)? {
+            return Ok(r);
+        }
+        let arg = n.child_by_field_name("argument").ok_or_else(|| self.unsupported(n, "this expression"))?;
+        let field = n.child_by_field_name("field").map(|f| self.text(f)).unwrap_or("");
+        if arg.kind() == "identifier" && self.lookup(self.text(arg)).is_none() {
+            let dim = match field {
+                "x" => 0,
+                "y" => 1,
+                "z" => 2,
+                _ => return Err(self.unsupported(n, "this member")),
+            };
+            let b = match self.text(arg) {
+                "threadIdx" => Builtin::ThreadIdx(dim),
+                "blockIdx" => Builtin::BlockIdx(dim),
+                "blockDim" => Builtin::BlockDim(dim),
+                "gridDim" => Builtin::GridDim(dim),
+                _ => return Err(self.undeclared(arg)),
+            };
+            // The builtins are unsigned int.
+            return Ok((Expr::Builtin(b), Ty::Int(IntTy::U32)));
+        }
+        // A component of a local vector is not tracked, but it reads the local (so the load
+        // that filled it is used).
+        if arg.kind() == "identifier" {
+            if let Some(Sym::Local(id, ty)) = self.lookup(self.text(arg)).cloned() {
+                if let Some((_, fty)) = vector_field(&ty, field) {
+                    return Ok((Expr::Opaque { args: vec![Expr::Local(id)], what: LOCAL_ARRAY.into() }, fty));
+                }
+            }
+        }
+        if n.child_by_field_name("operator").map(|o| self.text(o)) == Some(".") {
+            if let Some(sym) = self.member_sym(n) {
+                return self.sym_value(sym, n);
+            }
+            if let Some(r) = self.static_member(&self.peek_type(arg), field) {
+                return Ok(r);
+            }
+        }
+        if let Some(p) = self.member_place(n)? {
+            if let Place::Mem { addr, ty, text, .. } = &p {
+                if text == cpp::DECAY {
+                    return Ok((addr.clone(), ty.clone()));
+                }
+            }
+            return Ok(self.read_place(&p, CacheOp::Default));
+        }
+        let p = self.place(n)?;
+        Ok(self.read_place(&p, CacheOp::Default))
+    }
+
+    pub(super) fn common(&self, a: &Ty, b: &Ty) -> Ty {
+        match (a, b) {
+            (Ty::Int(x), Ty::Int(y)) => Ty::Int(common_int(*x, *y)),
+            (Ty::Float(x), Ty::Float(y)) => Ty::Float(*x.max(y)),
+            (Ty::Float(x), Ty::Int(_)) | (Ty::Int(_), Ty::Float(x)) => Ty::Float(*x),
+            (Ty::Ptr(_), _) => a.clone(),
+            (_, Ty::Ptr(_)) => b.clone(),
+            _ => a.clone(),
+        }
+    }
+
+    /// C conversion of `e` from `from` to `to`.
+    pub(super) fn convert(&self, e: Expr, from: &Ty, to: &Ty, at: Node) -> Result<Expr> {
+        Ok(match (from, to) {
+            (Ty::Int(a), Ty::Int(b)) if a == b => e,
+            (Ty::Float(_), Ty::Int(b)) if *b == IntTy::BOOL => {
+                Expr::FloatBinary { op: BinOp::Ne, lhs: Box::new(e), rhs: Box::new(Expr::Float(0.0)) }
+            }
+            (Ty::Int(_) | Ty::Float(_) | Ty::Ptr(_), Ty::Int(b)) => Expr::ToInt { ty: *b, arg: Box::new(e) },
+            (Ty::Int(_), Ty::Float(_)) => Expr::ToFloat(Box::new(e)),
+            (Ty::Float(_), Ty::Float(_)) => e,
+            (Ty::Ptr(_), Ty::Ptr(_)) => e,
+            (Ty::Int(_), Ty::Ptr(_)) => match e {
+                Expr::Int(0, _) => e,
+                _ => return Err(self.unsupported(at, "converting an integer to a pointer")),
+            },
+            (Ty::Vector { .. }, _) | (_, Ty::Vector { .. }) | (Ty::Void, _) => e,
+            (_, Ty::Void) => e,
+            (Ty::Float(_), Ty::Ptr(_)) => return Err(self.unsupported(at, "converting a float to a pointer")),
+            (Ty::Ptr(_), Ty::Float(_)) => return Err(self.unsupported(at, "converting a pointer to a float")),
+        })
+    }
+
+    /// Arithmetic with C's conversions; pointer arithmetic scales by the element size.
+    pub(super) fn binary(&mut self, op: &str, a: Expr, at: Ty, b: Expr, bt: Ty, n: Node) -> Result<(Expr, Ty)> {
+        let span = self.span(n);
+        let bop = match op {
+            "+" => BinOp::Add,
+            "-" => BinOp::Sub,
+            "*" => BinOp::Mul,
+            "/" => BinOp::Div,
+            "%" => BinOp::Rem,
+            "<<" => BinOp::Shl,
+            ">>" => BinOp::Shr,
+            "&" | "bitand" => BinOp::And,
+            "|" | "bitor" => BinOp::Or,
+            "^" | "xor" => BinOp::Xor,
+            "<" => BinOp::Lt,
+            "<=" => BinOp::Le,
+            ">" => BinOp::Gt,
+            ">=" => BinOp::Ge,
+            "==" => BinOp::Eq,
+            "!=" | "not_eq" => BinOp::Ne,
+            _ => return Err(self.unsupported(n, &format!("the operator `{op}`"))),
+        };
+        let is_cmp = matches!(bop, BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne);
+        match (&at, &bt) {
+            (Ty::Ptr(p), Ty::Int(it)) | (Ty::Int(it), Ty::Ptr(p)) if matches!(bop, BinOp::Add | BinOp::Sub) => {
+                let ptr_first = matches!(at, Ty::Ptr(_));
+                if !ptr_first && bop == BinOp::Sub {
+                    return Err(self.unsupported(n, "integer minus pointer"));
+                }
+                let (pe, ie) = if ptr_first { (a, b) } else { (b, a) };
+                let ie = self.index_i64(ie, &Ty::Int(*it), n)?;
+                let mut bytes = mul64(ie, p.pointee.size() as i128);
+                if bop == BinOp::Sub {
+                    bytes = Expr::Unary { op: UnOp::Neg, ty: IntTy::I64, arg: Box::new(bytes) };
+                }
+                let ty = if ptr_first { at.clone() } else { bt.clone() };
+                Ok((Expr::PtrOffset { ptr: Box::new(pe), bytes: Box::new(bytes) }, ty))
+            }
+            (Ty::Ptr(p), Ty::Ptr(_)) if bop == BinOp::Sub => {
+                let size = p.pointee.size() as i128;
+                let diff = Expr::PtrDiff { lhs: Box::new(a), rhs: Box::new(b) };
+                Ok((
+                    Expr::Binary {
+                        op: BinOp::Div,
+                        ty: IntTy::I64,
+                        lhs: Box::new(diff),
+                        rhs: Box::new(Expr::Int(size, IntTy::I64)),
+                        span,
+                    },
+                    Ty::Int(IntTy::I64),
+                ))
+            }
+            (Ty::Ptr(_), _) | (_, Ty::Ptr(_)) if is_cmp => Ok((
+                Expr::Binary { op: bop, ty: IntTy::I64, lhs: Box::new(a), rhs: Box::new(b), span },
+                Ty::Int(IntTy::I32),
+            )),
+            (Ty::Int(x), Ty::Int(y)) => {
+                if matches!(bop, BinOp::Shl | BinOp::Shr) {
+                    let t = promote(*x);
+                    let a = self.convert(a, &at, &Ty::Int(t), n)?;
+                    let b = self.convert(b, &bt, &Ty::Int(t), n)?;
+                    return Ok((Expr::Binary { op: bop, ty: t, lhs: Box::new(a), rhs: Box::new(b), span }, Ty::Int(t)));
+                }
+                let t = common_int(*x, *y);
+                let a = self.convert(a, &at, &Ty::Int(t), n)?;
+                let b = self.convert(b, &bt, &Ty::Int(t), n)?;
+                let rt = if is_cmp { Ty::Int(IntTy::I32) } else { Ty::Int(t) };
+                Ok((Expr::Binary { op: bop, ty: t, lhs: Box::new(a), rhs: Box::new(b), span }, rt))
+            }
+            (Ty::Float(_) | Ty::Int(_), Ty::Float(_) | Ty::Int(_)) => {
+                let t = self.common(&at, &bt);
+                let a = self.convert(a, &at, &t, n)?;
+                let b = self.convert(b, &bt, &t, n)?;
+                let rt = if is_cmp { Ty::Int(IntTy::I32) } else { t };
+                Ok((Expr::FloatBinary { op: bop, lhs: Box::new(a), rhs: Box::new(b) }, rt))
+            }
+            _ => {
+                let rt = if is_cmp { Ty::Int(IntTy::I32) } else { self.common(&at, &bt) };
+                Ok((Expr::Opaque { args: vec![a, b], what: format!("operator {op}") }, rt))
+            }
+        }
+    }
+}

@@ -1,0 +1,301 @@
+//! Places (lvalues): a local, memory at an address, or a thread's own array; the memory
+//! operations that reading and writing them make.
+
+use super::*;
+
+impl Lowerer<'_, '_> {
+    /// A read-modify-write evaluates its target's address once, as the compiler does: an
+    /// address that loads memory (`out[idx[i]] += 1`) is bound to a temporary first.
+    pub(super) fn bind_place(&mut self, place: Place) -> Place {
+        match place {
+            Place::Mem { addr, ty, space, volatile, text, span } if contains_load(&addr) => {
+                let pointee = ty.clone();
+                let t =
+                    self.temp(Ty::Ptr(Box::new(PtrTy { pointee, space, is_const: false, restrict: false, volatile })));
+                self.pending.push(Stmt::Assign { local: t, value: addr, span });
+                Place::Mem { addr: Expr::Local(t), ty, space, volatile, text, span }
+            }
+            p => p,
+        }
+    }
+
+    pub(super) fn write(&mut self, place: Place, v: Expr, vt: &Ty, at: Node) -> Result<Stmt> {
+        Ok(match place {
+            Place::Local(id, ty) => {
+                let v = self.convert(v, vt, &ty, at)?;
+                self.pointer_origin(id, ty, vt, at)?;
+                Stmt::Assign { local: id, value: v, span: self.span(at) }
+            }
+            Place::Mem { addr, ty, space, volatile, text, span } => {
+                self.check_struct_store(&ty, at)?;
+                let v = self.convert(v, vt, &ty, at)?;
+                let op = self.mem_op(AccessKind::Store, space, ty.size(), CacheOp::Default, volatile, &text, span);
+                Stmt::Store { op, addr, value: v }
+            }
+            Place::LocalArray(_) => Stmt::Eval(local_array_write(v)),
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn mem_op(
+        &mut self,
+        kind: AccessKind,
+        space: Space,
+        width: u32,
+        cache: CacheOp,
+        volatile: bool,
+        text: &str,
+        span: Span,
+    ) -> MemOpId {
+        let id = MemOpId(self.k.mem_ops.len() as u32);
+        let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+        let display: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        self.k.mem_ops.push(MemOp {
+            kind,
+            space,
+            width,
+            cache,
+            volatile,
+            text: display,
+            span,
+            addr_key: format!("{}:{}", width, compact),
+            warp_aggregated: false,
+        });
+        id
+    }
+
+    pub(super) fn read_place(&mut self, p: &Place, cache: CacheOp) -> (Expr, Ty) {
+        match p {
+            Place::Local(id, ty) => (Expr::Local(*id), ty.clone()),
+            Place::Mem { addr, ty, space, volatile, text, span } => {
+                let op = self.mem_op(AccessKind::Load, *space, ty.size(), cache, *volatile, text, *span);
+                (Expr::Load { op, addr: Box::new(addr.clone()) }, ty.clone())
+            }
+            Place::LocalArray(ty) => (Expr::Opaque { args: Vec::new(), what: LOCAL_ARRAY.into() }, ty.clone()),
+        }
+    }
+
+    /// An lvalue: a local, or memory at an address.
+    pub(super) fn place(&mut self, n: Node) -> Result<Place> {
+        self.enter(n)?;
+        let r = self.place_inner(n);
+        self.depth -= 1;
+        r
+    }
+
+    pub(super) fn place_inner(&mut self, n: Node) -> Result<Place> {
+        match n.kind() {
+            "identifier" => match self.lookup(self.text(n)).cloned() {
+                Some(sym) => self.sym_place(sym, n),
+                None => Err(self.undeclared(n)),
+            },
+            "parenthesized_expression" => {
+                let mut c = n.walk();
+                let inner = n.named_children(&mut c).next().ok_or_else(|| self.unsupported(n, "this expression"))?;
+                self.place(inner)
+            }
+            "subscript_expression" => match self.subscript_operator_place(n)? {
+                Some(p) => Ok(p),
+                None => self.subscript_place(n),
+            },
+            "pointer_expression" if n.child_by_field_name("operator").map(|o| self.text(o)) == Some("*") => {
+                let arg = n.child_by_field_name("argument").ok_or_else(|| self.unsupported(n, "this expression"))?;
+                let (p, pt) = self.expr(arg)?;
+                let Ty::Ptr(pt) = pt else { return Err(self.unsupported(n, "dereferencing a non-pointer")) };
+                if is_void(&pt.pointee) {
+                    return Err(self.unsupported(n, "dereferencing a void pointer"));
+                }
+                Ok(Place::Mem {
+                    addr: p,
+                    ty: pt.pointee.clone(),
+                    space: pt.space,
+                    volatile: pt.volatile,
+                    text: self.text(n).to_string(),
+                    span: self.span(n),
+                })
+            }
+            "field_expression" => {
+                if let Some(p) = self.member_place(n)? {
+                    if matches!(&p, Place::Mem { text, .. } if text == cpp::DECAY) {
+                        return Err(self.unsupported(n, "assigning to an array member as a whole"));
+                    }
+                    return Ok(p);
+                }
+                let arg = n.child_by_field_name("argument").ok_or_else(|| self.unsupported(n, "this expression"))?;
+                let field = n.child_by_field_name("field").map(|f| self.text(f)).unwrap_or("");
+                let op = n.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or(".");
+                if op != "." {
+                    return Err(self.unsupported(n, "`->` on a structure"));
+                }
+                match self.place(arg)? {
+                    Place::Mem { addr, ty, space, volatile, .. } => {
+                        let (off, fty) = vector_field(&ty, field).ok_or_else(|| self.unsupported(n, "this member"))?;
+                        Ok(Place::Mem {
+                            addr: ptr_add(addr, off as i128),
+                            ty: fty,
+                            space,
+                            volatile,
+                            text: self.text(n).to_string(),
+                            span: self.span(n),
+                        })
+                    }
+                    Place::Local(_, ty) => {
+                        let (_, fty) = vector_field(&ty, field).ok_or_else(|| self.unsupported(n, "this member"))?;
+                        // Vector components of locals are not tracked; writes only evaluate.
+                        Ok(Place::LocalArray(fty))
+                    }
+                    Place::LocalArray(t) => Ok(Place::LocalArray(vector_field(&t, field).map(|x| x.1).unwrap_or(t))),
+                }
+            }
+            _ => Err(self.unsupported(n, "assigning to this expression")),
+        }
+    }
+
+    pub(super) fn undeclared(&self, n: Node) -> Diagnostic {
+        Diagnostic::at(
+            ErrorKind::Unsupported,
+            self.span(n),
+            format!("`{}` is not declared (or is a global variable, which is not supported)", self.text(n)),
+        )
+    }
+
+    /// `a[i]`, `tile[r][c]`, `p[i]` as a place.
+    pub(super) fn subscript_place(&mut self, n: Node) -> Result<Place> {
+        // Collect the chain of subscripts down to its root.
+        let mut idx_nodes = Vec::new();
+        let mut root = n;
+        while root.kind() == "subscript_expression" {
+            let idx = root.child_by_field_name("indices").ok_or_else(|| self.unsupported(root, "this subscript"))?;
+            let mut c = idx.walk();
+            let items: Vec<Node> = idx.named_children(&mut c).collect();
+            if items.len() != 1 {
+                return Err(self.unsupported(idx, "a subscript with several indices"));
+            }
+            idx_nodes.push(items[0]);
+            root = root.child_by_field_name("argument").ok_or_else(|| self.unsupported(root, "this subscript"))?;
+            if idx_nodes.len() > 64 {
+                return Err(self.unsupported(n, "more than 64 subscripts"));
+            }
+        }
+        idx_nodes.reverse();
+        let text = self.text(n).to_string();
+        let span = self.span(n);
+        // `p.a[i]` on a structure passed by value: its array member is kernel-parameter space
+        // (the constant bank) or registers, not global memory.
+        if root.kind() == "field_expression" {
+            if let Some(Sym::Opaque(ty, _) | Sym::LocalArray(ty)) = self.member_sym(root) {
+                for node in &idx_nodes {
+                    let (e, _) = self.expr(*node)?;
+                    self.pending_eval(e);
+                }
+                return Ok(Place::LocalArray(ty));
+            }
+        }
+        if root.kind() == "identifier" {
+            match self.lookup(self.text(root)).cloned() {
+                Some(Sym::Shared(id)) => {
+                    let arr = self.k.shared[id.0 as usize].clone();
+                    let dims = arr.dims.clone();
+                    if idx_nodes.len() > dims.len().max(1) {
+                        return Err(self.unsupported(n, "more subscripts than the array has dimensions"));
+                    }
+                    // Row-major: offset = ((i0 * d1 + i1) * d2 + i2) ... scaled by the element size.
+                    let mut lin: Option<Expr> = None;
+                    for (k, node) in idx_nodes.iter().enumerate() {
+                        let (e, t) = self.expr(*node)?;
+                        let e = self.index_i64(e, &t, *node)?;
+                        lin = Some(match lin {
+                            None => e,
+                            Some(prev) => add64(mul64(prev, dims.get(k).copied().unwrap_or(1) as i128), e),
+                        });
+                    }
+                    let used = idx_nodes.len();
+                    let inner: u64 = dims.iter().skip(used).product();
+                    let elem = arr.elem.size() as i128;
+                    let bytes = mul64(lin.unwrap_or(Expr::Int(0, IntTy::I64)), inner as i128 * elem);
+                    let addr = Expr::PtrOffset { ptr: Box::new(Expr::SharedBase(id)), bytes: Box::new(bytes) };
+                    if used < dims.len() {
+                        return Err(self.unsupported(n, "using a row of a shared array as a value"));
+                    }
+                    return Ok(Place::Mem { addr, ty: arr.elem, space: Space::Shared, volatile: false, text, span });
+                }
+                Some(sym @ Sym::DeviceVar { .. }) if idx_nodes.len() > 1 => {
+                    let Sym::DeviceVar { dims, elem, volatile, .. } = &sym else { unreachable!() };
+                    let (dims, elem, volatile) = (dims.clone(), elem.clone(), *volatile);
+                    if idx_nodes.len() != dims.len() {
+                        return Err(self.unsupported(n, "a row of a multi-dimensional `__device__` array"));
+                    }
+                    let mut lin: Option<Expr> = None;
+                    for (k, node) in idx_nodes.iter().enumerate() {
+                        let (e, t) = self.expr(*node)?;
+                        let e = self.index_i64(e, &t, *node)?;
+                        lin = Some(match lin {
+                            None => e,
+                            Some(prev) => add64(mul64(prev, dims[k] as i128), e),
+                        });
+                    }
+                    let p = self.device_var_param(&sym);
+                    let bytes = mul64(lin.unwrap_or(Expr::Int(0, IntTy::I64)), elem.size() as i128);
+                    let addr = Expr::PtrOffset { ptr: Box::new(Expr::Param(p)), bytes: Box::new(bytes) };
+                    return Ok(Place::Mem { addr, ty: elem, space: Space::Global, volatile, text, span });
+                }
+                Some(Sym::LocalArray(ty)) | Some(Sym::Opaque(ty, _)) => {
+                    if let Some(Sym::Opaque(_, what)) = self.lookup(self.text(root)).cloned() {
+                        self.sym_place(Sym::Opaque(ty.clone(), what), root)?;
+                    }
+                    for node in &idx_nodes {
+                        let (e, _) = self.expr(*node)?;
+                        self.pending_eval(e);
+                    }
+                    return Ok(Place::LocalArray(ty));
+                }
+                _ => {}
+            }
+        }
+        // Pointer subscripts: each level loads a pointer, the last one is the place.
+        let (mut p, mut pt) = self.expr(root)?;
+        for (k, node) in idx_nodes.iter().enumerate() {
+            let Ty::Ptr(ptr_ty) = pt.clone() else {
+                return Err(self.unsupported(*node, "subscripting a value that is not a pointer or array"));
+            };
+            if is_void(&ptr_ty.pointee) {
+                return Err(self.unsupported(*node, "subscripting a void pointer"));
+            }
+            let (i, it) = self.expr(*node)?;
+            let i = self.index_i64(i, &it, *node)?;
+            let addr = Expr::PtrOffset { ptr: Box::new(p), bytes: Box::new(mul64(i, ptr_ty.pointee.size() as i128)) };
+            if k + 1 == idx_nodes.len() {
+                return Ok(Place::Mem {
+                    addr,
+                    ty: ptr_ty.pointee.clone(),
+                    space: ptr_ty.space,
+                    volatile: ptr_ty.volatile,
+                    text,
+                    span,
+                });
+            }
+            let op = self.mem_op(AccessKind::Load, ptr_ty.space, 8, CacheOp::Default, ptr_ty.volatile, &text, span);
+            p = Expr::Load { op, addr: Box::new(addr) };
+            pt = ptr_ty.pointee.clone();
+        }
+        Err(self.unsupported(n, "this subscript"))
+    }
+
+    pub(super) fn pending_eval(&mut self, e: Expr) {
+        if !matches!(e, Expr::Int(..) | Expr::Local(_) | Expr::Param(_) | Expr::Builtin(_)) {
+            self.pending.push(Stmt::Eval(local_array_write(e)));
+        }
+    }
+
+    /// An index converted to a 64-bit byte-offset operand (sign-extended when signed).
+    pub(super) fn index_i64(&self, e: Expr, t: &Ty, n: Node) -> Result<Expr> {
+        match t {
+            Ty::Int(it) => Ok(if it.signed {
+                Expr::ToInt { ty: IntTy::I64, arg: Box::new(e) }
+            } else {
+                Expr::ToInt { ty: IntTy::I64, arg: Box::new(Expr::ToInt { ty: IntTy::U64, arg: Box::new(e) }) }
+            }),
+            _ => Err(self.unsupported(n, "an index that is not an integer")),
+        }
+    }
+}
