@@ -200,6 +200,20 @@ fn emit_dot_prints_the_control_flow_graph() {
 }
 
 #[test]
+fn emit_ir_of_a_refused_kernel_gives_its_error_not_no_such_kernel() {
+    // Once "Error: no such kernel" (a usage error) for a kernel that exists but is refused.
+    let p = write_tmp("refused.cu", b"__global__ void k(float *a) {\n  float v; asm(\"ld.shared.f32 %0, [%1];\" : \"=f\"(v) : \"r\"(0));\n  a[threadIdx.x] = v;\n}\n");
+    for args in [&["--emit", "ir"][..], &["--kernel", "k", "--emit", "ir"][..]] {
+        let o = analyze(&p, args);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains("refused.cu:2:") && stderr(&o).contains("ld.shared"), "{}", stderr(&o));
+    }
+    // A kernel the file does not have is still a usage error.
+    let o = analyze(&p, &["--kernel", "nope", "--emit", "ir"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
 fn kernels_lists_the_global_functions() {
     let o = bin().arg("kernels").arg(examples().join("transpose_tiled.cu")).output().unwrap();
     assert_eq!(o.status.code(), Some(0));

@@ -350,7 +350,15 @@ pub fn run() -> i32 {
                         match k {
                             Some(k) if what == Emit::Dot => out(&Cfg::build(k).to_dot(&k.name)),
                             Some(k) => out(&sector_analyzer::ir::print::kernel(k)),
-                            None => usage("no such kernel"),
+                            // A kernel that could not be lowered: its own error, not a usage one.
+                            None => match &opts.kernel {
+                                Some(n) => m.failed.iter().find(|(f, _)| f == n),
+                                None => m.failed.first(),
+                            }
+                            .map_or_else(
+                                || usage("no such kernel"),
+                                |(_, d)| report_as(&Failure { diagnostic: d.clone(), files }, message_format),
+                            ),
                         }
                     }
                     Err(diagnostic) => report_as(&Failure { diagnostic, files }, message_format),
