@@ -66,12 +66,13 @@ def bucket(msg):
     return b[:110]
 
 
-INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+INCLUDE = re.compile(r'^\s*#\s*include\s*["<]([^">]+)[">]', re.M)
 
 
 def quoted_includes(path, include_dirs):
-    """The files a source names in `#include "..."`, resolved as the preprocessor does: next to
-    the including file first, then the -I folders. Unresolved names are left out."""
+    """The files a source names in `#include "..."` or `<...>`, resolved next to the including
+    file first (the benchmarks build with `-I.`), then the -I folders. Unresolved names (the
+    toolkit's and the C library's headers) are left out."""
     try:
         with open(path, errors="replace") as fh:
             text = fh.read()
@@ -160,13 +161,15 @@ def main():
             continue
         with open(path, errors="replace") as fh:
             src = fh.read()
-        names, err = kernels_of(a.tool, path, incs, a.timeout)
+        # The benchmarks' makefiles put the source folder on the include path (`-I.`).
+        tu_incs = incs + ["-I", os.path.dirname(path) or "."]
+        names, err = kernels_of(a.tool, path, tu_incs, a.timeout)
         if names is None:
             n = max(1, len(re.findall(r"__global__", src)))
             rows += [dict(file=path, kernel="?", result="refused", message=err)] * n
             continue
         for k in names:
-            rows.append(analyse(a, incs, path, k, src, launch_site))
+            rows.append(analyse(a, tu_incs, path, k, src, launch_site))
     report(rows, a)
 
 

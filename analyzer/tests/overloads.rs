@@ -87,3 +87,17 @@ fn math_results_through_pointers_to_locals_and_limits_constants_move_no_memory()
     assert_eq!(rows(&s, "store", "out["), (1, 4));
     assert_eq!(rows(&s, "store", "m["), (1, 4));
 }
+
+#[test]
+fn anonymous_union_and_structure_members_take_their_place_in_the_layout() {
+    // The union holds an int2 (8-byte aligned): it sits at offset 8, the structure is 16 bytes,
+    // and `b` is at offset 12. Lanes read bytes 16t+12..16t+15: 512 bytes, 16 sectors.
+    let src = r#"
+    struct S { char c; union { int2 d; struct { int a, b; }; }; };
+    __global__ void k(const S *s, int *out) {
+        out[threadIdx.x] = s[threadIdx.x].b;
+    }"#;
+    let s = run(src, "1", "32");
+    assert_eq!(rows(&s, "load", "s["), (1, 16));
+    assert_eq!(rows(&s, "store", "out["), (1, 4));
+}

@@ -356,6 +356,23 @@ pub(super) fn layout_of<'a>(
             continue;
         }
         let Some(t) = f.child_by_field_name("type") else { continue };
+        // An anonymous structure or union member (`union { int2 data; struct { int a, b; }; }`):
+        // its members are the enclosing one's, at its offset.
+        if matches!(t.kind(), "struct_specifier" | "union_specifier")
+            && t.child_by_field_name("name").is_none()
+            && f.child_by_field_name("declarator").is_none()
+        {
+            let Some(inner) = t.child_by_field_name("body").and_then(|b| layout_of(unit, t, b, "", tmpl)) else {
+                ok = false;
+                break;
+            };
+            let a = explicit_align(unit.text(t)).unwrap_or(inner.align).max(inner.align);
+            let at = if union { 0 } else { off.div_ceil(a) * a };
+            fields.extend(inner.fields.into_iter().map(|m| Field { offset: at + m.offset, ..m }));
+            off = if union { off.max(inner.size) } else { at + inner.size };
+            align = align.max(a);
+            continue;
+        }
         let Ok(base) = type_of_specifier(unit, t, tmpl) else {
             ok = false;
             break;
