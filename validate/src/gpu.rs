@@ -267,6 +267,21 @@ fn launch_one(
     if candidates.is_empty() {
         bail!("the PTX has no entry for `{kernel}` (a template kernel needs an explicit instantiation)");
     }
+    // Several instantiations of a template kernel: the one whose type arguments the case names
+    // (`T = "double"` -> `_Z9reduce_smIdE...`) comes first.
+    let wanted: Vec<&str> = spec.case.args.values().filter_map(|v| ptx::type_code(&v.as_text())).collect();
+    let fits = |e: &ptx::PtxEntry| {
+        let mut have = ptx::template_type_codes(&e.name);
+        wanted.iter().all(|w| match have.iter().position(|h| h == w) {
+            Some(i) => {
+                have.remove(i);
+                true
+            }
+            None => false,
+        })
+    };
+    let mut candidates = candidates;
+    candidates.sort_by_key(|e| !fits(e));
     let (entry, params) = candidates
         .iter()
         .find_map(|e| signatures.iter().find(|s| s.len() == e.params.len()).map(|s| (*e, s)))

@@ -141,6 +141,57 @@ pub fn find_kernel<'a>(entries: &'a [PtxEntry], name: &str) -> Vec<&'a PtxEntry>
     entries.iter().filter(|e| mangled_base_name(&e.name).as_deref() == Some(name)).collect()
 }
 
+/// The Itanium code of a type a case names as a template argument (`double` -> `d`).
+pub fn type_code(ty: &str) -> Option<&'static str> {
+    Some(match ty.trim() {
+        "float" => "f",
+        "double" => "d",
+        "int" => "i",
+        "unsigned" | "unsigned int" | "uint" => "j",
+        "char" => "c",
+        "signed char" => "a",
+        "unsigned char" | "uchar" => "h",
+        "short" => "s",
+        "unsigned short" | "ushort" => "t",
+        "long" => "l",
+        "unsigned long" => "m",
+        "long long" => "x",
+        "unsigned long long" => "y",
+        "bool" => "b",
+        _ => return None,
+    })
+}
+
+/// The builtin-type codes among the template arguments of a plain mangled function name
+/// (`_Z9reduce_smIdEvPKT_PS0_j` -> `["d"]`); empty when it has none.
+pub fn template_type_codes(mangled: &str) -> Vec<String> {
+    let Some(rest) = mangled.strip_prefix("_Z") else { return Vec::new() };
+    let digits = rest.chars().take_while(|c| c.is_ascii_digit()).count();
+    let Ok(len) = rest[..digits].parse::<usize>() else { return Vec::new() };
+    let Some(args) = rest.get(digits + len..).and_then(|r| r.strip_prefix('I')) else { return Vec::new() };
+    let mut out = Vec::new();
+    let mut depth = 0;
+    let mut chars = args.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            'E' if depth == 0 => break,
+            'E' => depth -= 1,
+            // A literal (`Li256E`): its type code is not a type argument.
+            'L' => {
+                for x in chars.by_ref() {
+                    if x == 'E' {
+                        break;
+                    }
+                }
+            }
+            'I' => depth += 1,
+            c if depth == 0 && c.is_ascii_lowercase() => out.push(c.to_string()),
+            _ => {}
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,5 +253,19 @@ mod tests {
         assert_eq!(mangled_base_name("_ZN2ns5outerIiE5innerEv").as_deref(), Some("inner"));
         assert_eq!(mangled_base_name("_ZL6staticv").as_deref(), Some("static"));
         assert_eq!(mangled_base_name("vec_add"), None);
+    }
+}
+
+#[cfg(test)]
+mod template_tests {
+    use super::*;
+
+    #[test]
+    fn template_type_arguments_pick_the_instantiation() {
+        assert_eq!(template_type_codes("_Z9reduce_smIdEvPKT_PS0_j"), vec!["d"]);
+        assert_eq!(template_type_codes("_Z9reduce_smIfEvPKT_PS0_j"), vec!["f"]);
+        assert_eq!(template_type_codes("_Z4tileIfLi256ELb1EEvPf"), vec!["f"]);
+        assert!(template_type_codes("_Z7vec_addPKfS0_Pfi").is_empty());
+        assert_eq!(type_code("double"), Some("d"));
     }
 }
