@@ -36,6 +36,7 @@ DELIBERATE = re.compile(
 )
 ASK_ARG = re.compile(r"pass --arg ([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)=")
 ASK_SHARED = re.compile(r"give its size with --shared-bytes")
+OUT_OF_RANGE = re.compile(r"--arg ([A-Za-z_][A-Za-z0-9_.]*)=\S+: parameter `[^`]*` is [^,]*, which holds (-?\d+)\.\.=(-?\d+)")
 UNKNOWN_TYPE = re.compile(r"template parameter `([A-Za-z_][A-Za-z0-9_]*)`: unknown type `256`")
 ERROR_LINE = re.compile(r"^(?:error: )?(?:\S+:\d+:\d+: )?(?:error: )?(.*)$")
 
@@ -197,6 +198,10 @@ def analyse(a, incs, path, k, src, launch_site):
             m = ASK_ARG.search(err)
             if m and m.group(1) not in args:
                 args[m.group(1)] = "256"
+                continue
+            r = OUT_OF_RANGE.search(err)
+            if r and args.get(r.group(1)) == "256":
+                args[r.group(1)] = r.group(3)  # a narrow parameter (`char`): its largest value
                 continue
             if ASK_SHARED.search(err) and "--shared-bytes" not in cmd:
                 cmd = cmd + ["--shared-bytes", "16384"]  # dynamic shared memory: a common size
