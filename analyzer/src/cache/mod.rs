@@ -320,6 +320,15 @@ const PENDING_LIMIT: usize = 1 << 24;
 
 const SECTORS_PER_LINE: i64 = 4;
 
+/// Sorted sectors grouped by 128-byte line: each line, the mask of its sectors present, and
+/// those sectors.
+fn by_line(sectors: &[i64]) -> impl Iterator<Item = (i64, u8, &[i64])> {
+    sectors.chunk_by(|a, b| a.div_euclid(SECTORS_PER_LINE) == b.div_euclid(SECTORS_PER_LINE)).map(|run| {
+        let mask = run.iter().fold(0u8, |m, s| m | 1 << s.rem_euclid(SECTORS_PER_LINE));
+        (run[0].div_euclid(SECTORS_PER_LINE), mask, run)
+    })
+}
+
 /// SMs by which each wave's round-robin assignment is turned: later waves are placed
 /// dynamically (a block goes to whichever SM frees a slot first, measured), so the blocks an
 /// SM runs in one wave bear no fixed relation to those of the wave before; what every block
@@ -614,20 +623,14 @@ impl CacheModel {
 
     fn load(&mut self, op: usize, cache: CacheOp, sectors: &[i64]) {
         let allocate = self.allocates(cache);
-        let mut i = 0;
-        while i < sectors.len() {
-            let line = sectors[i].div_euclid(SECTORS_PER_LINE);
-            let mut mask = 0u8;
-            while i < sectors.len() && sectors[i].div_euclid(SECTORS_PER_LINE) == line {
-                let s = sectors[i];
-                mask |= 1 << s.rem_euclid(SECTORS_PER_LINE);
+        for (line, mask, run) in by_line(sectors) {
+            for &s in run {
                 if self.loaded.insert(s) {
                     self.distinct_loaded += 1;
                 }
                 if self.touched.insert(s) {
                     self.compulsory_sectors += 1;
                 }
-                i += 1;
             }
             let mut hit = 0u8;
             if allocate {
@@ -673,17 +676,11 @@ impl CacheModel {
     /// read from DRAM first (the H200 read one DRAM sector per atomic sector of a fresh array)
     /// and the line is left dirty.
     fn atomic(&mut self, op: usize, sectors: &[i64]) {
-        let mut i = 0;
-        while i < sectors.len() {
-            let line = sectors[i].div_euclid(SECTORS_PER_LINE);
-            let mut mask = 0u8;
-            while i < sectors.len() && sectors[i].div_euclid(SECTORS_PER_LINE) == line {
-                let s = sectors[i];
-                mask |= 1 << s.rem_euclid(SECTORS_PER_LINE);
+        for (line, mask, run) in by_line(sectors) {
+            for &s in run {
                 if self.touched.insert(s) {
                     self.compulsory_sectors += 1;
                 }
-                i += 1;
             }
             let fetched = self.l2_read(line, mask);
             let t = self.op(op);

@@ -199,20 +199,11 @@ impl Lowerer<'_, '_> {
                     if idx_nodes.len() > dims.len().max(1) {
                         return Err(self.unsupported(n, "more subscripts than the array has dimensions"));
                     }
-                    // Row-major: offset = ((i0 * d1 + i1) * d2 + i2) ... scaled by the element size.
-                    let mut lin: Option<Expr> = None;
-                    for (k, node) in idx_nodes.iter().enumerate() {
-                        let (e, t) = self.expr(*node)?;
-                        let e = self.index_i64(e, &t, *node)?;
-                        lin = Some(match lin {
-                            None => e,
-                            Some(prev) => add64(mul64(prev, dims.get(k).copied().unwrap_or(1) as i128), e),
-                        });
-                    }
+                    let lin = self.row_major(&idx_nodes, &dims)?;
                     let used = idx_nodes.len();
                     let inner: u64 = dims.iter().skip(used).product();
                     let elem = arr.elem.size() as i128;
-                    let bytes = mul64(lin.unwrap_or(Expr::Int(0, IntTy::I64)), inner as i128 * elem);
+                    let bytes = mul64(lin, inner as i128 * elem);
                     let addr = Expr::PtrOffset { ptr: Box::new(Expr::SharedBase(id)), bytes: Box::new(bytes) };
                     if used < dims.len() {
                         return Err(self.unsupported(n, "using a row of a shared array as a value"));
@@ -225,17 +216,9 @@ impl Lowerer<'_, '_> {
                     if idx_nodes.len() != dims.len() {
                         return Err(self.unsupported(n, "a row of a multi-dimensional `__device__` array"));
                     }
-                    let mut lin: Option<Expr> = None;
-                    for (k, node) in idx_nodes.iter().enumerate() {
-                        let (e, t) = self.expr(*node)?;
-                        let e = self.index_i64(e, &t, *node)?;
-                        lin = Some(match lin {
-                            None => e,
-                            Some(prev) => add64(mul64(prev, dims[k] as i128), e),
-                        });
-                    }
+                    let lin = self.row_major(&idx_nodes, &dims)?;
                     let p = self.device_var_param(&sym);
-                    let bytes = mul64(lin.unwrap_or(Expr::Int(0, IntTy::I64)), elem.size() as i128);
+                    let bytes = mul64(lin, elem.size() as i128);
                     let addr = Expr::PtrOffset { ptr: Box::new(Expr::Param(p)), bytes: Box::new(bytes) };
                     return Ok(Place::Mem { addr, ty: elem, space: Space::Global, volatile, text, span });
                 }
@@ -279,6 +262,21 @@ impl Lowerer<'_, '_> {
             pt = ptr_ty.pointee.clone();
         }
         Err(self.unsupported(n, "this subscript"))
+    }
+
+    /// The element offset of subscripts into a row-major array of `dims`:
+    /// ((i0 * d1 + i1) * d2 + i2) ...; 0 with no subscript.
+    fn row_major(&mut self, idx_nodes: &[Node], dims: &[u64]) -> Result<Expr> {
+        let mut lin: Option<Expr> = None;
+        for (k, node) in idx_nodes.iter().enumerate() {
+            let (e, t) = self.expr(*node)?;
+            let e = self.index_i64(e, &t, *node)?;
+            lin = Some(match lin {
+                None => e,
+                Some(prev) => add64(mul64(prev, dims.get(k).copied().unwrap_or(1) as i128), e),
+            });
+        }
+        Ok(lin.unwrap_or(Expr::Int(0, IntTy::I64)))
     }
 
     pub(super) fn pending_eval(&mut self, e: Expr) {
