@@ -255,3 +255,47 @@ fn a_local_pointer_into_shared_memory_is_shared() {
         (1, 1, 1)
     );
 }
+
+/// Loops whose trip count differs between a warp's lanes (validate/probes/unroll/, measured on
+/// the H200). A step known only at run time is not unrolled by nvcc: the source loop's counts
+/// are what the hardware counts, and stay exact. A constant step is unrolled: not exact.
+#[test]
+fn varying_trip_counts_exact_only_where_nvcc_does_not_unroll() {
+    const SRC: &str = r#"
+__global__ void k_bd(const float *in, float *out, int n) {
+    for (int i = threadIdx.x; i < n; i += blockDim.x) out[i] = in[i] * 2.f;
+}
+__global__ void k_grid(const float *in, float *out, int n) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) out[i] = in[i] * 3.f;
+}
+__global__ void k_32(const float *in, float *out, int n) {
+    for (int i = threadIdx.x; i < n; i += 32) out[i] = in[i] + 1.f;
+}
+"#;
+    let with = |kernel: &str, grid: &str, block: &str, n: &str| {
+        let opts = AnalyzeOptions {
+            kernel: Some(kernel.into()),
+            grid: grid.into(),
+            block: block.into(),
+            args: vec![("n".into(), n.into())],
+            ..Default::default()
+        };
+        analyze_source("m.cu", SRC, &opts).unwrap_or_else(|f| panic!("{}", f.one_line())).sheet
+    };
+    // n = 1000 over 256 threads: 7 warps run 4 times (4 sectors each), the last warp 3 times
+    // fully and once with 8 lanes (1 sector): 32 requests, 3 x 32 + 28 + 1 = 125 sectors. The
+    // H200 counted 32 and 125 for both loads and stores.
+    for (k, grid, block) in [("k_bd", "1", "256"), ("k_grid", "2", "128")] {
+        let s = with(k, grid, block, "1000");
+        for op in ["load", "store"] {
+            let r = s.instructions.iter().find(|r| r.op == op).unwrap();
+            assert_eq!((r.requests, r.sectors, r.exact), (32, 125, true), "{k} {op}");
+        }
+        assert!(s.assumptions.iter().any(|a| a.contains("nvcc does not unroll it")), "{k}");
+    }
+    // n = 100 over one warp, step 32: lanes run 4 or 3 times. The H200 counted 7 requests
+    // (unrolled by 4 with a remainder loop) against the source loop's 4: not exact.
+    let s = with("k_32", "1", "32", "100");
+    let r = s.instructions.iter().find(|r| r.op == "load").unwrap();
+    assert_eq!((r.requests, r.sectors, r.exact), (4, 13, false));
+}

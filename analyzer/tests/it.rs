@@ -10,6 +10,7 @@ mod cli;
 mod compiler_model;
 mod cpp_census;
 mod cpp_front;
+mod cpp_modern;
 mod engine_property;
 mod engines;
 mod engines_property;

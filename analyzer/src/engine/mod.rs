@@ -70,8 +70,12 @@ pub struct Trace {
     pub ops: Vec<OpStats>,
     /// Branches whose condition depended on unknown data (assumed taken).
     pub data_branches: Vec<Span>,
-    /// Loops whose trip count differed between lanes of one warp.
+    /// Loops whose trip count differed between lanes of one warp, and which nvcc may unroll
+    /// at run time: their accesses' counts are not exact.
     pub varying_loops: Vec<Span>,
+    /// Loops whose trip count differed between lanes of one warp, which nvcc does not unroll
+    /// ([`crate::ir::unroll`]): counted exactly as the source loop.
+    pub varying_exact_loops: Vec<Span>,
     /// Reads that used a fill, by parameter.
     pub used_fills: Vec<ParamId>,
     /// Loops that move no memory whose condition the analysis could not decide (a spin on
@@ -89,6 +93,7 @@ pub struct Engine<'a> {
     keys: Vec<u32>,
     op_loops: Vec<Vec<usize>>,
     loop_spans: Vec<Span>,
+    loop_unrollable: Vec<bool>,
     varying: Vec<bool>,
     data_branches: HashSet<Span>,
     summarised_loops: Vec<(Span, Vec<String>)>,
@@ -124,12 +129,38 @@ pub(crate) fn address_keys(k: &Kernel) -> Vec<u32> {
 
 /// The kernel's loops: per memory operation the loops around it, each loop's span, and the
 /// loop of a span.
-pub(crate) fn loop_table(k: &Kernel) -> (Vec<Vec<usize>>, Vec<Span>, HashMap<Span, usize>) {
+pub(crate) fn loop_table(k: &Kernel) -> LoopTable {
     let mut op_loops = vec![Vec::new(); k.mem_ops.len()];
     let mut spans = Vec::new();
-    collect_loops(&k.body, &mut Vec::new(), &mut op_loops, &mut spans);
+    let mut unrollable = Vec::new();
+    collect_loops(&k.body, &mut Vec::new(), &mut op_loops, &mut spans, &mut unrollable);
     let ids = spans.iter().enumerate().map(|(i, s)| (*s, i)).collect();
-    (op_loops, spans, ids)
+    LoopTable { op_loops, spans, ids, unrollable }
+}
+
+/// The loops of a kernel, numbered in statement order.
+pub(crate) struct LoopTable {
+    /// Per memory operation: the loops around it, outermost first.
+    pub op_loops: Vec<Vec<usize>>,
+    pub spans: Vec<Span>,
+    pub ids: HashMap<Span, usize>,
+    /// Per loop: whether nvcc may unroll it at run time ([`crate::ir::unroll`]); a varying
+    /// trip count makes the counts inexact only there.
+    pub unrollable: Vec<bool>,
+}
+
+/// The varying loops of a run, split into those whose counts are inexact (nvcc may unroll
+/// them) and those counted exactly as the source loop (nvcc does not unroll them).
+pub(crate) fn split_varying(spans: &[Span], varying: &[bool], unrollable: &[bool]) -> (Vec<Span>, Vec<Span>) {
+    let (mut inexact, mut exact) = (Vec::new(), Vec::new());
+    for ((s, v), u) in spans.iter().zip(varying).zip(unrollable) {
+        match (v, u) {
+            (true, true) => inexact.push(*s),
+            (true, false) => exact.push(*s),
+            _ => {}
+        }
+    }
+    (inexact, exact)
 }
 
 /// Byte offset of each shared array in the block's shared window: declaration order, 16-byte
@@ -206,7 +237,7 @@ pub fn run_blocks(
 impl<'a> Engine<'a> {
     fn new(k: &'a Kernel, s: &'a Setup, boundary: &'a mut (dyn SectorSink + 'static)) -> Self {
         let keys = address_keys(k);
-        let (op_loops, loop_spans, loop_ids) = loop_table(k);
+        let LoopTable { op_loops, spans: loop_spans, ids: loop_ids, unrollable: loop_unrollable } = loop_table(k);
         // Shared arrays laid out in declaration order, each aligned to 16 bytes (an assumption
         // the sheet states; bank conflicts depend only on offsets within an array).
         // Dynamic (`extern`) arrays start where the static ones end, as the compiler places them.
@@ -222,6 +253,7 @@ impl<'a> Engine<'a> {
             op_loops,
             varying: vec![false; loop_spans.len()],
             loop_spans,
+            loop_unrollable,
             data_branches: HashSet::new(),
             summarised_loops: Vec::new(),
             used_fills: vec![false; k.params.len()],
@@ -242,19 +274,21 @@ impl<'a> Engine<'a> {
 
     fn finish(mut self) -> Trace {
         for (i, loops) in self.op_loops.iter().enumerate() {
-            if loops.iter().any(|&l| self.varying[l]) {
+            if loops.iter().any(|&l| self.varying[l] && self.loop_unrollable[l]) {
                 self.ops[i].varying_trip = true;
             }
         }
         let mut data_branches: Vec<Span> = self.data_branches.into_iter().collect();
         data_branches.sort_by_key(|s| (s.file, s.line, s.column));
-        let varying_loops = self.loop_spans.iter().zip(&self.varying).filter(|(_, v)| **v).map(|(s, _)| *s).collect();
+        let (varying_loops, varying_exact_loops) =
+            split_varying(&self.loop_spans, &self.varying, &self.loop_unrollable);
         let used_fills =
             self.used_fills.iter().enumerate().filter(|(_, u)| **u).map(|(p, _)| ParamId(p as u32)).collect();
         Trace {
             ops: self.ops,
             data_branches,
             varying_loops,
+            varying_exact_loops,
             used_fills,
             summarised_loops: self.summarised_loops,
             work: self.work,
@@ -291,7 +325,13 @@ impl<'a> Engine<'a> {
     }
 }
 
-fn collect_loops(stmts: &[Stmt], stack: &mut Vec<usize>, op_loops: &mut [Vec<usize>], spans: &mut Vec<Span>) {
+fn collect_loops(
+    stmts: &[Stmt],
+    stack: &mut Vec<usize>,
+    op_loops: &mut [Vec<usize>],
+    spans: &mut Vec<Span>,
+    unrollable: &mut Vec<bool>,
+) {
     fn ops_in_expr(e: &Expr, out: &mut Vec<MemOpId>) {
         crate::ir::licm::walk(e, &mut |x| {
             if let Expr::Load { op, .. } = x {
@@ -311,13 +351,14 @@ fn collect_loops(stmts: &[Stmt], stack: &mut Vec<usize>, op_loops: &mut [Vec<usi
             Stmt::Eval(e) => ops_in_expr(e, &mut ops),
             Stmt::If { cond, then, els, .. } => {
                 ops_in_expr(cond, &mut ops);
-                collect_loops(then, stack, op_loops, spans);
-                collect_loops(els, stack, op_loops, spans);
+                collect_loops(then, stack, op_loops, spans, unrollable);
+                collect_loops(els, stack, op_loops, spans, unrollable);
             }
             Stmt::Loop { cond, body, step, span, .. } => {
                 let id = spans.len();
                 // Synthetic loops share the call's span; ids stay per loop statement.
                 spans.push(*span);
+                unrollable.push(crate::ir::unroll::may_runtime_unroll(cond.as_ref(), body, step));
                 stack.push(id);
                 if let Some(c) = cond {
                     let mut cops = Vec::new();
@@ -326,8 +367,8 @@ fn collect_loops(stmts: &[Stmt], stack: &mut Vec<usize>, op_loops: &mut [Vec<usi
                         op_loops[o.0 as usize].extend(stack.iter().copied());
                     }
                 }
-                collect_loops(body, stack, op_loops, spans);
-                collect_loops(step, stack, op_loops, spans);
+                collect_loops(body, stack, op_loops, spans, unrollable);
+                collect_loops(step, stack, op_loops, spans, unrollable);
                 stack.pop();
             }
             _ => {}

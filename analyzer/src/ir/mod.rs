@@ -12,6 +12,7 @@ pub mod cfg;
 pub mod dce;
 pub mod licm;
 pub mod print;
+pub mod unroll;
 pub mod vn;
 
 use crate::source::Span;

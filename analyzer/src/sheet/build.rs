@@ -154,6 +154,12 @@ pub fn build(kernel: &Kernel, setup: &Setup, trace: Trace, mut cache: CacheModel
             s.line, s.column
         ));
     }
+    for s in &trace.varying_exact_loops {
+        assumptions.push(format!(
+            "loop at {}:{}: lanes of a warp run different trip counts; nvcc does not unroll it (its step is known only at run time, or it has another exit), so it runs as written",
+            s.line, s.column
+        ));
+    }
     if !kernel.shared.is_empty() {
         assumptions.push(
             "shared arrays laid out in declaration order, each 16-byte aligned; 32 banks of 4 bytes, phases of 128 bytes".into(),

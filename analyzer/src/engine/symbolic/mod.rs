@@ -64,7 +64,7 @@ pub use form::{Form, Scope, NV};
 
 use super::{
     absolute, address_keys, constant_shift, exact_float_fn, int_op, lanes, loop_table, may_alias, sectors_of,
-    shared_layout, wavefronts, OpStats, Trace,
+    shared_layout, split_varying, wavefronts, LoopTable, OpStats, Trace,
 };
 use super::{count, warp, HELD_MAX, SECTOR, WARP};
 use crate::diag::Diagnostic;
@@ -256,6 +256,7 @@ struct Sym<'a> {
     op_loops: Vec<Vec<usize>>,
     loop_spans: Vec<Span>,
     loop_ids: HashMap<Span, usize>,
+    loop_unrollable: Vec<bool>,
     varying: Vec<bool>,
     data_branches: HashSet<Span>,
     summarised_loops: Vec<(Span, Vec<String>)>,
@@ -269,7 +270,7 @@ struct Sym<'a> {
 impl<'a> Sym<'a> {
     fn new(k: &'a Kernel, s: &'a Setup) -> Self {
         let keys = address_keys(k);
-        let (op_loops, loop_spans, loop_ids) = loop_table(k);
+        let LoopTable { op_loops, spans: loop_spans, ids: loop_ids, unrollable: loop_unrollable } = loop_table(k);
         Sym {
             k,
             s,
@@ -285,6 +286,7 @@ impl<'a> Sym<'a> {
             varying: vec![false; loop_spans.len()],
             loop_spans,
             loop_ids,
+            loop_unrollable,
             data_branches: HashSet::new(),
             summarised_loops: Vec::new(),
             steps: 0,
@@ -310,7 +312,7 @@ impl<'a> Sym<'a> {
                 unknown_executions: narrow(a.unknown_executions)?,
                 data_executions: narrow(a.data_executions)?,
                 elided_lanes: narrow(a.elided_lanes)?,
-                varying_trip: self.op_loops[i].iter().any(|&l| self.varying[l]),
+                varying_trip: self.op_loops[i].iter().any(|&l| self.varying[l] && self.loop_unrollable[l]),
                 min_off: a.min_off,
                 end_off: a.end_off,
                 base: a.base,
@@ -318,11 +320,13 @@ impl<'a> Sym<'a> {
         }
         let mut data_branches: Vec<Span> = self.data_branches.into_iter().collect();
         data_branches.sort_by_key(|s| (s.file, s.line, s.column));
-        let varying_loops = self.loop_spans.iter().zip(&self.varying).filter(|(_, v)| **v).map(|(s, _)| *s).collect();
+        let (varying_loops, varying_exact_loops) =
+            split_varying(&self.loop_spans, &self.varying, &self.loop_unrollable);
         let trace = Trace {
             ops,
             data_branches,
             varying_loops,
+            varying_exact_loops,
             used_fills: Vec::new(),
             summarised_loops: self.summarised_loops,
             work: narrow(self.work)?,

@@ -57,8 +57,6 @@ struct Unit<'a> {
     device_fns: HashMap<String, Node<'a>>,
     /// Every definition of each function name, in file order: C++ overloads ([`overload`]).
     overloads: HashMap<String, Vec<Node<'a>>>,
-    /// The `template <...>` around a function template, by function name.
-    fn_templates: HashMap<String, Node<'a>>,
     /// File- and namespace-scope names: constants, enumerators, `__constant__` arrays.
     globals: HashMap<String, Sym>,
     /// Structures and classes by name: their C layout.
@@ -111,7 +109,6 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
         typedefs: HashMap::new(),
         device_fns: HashMap::new(),
         overloads: HashMap::new(),
-        fn_templates: HashMap::new(),
         globals: HashMap::new(),
         structs: HashMap::new(),
         struct_templates: HashMap::new(),
@@ -174,25 +171,19 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
             _ => {}
         }
     }
-    for &(f, template) in &found {
+    for &(f, _) in &found {
         if has_qualifier(&unit, f, "__device__") && !has_qualifier(&unit, f, "__global__") {
             if let Some(name) = function_name(&unit, f) {
-                if let Some(t) = template {
-                    unit.fn_templates.insert(name.clone(), t);
-                }
                 unit.device_fns.insert(name, f);
             }
         }
     }
     // Functions without `__device__` (`constexpr` helpers, `__host__` only): callable too, as a
     // fallback, so that `constexpr` helpers inline.
-    for &(f, template) in &found {
+    for &(f, _) in &found {
         if !has_qualifier(&unit, f, "__global__") {
             if let Some(name) = function_name(&unit, f) {
                 if !unit.device_fns.contains_key(&name) && name != "main" {
-                    if let Some(t) = template {
-                        unit.fn_templates.insert(name.clone(), t);
-                    }
                     unit.device_fns.insert(name, f);
                 }
             }
@@ -349,6 +340,9 @@ fn type_of_specifier(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) 
             if unit.polymorphic.contains(text) {
                 return Err(cpp::virtual_refusal(unit.span(t), text));
             }
+            if let Some(l) = cpp::injected_class(unit, text, tmpl) {
+                return Ok(l.ty());
+            }
             named_type(text).ok_or_else(|| cpp::unknown_type(unit.span(t), text))
         }
         "sized_type_specifier" => {
@@ -435,6 +429,8 @@ struct Inline {
     ret_val: Option<(LocalId, Ty)>,
     /// `auto` return type (lambdas, `auto f()`): the first `return` sets it.
     auto_ret: bool,
+    /// The object (or, for a static member, the class) whose member function this is.
+    object: Option<cpp::StructVal>,
 }
 
 struct Lowerer<'u, 'a> {
@@ -612,6 +608,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 },
                 (Some(v), false) => match parse_number(&v) {
                     Some(ParamValue::Int(i)) => TemplateArg::Int(i),
+                    // A function passed as a template argument (`--arg matmul_tri=matmul_tri_naive`).
+                    _ if self.unit.device_fns.contains_key(v.trim()) => TemplateArg::Func(v.trim().to_string()),
                     _ => {
                         return Err(Diagnostic::at(
                             ErrorKind::Usage,

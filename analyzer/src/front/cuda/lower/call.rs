@@ -24,8 +24,13 @@ impl Lowerer<'_, '_> {
                 let e = self.convert(e, &et, &ty, n)?;
                 return Ok((e, self.with_origin(ty, &et)));
             }
-            // A function template called with explicit arguments: `load<float, 4>(p)`.
-            if let Some((fname, def)) = self.resolve_function(name) {
+            // A function template called with explicit arguments: `load<float, 4>(p)`; among
+            // overloads of one name, the one whose parameters fit the arguments.
+            let picked = match self.tmpl.get(name) {
+                Some(TemplateArg::Func(_)) => None,
+                _ => self.pick_overload(name, &arg_nodes).map(|(f, d, _)| (f, d)),
+            };
+            if let Some((fname, def)) = picked.or_else(|| self.resolve_function(name)) {
                 let explicit = f.child_by_field_name("arguments");
                 return self.inline_device(n, &fname, def, &arg_nodes, explicit, None);
             }
@@ -150,6 +155,11 @@ impl Lowerer<'_, '_> {
                 self.mem_op(AccessKind::Store, pt.space, pt.pointee.size(), cache, false, self.text(n), self.span(n));
             self.pending.push(Stmt::Store { op, addr: p, value: v });
             return Ok((Expr::Int(0, IntTy::I32), Ty::Void));
+        }
+        if f.kind() == "identifier" {
+            if let Some((key, def, object)) = self.sibling_method(name, arg_nodes.len()) {
+                return self.inline_device(n, &key, def, &arg_nodes, None, Some(object));
+            }
         }
         // A definition of the file that certainly fits shadows the toolkit's function of that
         // name (`fminf(float2, float2)`); an uncertain one only stands in for a missing one.

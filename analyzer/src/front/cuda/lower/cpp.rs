@@ -15,7 +15,8 @@ mod objects;
 
 use layout::*;
 pub(super) use layout::{
-    declare_struct_template, declare_types, global_values, other_type, unknown_type, virtual_refusal, wmma_refusal,
+    declare_struct_template, declare_types, global_values, injected_class, other_type, unknown_type, virtual_refusal,
+    wmma_refusal,
 };
 
 /// A structure's or class's C layout.
@@ -253,7 +254,22 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 Some((key, targs, _)) => (key, targs),
                 None => return Ok(None),
             },
-            "namespace_identifier" | "type_identifier" => (self.text(scope).to_string(), Vec::new()),
+            "namespace_identifier" | "type_identifier" => {
+                let name = self.text(scope);
+                // A typedef or a type parameter naming a class template's instance (`f128::zeros()`
+                // with `typedef Packed128<float> f128;`): the instance and its arguments.
+                let aliased = match self.tmpl.get(name) {
+                    Some(TemplateArg::Type(t)) => Some(t.clone()),
+                    _ => self.unit.typedefs.get(name).cloned(),
+                };
+                match aliased.as_ref().and_then(struct_name) {
+                    Some(sname) => {
+                        let targs = self.unit.layout(sname).map(|l| l.targs).unwrap_or_default();
+                        (sname.to_string(), targs)
+                    }
+                    None => (name.to_string(), Vec::new()),
+                }
+            }
             _ => return Ok(None),
         };
         let key = self.method_key(&class, self.text(member), arg_nodes.len());

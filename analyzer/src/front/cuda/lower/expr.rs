@@ -432,8 +432,13 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 "SHRT_MAX" => Ok((Expr::Int(i16::MAX as i128, IntTy::I32), Ty::Int(IntTy::I32))),
                 "USHRT_MAX" => Ok((Expr::Int(u16::MAX as i128, IntTy::I32), Ty::Int(IntTy::I32))),
                 "CHAR_BIT" => Ok((Expr::Int(8, IntTy::I32), Ty::Int(IntTy::I32))),
-                "FLT_MAX" | "INFINITY" => Ok((Expr::Float(f32::MAX as f64), Ty::Float(4))),
-                _ => Err(self.undeclared(n)),
+                "FLT_MAX" | "INFINITY" | "HUGE_VALF" => Ok((Expr::Float(f32::MAX as f64), Ty::Float(4))),
+                // <cfloat>, <cmath> (POSIX's M_*) and the toolkit's math_constants.h: values only,
+                // no memory; their contents never reach an address exactly.
+                _ => match float_constant(name) {
+                    Some((v, width)) => Ok((Expr::Float(v), Ty::Float(width))),
+                    None => Err(self.undeclared(n)),
+                },
             },
         }
     }
@@ -605,4 +610,46 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
         }
     }
+}
+
+/// A floating-point constant of the C library or the toolkit's `math_constants.h`, with its
+/// width in bytes, by name.
+fn float_constant(name: &str) -> Option<(f64, u8)> {
+    use std::f64::consts as c;
+    let double = match name {
+        "M_PI" => c::PI,
+        "M_PI_2" => c::FRAC_PI_2,
+        "M_PI_4" => c::FRAC_PI_4,
+        "M_1_PI" => c::FRAC_1_PI,
+        "M_2_PI" => c::FRAC_2_PI,
+        "M_2_SQRTPI" => c::FRAC_2_SQRT_PI,
+        "M_SQRT2" => c::SQRT_2,
+        "M_SQRT1_2" => c::FRAC_1_SQRT_2,
+        "M_E" => c::E,
+        "M_LOG2E" => c::LOG2_E,
+        "M_LOG10E" => c::LOG10_E,
+        "M_LN2" => c::LN_2,
+        "M_LN10" => c::LN_10,
+        "DBL_MAX" | "HUGE_VAL" | "CUDART_INF" => f64::MAX,
+        "DBL_MIN" => f64::MIN_POSITIVE,
+        "DBL_EPSILON" => f64::EPSILON,
+        "CUDART_PI" => c::PI,
+        "CUDART_NAN" => f64::NAN,
+        _ => {
+            let single = match name {
+                "FLT_MIN" => f32::MIN_POSITIVE,
+                "FLT_EPSILON" => f32::EPSILON,
+                "NAN" | "CUDART_NAN_F" => f32::NAN,
+                "CUDART_INF_F" => f32::MAX,
+                "CUDART_PI_F" => std::f32::consts::PI,
+                "CUDART_PIO2_F" => std::f32::consts::FRAC_PI_2,
+                "CUDART_SQRT_2PI_F" => 2.506_628_3,
+                "CUDART_L2E_F" => std::f32::consts::LOG2_E,
+                "CUDART_LN2_F" => std::f32::consts::LN_2,
+                _ => return None,
+            };
+            return Some((single as f64, 4));
+        }
+    };
+    Some((double, 8))
 }

@@ -100,6 +100,9 @@ impl Lowerer<'_, '_> {
             },
             "pointer_expression" if n.child_by_field_name("operator").map(|o| self.text(o)) == Some("*") => {
                 let arg = n.child_by_field_name("argument").ok_or_else(|| self.unsupported(n, "this expression"))?;
+                if let Some(ty) = self.local_view(arg)? {
+                    return Ok(Place::LocalArray(ty));
+                }
                 let (p, pt) = self.expr(arg)?;
                 let Ty::Ptr(pt) = pt else { return Err(self.unsupported(n, "dereferencing a non-pointer")) };
                 if is_void(&pt.pointee) {
@@ -151,6 +154,74 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// `reinterpret_cast<float *>(&v)[i]`, `*(unsigned *)&h`: a thread's own object (a local,
+    /// a vector, a structure in registers) seen through a pointer cast of its address, as a
+    /// pointee type. Registers or local memory: no global or shared traffic. The object's value
+    /// is forgotten from here on, since a write through the view changes it untracked.
+    fn local_view(&mut self, n: Node) -> Result<Option<Ty>> {
+        let n = cpp::unparen(n);
+        let (td, inner) = match n.kind() {
+            "cast_expression" => (n.child_by_field_name("type"), n.child_by_field_name("value")),
+            "call_expression" => {
+                let f = n.child_by_field_name("function");
+                let cast = f.filter(|f| f.kind() == "template_function").filter(|f| {
+                    f.child_by_field_name("name")
+                        .is_some_and(|x| matches!(self.text(x), "reinterpret_cast" | "static_cast" | "const_cast"))
+                });
+                let Some(f) = cast else { return Ok(None) };
+                let td = f.child_by_field_name("arguments").and_then(|a| a.named_child(0));
+                let arg = n.child_by_field_name("arguments").and_then(|a| a.named_child(0));
+                (td, arg)
+            }
+            _ => return Ok(None),
+        };
+        let (Some(td), Some(inner)) = (td, inner) else { return Ok(None) };
+        let inner = cpp::unparen(inner);
+        let is_local = match inner.kind() {
+            "pointer_expression" if inner.child_by_field_name("operator").map(|o| self.text(o)) == Some("&") => {
+                match inner.child_by_field_name("argument").filter(|a| a.kind() == "identifier") {
+                    Some(a) => match self.lookup(self.text(a)).cloned() {
+                        Some(sym @ (Sym::Local(..) | Sym::Struct(_) | Sym::LocalArray(_))) => {
+                            self.forget_object(&sym, self.span(inner));
+                            true
+                        }
+                        _ => false,
+                    },
+                    None => false,
+                }
+            }
+            "cast_expression" | "call_expression" => self.local_view(inner)?.is_some(),
+            _ => false,
+        };
+        if !is_local {
+            return Ok(None);
+        }
+        match self.type_descriptor(td)? {
+            Ty::Ptr(pt) if !is_void(&pt.pointee) => Ok(Some(pt.pointee)),
+            Ty::Ptr(_) => Ok(Some(Ty::Int(IntTy::U8))),
+            _ => Ok(None),
+        }
+    }
+
+    /// Makes a thread's object unknown: its locals (a structure's, member by member) are
+    /// assigned a value that is not tracked.
+    fn forget_object(&mut self, sym: &Sym, span: Span) {
+        match sym {
+            Sym::Local(id, _) => {
+                // Its value is read through the view: whatever filled it stays live.
+                self.pending.push(Stmt::Eval(local_array_write(Expr::Local(*id))));
+                let value = Expr::Opaque { args: Vec::new(), what: "an object written through a pointer".into() };
+                self.pending.push(Stmt::Assign { local: *id, value, span });
+            }
+            Sym::Struct(sv) => {
+                for (_, f) in &sv.fields {
+                    self.forget_object(f, span);
+                }
+            }
+            _ => {}
+        }
+    }
+
     pub(super) fn undeclared(&self, n: Node) -> Diagnostic {
         Diagnostic::at(
             ErrorKind::Unsupported,
@@ -178,6 +249,13 @@ impl Lowerer<'_, '_> {
             }
         }
         idx_nodes.reverse();
+        if idx_nodes.len() == 1 {
+            if let Some(ty) = self.local_view(root)? {
+                let (e, _) = self.expr(idx_nodes[0])?;
+                self.pending_eval(e);
+                return Ok(Place::LocalArray(ty));
+            }
+        }
         let text = self.text(n).to_string();
         let span = self.span(n);
         // `p.a[i]` on a structure passed by value: its array member is kernel-parameter space

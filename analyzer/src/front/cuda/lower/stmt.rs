@@ -545,6 +545,11 @@ impl Lowerer<'_, '_> {
         let left = e.child_by_field_name("left").ok_or_else(|| self.unsupported(e, "this assignment"))?;
         let right = e.child_by_field_name("right").ok_or_else(|| self.unsupported(e, "this assignment"))?;
         let op = e.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or("=");
+        if op == "=" {
+            if let Some(Sym::Struct(to)) = self.member_sym(left) {
+                return self.assign_struct(&to, right, e);
+            }
+        }
         let (rv, rt) = self.expr(right)?;
         let place = self.place(left)?;
         if op == "=" {
@@ -568,6 +573,24 @@ impl Lowerer<'_, '_> {
         let (cur, ct) = self.read_place(&place, CacheOp::Default);
         let (v, vt) = self.binary(bop, cur, ct.clone(), rv, rt, e)?;
         self.write(place, v, &vt, e)
+    }
+
+    /// `s = f(s, x);`, `v = w;`, `q = *reinterpret_cast<const P4 *>(p);` on a structure in
+    /// registers: the value is made as a declaration would make it, then copied member by
+    /// member. A structure that would stay bound to memory (its members read where used) is
+    /// refused rather than copied as stale registers.
+    fn assign_struct(&mut self, to: &cpp::StructVal, right: Node, e: Node) -> Result<Stmt> {
+        let ty = self.unit.layout(&to.name).map(|l| l.ty()).ok_or_else(|| self.unsupported(e, "this structure"))?;
+        match self.struct_local("$assigned", &ty, Some(right), e)? {
+            from @ Sym::Struct(_) => {
+                self.copy_struct(to, &from, e)?;
+                Ok(Stmt::Eval(Expr::Int(0, IntTy::I32)))
+            }
+            _ => Err(self.unsupported(
+                e,
+                "assigning a structure in memory to a structure in registers as a whole (declare a new variable for it, or assign its members)",
+            )),
+        }
     }
 
     pub(super) fn update(&mut self, e: Node) -> Result<Stmt> {

@@ -17,6 +17,19 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         self.unit.device_fns.get(last).map(|d| (last.to_string(), *d))
     }
 
+    /// An unqualified call inside a member function that names another member of its class
+    /// (`return constant(0);` in `static Packed128 zeros()`): that member, on the same object.
+    pub(in crate::front::cuda::lower) fn sibling_method(
+        &self,
+        name: &str,
+        arity: usize,
+    ) -> Option<(String, Node<'a>, StructVal)> {
+        let object = self.inline.last()?.object.clone()?;
+        let key = self.method_key(&object.name, name, arity);
+        let def = self.unit.device_fns.get(key.as_str()).copied()?;
+        Some((key, def, object))
+    }
+
     /// Inlines a call of a `__device__` function (or function template): parameters become
     /// locals (references name the argument's place), template arguments are given or deduced
     /// from the arguments, missing arguments take their defaults, `return` leaves a wrapper loop.
@@ -76,7 +89,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let mut tmpl = self.tmpl.clone();
         let mut tparams: Vec<(String, bool, Option<Node>)> = Vec::new();
         // The template around this definition (an overload of the same name may have none).
-        if let Some(t) = self.unit.fn_templates.get(fname).copied().filter(|t| def.parent() == Some(*t)) {
+        if let Some(t) = def.parent().filter(|t| t.kind() == "template_declaration") {
             if let Some(list) = t.child_by_field_name("parameters") {
                 let mut cc = list.walk();
                 for p in list.named_children(&mut cc) {
@@ -128,7 +141,15 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 vals.push(None);
                 continue;
             }
-            if is_ref && !self.is_const_param(*p) {
+            // `f(s, {x[i], 1.0f})`: a braced list builds the structure parameter member by member.
+            let list_ty = (a.kind() == "initializer_list")
+                .then(|| p.child_by_field_name("type").and_then(|t| type_of_specifier(self.unit, t, &tmpl).ok()))
+                .flatten()
+                .filter(|t| struct_name(t).is_some());
+            if let Some(ty) = list_ty {
+                refs.push(Some(self.struct_local("$arg", &ty, Some(*a), *a)?));
+                vals.push(None);
+            } else if is_ref && !self.is_const_param(*p) {
                 refs.push(Some(self.bind_reference("$ref", None, *a)?));
                 vals.push(None);
             } else if struct_name(&self.peek_type(*a)).is_some() || matches!(self.member_sym(*a), Some(Sym::Struct(_)))
@@ -411,7 +432,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             Some(std::mem::replace(&mut self.scopes, vec![globals, scope]))
         };
         let saved_pending = std::mem::take(&mut self.pending);
-        self.inline.push(Inline { def: def.id(), ret_flag, ret_val: ret_val.clone(), auto_ret });
+        let object = this.clone();
+        self.inline.push(Inline { def: def.id(), ret_flag, ret_val: ret_val.clone(), auto_ret, object });
         // A constructor's member initializers (`: x(a), y(b)`) run before its body.
         let mut r = Ok(());
         let mut c = def.walk();

@@ -269,6 +269,11 @@ pub(super) fn class_template_args(
         bound.insert(pname.clone(), arg.clone());
         targs.push((pname, arg));
     }
+    Some((instance_key(&name, &targs), targs, bound))
+}
+
+/// An instance's name: `Vec<float,4>`.
+fn instance_key(name: &str, targs: &[(String, TemplateArg)]) -> String {
     let key = format!(
         "{name}<{}>",
         targs
@@ -281,8 +286,32 @@ pub(super) fn class_template_args(
             .collect::<Vec<_>>()
             .join(",")
     );
-    let key: String = key.chars().filter(|c| !c.is_whitespace()).collect();
-    Some((key, targs, bound))
+    key.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// A class template's own name used inside it (`Packed128` in `static Packed128 zeros()`): the
+/// instance whose methods are being inlined, its parameters bound in `tmpl`.
+pub(in crate::front::cuda::lower) fn injected_class(
+    unit: &Unit,
+    name: &str,
+    tmpl: &HashMap<String, TemplateArg>,
+) -> Option<Layout> {
+    let (tdecl, _) = *unit.struct_templates.get(name)?;
+    let params = tdecl.child_by_field_name("parameters")?;
+    let mut c = params.walk();
+    let mut targs = Vec::new();
+    for p in params.named_children(&mut c) {
+        let pname = match p.kind() {
+            "type_parameter_declaration" | "optional_type_parameter_declaration" => {
+                let mut k = p.walk();
+                let x = p.named_children(&mut k).find(|x| x.kind() == "type_identifier").map(|x| unit.text(x));
+                x
+            }
+            _ => p.child_by_field_name("declarator").map(|d| unit.text(d)),
+        }?;
+        targs.push((pname.to_string(), tmpl.get(pname)?.clone()));
+    }
+    unit.layout(&instance_key(name, &targs))
 }
 
 /// One template argument written in a type (`float`, `4`, `N`, `T`).

@@ -160,8 +160,10 @@ impl Lowerer<'_, '_> {
                 self.note_opaque(what);
                 Ok((Expr::Opaque { args: Vec::new(), what: what.into() }, ty))
             }
+            // The whole object as one value: it depends on every member (so the loads that
+            // filled them stay live when it is returned or passed on).
             Sym::Struct(v) => Ok((
-                Expr::Opaque { args: Vec::new(), what: format!("structure `{}`", v.name) },
+                Expr::Opaque { args: self.member_values(&v), what: format!("structure `{}`", v.name) },
                 self.unit.layout(&v.name).map(|l| l.ty()).unwrap_or(Ty::Void),
             )),
             _ => Err(self.unsupported(n, "this name")),
@@ -535,6 +537,20 @@ impl Lowerer<'_, '_> {
                 return Ok(Sym::Struct(v));
             }
         }
+        if let Some(i) = init.map(unparen).filter(|i| i.kind() == "conditional_expression") {
+            // `c ? a : b` of two structures in registers: each member selected.
+            let arms = (i.child_by_field_name("consequence"), i.child_by_field_name("alternative"));
+            if let (Some(Sym::Struct(a)), Some(Sym::Struct(b))) =
+                (arms.0.and_then(|x| self.member_sym(x)), arms.1.and_then(|x| self.member_sym(x)))
+            {
+                let cond = i.child_by_field_name("condition").ok_or_else(|| self.unsupported(i, "this `?:`"))?;
+                let (c, ct) = self.expr(cond)?;
+                let c = self.truth(c, &ct);
+                let fresh = self.struct_locals(name, &sname, at, 0)?;
+                self.select_struct(&fresh, &c, &a, &b, i);
+                return Ok(Sym::Struct(fresh));
+            }
+        }
         if let Some(i) = init {
             if let Some(sym @ Sym::Struct(_)) = self.member_sym(i) {
                 // Copy: members are values; register copies share nothing observable here.
@@ -584,14 +600,72 @@ impl Lowerer<'_, '_> {
                     }
                 }
             } else {
+                // A value the members cannot be told from: evaluated, its members unknown.
                 let (e, _) = self.expr(i)?;
                 self.pending_eval(e);
+                self.forget_struct(&v, i);
             }
         }
         Ok(Sym::Struct(v))
     }
 
-    pub(super) fn copy_struct(&mut self, to: &StructVal, from: &Sym, at: Node) -> Result<()> {
+    /// Every member of a structure in registers made a value that is not tracked.
+    fn forget_struct(&mut self, v: &StructVal, at: Node) {
+        for (_, f) in &v.fields {
+            match f {
+                Sym::Local(id, _) => {
+                    let value = Expr::Opaque { args: Vec::new(), what: "member".into() };
+                    self.pending.push(Stmt::Assign { local: *id, value, span: self.span(at) });
+                }
+                Sym::Struct(inner) => self.forget_struct(inner, at),
+                _ => {}
+            }
+        }
+    }
+
+    /// `to = c ? a : b`, member by member.
+    fn select_struct(&mut self, to: &StructVal, c: &Expr, a: &StructVal, b: &StructVal, at: Node) {
+        for (((_, t), (_, x)), (_, y)) in to.fields.iter().zip(&a.fields).zip(&b.fields) {
+            match (t, x, y) {
+                (Sym::Struct(t), Sym::Struct(x), Sym::Struct(y)) => self.select_struct(t, c, x, y, at),
+                (Sym::Local(id, _), x, y) => {
+                    let value = match (self.field_value(x), self.field_value(y)) {
+                        (Some(x), Some(y)) => {
+                            Expr::Select { cond: Box::new(c.clone()), then: Box::new(x), els: Box::new(y) }
+                        }
+                        _ => Expr::Opaque { args: Vec::new(), what: "member".into() },
+                    };
+                    self.pending.push(Stmt::Assign { local: *id, value, span: self.span(at) });
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The values of a structure's members held in registers or parameters, nested ones
+    /// included.
+    pub(in crate::front::cuda::lower) fn member_values(&self, v: &StructVal) -> Vec<Expr> {
+        let mut out = Vec::new();
+        for (_, f) in &v.fields {
+            match f {
+                Sym::Struct(inner) => out.extend(self.member_values(inner)),
+                f => out.extend(self.field_value(f)),
+            }
+        }
+        out
+    }
+
+    /// A structure member's value, where it is a register or a parameter.
+    fn field_value(&self, s: &Sym) -> Option<Expr> {
+        match s {
+            Sym::Local(id, _) => Some(Expr::Local(*id)),
+            Sym::Param(p) => Some(Expr::Param(*p)),
+            Sym::Const(v, t) => Some(Expr::Int(*v, *t)),
+            _ => None,
+        }
+    }
+
+    pub(in crate::front::cuda::lower) fn copy_struct(&mut self, to: &StructVal, from: &Sym, at: Node) -> Result<()> {
         let Sym::Struct(from) = from else { return Ok(()) };
         for ((_, t), (_, f)) in to.fields.iter().zip(&from.fields) {
             match (t, f) {

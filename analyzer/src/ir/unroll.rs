@@ -1,0 +1,98 @@
+//! Which loops nvcc may unroll at run time (LLVM's runtime unrolling, a remainder loop beside
+//! the unrolled one). That matters only where lanes of a warp run different trip counts: the
+//! unrolled copies and the remainder then split the warp's executions differently from the
+//! source loop, which the counts do not model. Measured on the H200
+//! (`validate/probes/unroll/`): a loop whose induction step is not a compile-time constant
+//! (`i += blockDim.x`, `i += blockDim.x * gridDim.x`; its trip count needs a division at run
+//! time) or that has a second exit (`break`, `return`) is not unrolled, and its executions are
+//! the source loop's exactly; a loop with a constant step and one exit is (by 4, or 16 and more
+//! for the smallest bodies, ptxas unrolling again).
+
+use super::*;
+
+/// Whether nvcc may unroll this loop at run time: `false` only where it is known not to.
+pub fn may_runtime_unroll(cond: Option<&Expr>, body: &[Stmt], step: &[Stmt]) -> bool {
+    if exits_early(body, 0) || exits_early(step, 0) {
+        return false;
+    }
+    let Some(cond) = cond else { return true };
+    let mut induction = Vec::new();
+    licm::walk(cond, &mut |x| {
+        if let Expr::Local(l) = x {
+            induction.push(*l);
+        }
+    });
+    // Some variable of the condition advances by a value known only at run time.
+    !induction.iter().any(|&l| {
+        let mut steps = Vec::new();
+        increments(body, l, &mut steps);
+        increments(step, l, &mut steps);
+        !steps.is_empty() && steps.iter().all(|s| runtime_value(s))
+    })
+}
+
+/// A `break` of this loop (at loop depth 0) or a `return` anywhere inside it.
+fn exits_early(stmts: &[Stmt], depth: usize) -> bool {
+    stmts.iter().any(|s| match s {
+        Stmt::Break => depth == 0,
+        Stmt::Return => true,
+        Stmt::If { then, els, .. } => exits_early(then, depth) || exits_early(els, depth),
+        Stmt::Loop { body, step, .. } => exits_early(body, depth + 1) || exits_early(step, depth + 1),
+        _ => false,
+    })
+}
+
+/// What `l` is advanced by in `l = l + E` / `l = l - E` (through conversions), for every
+/// assignment to `l`; an assignment of another shape pushes the whole value, which is then
+/// not a run-time-only step unless it is one.
+fn increments<'a>(stmts: &'a [Stmt], l: LocalId, out: &mut Vec<&'a Expr>) {
+    for s in stmts {
+        match s {
+            Stmt::Assign { local, value, .. } if *local == l => out.push(step_of(value, l).unwrap_or(value)),
+            Stmt::If { then, els, .. } => {
+                increments(then, l, out);
+                increments(els, l, out);
+            }
+            Stmt::Loop { body, step, .. } => {
+                increments(body, l, out);
+                increments(step, l, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn strip(e: &Expr) -> &Expr {
+    match e {
+        Expr::ToInt { arg, .. } => strip(arg),
+        e => e,
+    }
+}
+
+fn step_of(value: &Expr, l: LocalId) -> Option<&Expr> {
+    match strip(value) {
+        Expr::Binary { op: BinOp::Add, lhs, rhs, .. } => match (strip(lhs), strip(rhs)) {
+            (Expr::Local(x), _) if *x == l => Some(rhs),
+            (_, Expr::Local(x)) if *x == l => Some(lhs),
+            _ => None,
+        },
+        Expr::Binary { op: BinOp::Sub, lhs, rhs, .. } => match strip(lhs) {
+            Expr::Local(x) if *x == l => Some(rhs),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// An integer known only at run time: built from the launch's shape or a kernel parameter,
+/// with no local, load or other unknown in it.
+fn runtime_value(e: &Expr) -> bool {
+    let mut runtime = false;
+    let mut other = false;
+    licm::walk(e, &mut |x| match x {
+        Expr::Builtin(Builtin::BlockDim(_) | Builtin::GridDim(_)) | Expr::Param(_) => runtime = true,
+        Expr::Int(..) | Expr::Builtin(_) | Expr::Binary { .. } | Expr::ToInt { .. } | Expr::Unary { .. } => {}
+        _ => other = true,
+    });
+    runtime && !other
+}
