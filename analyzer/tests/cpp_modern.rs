@@ -173,3 +173,53 @@ template <row_fn F> __global__ void k(float *o, const float *a, int n) {
     assert_eq!(total(&s, "global", "load"), (8, 32));
     assert_eq!(total(&s, "global", "store"), (8, 32));
 }
+
+/// Registers reached through a macro that reinterprets an element's address
+/// (`#define V128(x) (reinterpret_cast<float4 *>(&(x))[0])`): a thread's own array filled by
+/// one 16-byte load and stored by one 16-byte store; half-precision pairs through `&(arr[i])`.
+#[test]
+fn packed_registers_through_address_macros() {
+    let src = r#"
+#include <cuda_fp16.h>
+#define V128(x) (reinterpret_cast<float4 *>(&(x))[0])
+#define H2(x) (reinterpret_cast<half2 *>(&(x))[0])
+__global__ void add8(half *a, half *b, half *c, int n) {
+    int idx = 8 * (blockIdx.x * blockDim.x + threadIdx.x);
+    half pa[8], pb[8], pc[8];
+    V128(pa[0]) = V128(a[idx]);
+    V128(pb[0]) = V128(b[idx]);
+#pragma unroll
+    for (int i = 0; i < 8; i += 2) H2(pc[i]) = __hadd2(H2(pa[i]), H2(pb[i]));
+    if (idx + 7 < n) V128(c[idx]) = V128(pc[0]);
+}
+"#;
+    // n = 4096 halves over 2 blocks of 256 threads: 16 warps, each lane 16 bytes: 16 sectors a
+    // request. Threads 0..511 start at 8 * t; idx + 7 < 4096 holds for t < 512: all store.
+    let s = run(src, "2", "256", &[("n", "4096")]);
+    assert_eq!(total(&s, "global", "load"), (32, 512));
+    assert_eq!(total(&s, "global", "store"), (16, 256));
+    assert!(s.instructions.iter().all(|r| r.space == "global" && r.width == 16), "{:?}", s.instructions);
+}
+
+/// <cuda_fp8.h> storage types are bytes; `std::numeric_limits<T>` members are values.
+#[test]
+fn fp8_storage_and_numeric_limits() {
+    let src = r#"
+#include <cuda_fp8.h>
+#include <limits>
+__global__ void k(const __nv_fp8_storage_t *a, float *out, int *lim) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    half h = __nv_cvt_fp8_to_halfraw(a[i], __NV_E4M3);
+    float v = __half2float(h);
+    out[i] = v > 0.f ? v : -std::numeric_limits<float>::infinity();
+    if (i == 0) lim[0] = std::numeric_limits<int>::max() - 2147483600;
+    if (i < std::numeric_limits<unsigned char>::max() - 223) lim[1 + i] = i;
+}
+"#;
+    // 64 threads, 2 warps: a[i] is 1 byte a lane (32 bytes, 1 sector a warp); out[i] 4
+    // sectors a warp; lim[0] by one lane; lim[1 + i] for i < 32: warp 0 alone, 4 bytes past
+    // a sector boundary: 5 sectors.
+    let s = run(src, "1", "64", &[]);
+    assert_eq!(total(&s, "global", "load"), (2, 2));
+    assert_eq!(total(&s, "global", "store"), (2 + 1 + 1, 8 + 1 + 5));
+}

@@ -28,7 +28,14 @@ pub fn named_type(name: &str) -> Option<Ty> {
         "clock_t" | "time_t" | "longlong" => int(64, true),
         "float" => Some(Ty::Float(4)),
         "double" => Some(Ty::Float(8)),
-        "half" | "__half" | "__nv_bfloat16" | "nv_bfloat16" | "__nv_half" => Some(Ty::Float(2)),
+        "half" | "__half" | "__nv_bfloat16" | "nv_bfloat16" | "__nv_half" | "__half_raw" | "__nv_bfloat16_raw" => {
+            Some(Ty::Float(2))
+        }
+        // <cuda_fp8.h>: 8-bit floats are stored as bytes (`typedef unsigned char
+        // __nv_fp8_storage_t`), pairs and quads as 2 and 4 bytes; their values are data.
+        "__nv_fp8_storage_t" | "__nv_fp8_e4m3" | "__nv_fp8_e5m2" | "__nv_fp8_e8m0" => int(8, false),
+        "__nv_fp8x2_storage_t" | "__nv_fp8x2_e4m3" | "__nv_fp8x2_e5m2" => int(16, false),
+        "__nv_fp8x4_storage_t" | "__nv_fp8x4_e4m3" | "__nv_fp8x4_e5m2" => int(32, false),
         "void" => Some(Ty::Void),
         _ => vector_type(name),
     }
@@ -37,7 +44,10 @@ pub fn named_type(name: &str) -> Option<Ty> {
 /// CUDA's vector types: `float4` is 16 bytes, `double2` 16, `char4` 4, `float3` 12, ...
 fn vector_type(name: &str) -> Option<Ty> {
     // Packed half-precision pairs: one 4-byte access.
-    if matches!(name, "__half2" | "half2" | "__nv_bfloat162" | "nv_bfloat162" | "__nv_half2") {
+    if matches!(
+        name,
+        "__half2" | "half2" | "__nv_bfloat162" | "nv_bfloat162" | "__nv_half2" | "__half2_raw" | "__nv_bfloat162_raw"
+    ) {
         return Some(Ty::Vector { name: name.to_string(), bytes: 4 });
     }
     let n: u32 = name.chars().last()?.to_digit(10)?;

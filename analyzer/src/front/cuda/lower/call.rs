@@ -53,6 +53,9 @@ impl Lowerer<'_, '_> {
             }
         }
         if f.kind() == "qualified_identifier" {
+            if let Some(r) = self.numeric_limits_call(f, &arg_nodes)? {
+                return Ok(r);
+            }
             if let Some(r) = self.static_method_call(n, f, &arg_nodes)? {
                 return Ok(r);
             }
@@ -273,6 +276,28 @@ impl Lowerer<'_, '_> {
             self.span(n),
             format!("call to `{name}`: not a __device__ function of this file nor a known CUDA function"),
         ))
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// `std::numeric_limits<float>::infinity()`, `numeric_limits<int>::max()`.
+    fn numeric_limits_call(&self, f: Node, arg_nodes: &[Node]) -> Result<Option<(Expr, Ty)>> {
+        let mut q = f;
+        while let Some(inner) = q.child_by_field_name("name").filter(|x| x.kind() == "qualified_identifier") {
+            q = inner;
+        }
+        let (Some(scope), Some(member)) = (q.child_by_field_name("scope"), q.child_by_field_name("name")) else {
+            return Ok(None);
+        };
+        if !arg_nodes.is_empty()
+            || scope.kind() != "template_type"
+            || scope.child_by_field_name("name").map(|x| self.text(x)) != Some("numeric_limits")
+        {
+            return Ok(None);
+        }
+        let Some(td) = scope.child_by_field_name("arguments").and_then(|a| a.named_child(0)) else { return Ok(None) };
+        let ty = self.type_descriptor(td)?;
+        Ok(numeric_limit(&ty, self.text(member)))
     }
 }
 
@@ -543,5 +568,47 @@ pub(super) fn known_function(name: &str) -> Option<Ty> {
     if let Some(rest) = name.strip_prefix("make_") {
         return named_type(rest).or(Some(Ty::Void));
     }
+    // <cuda_fp8.h>'s conversions: values, no memory.
+    match name {
+        "__nv_cvt_fp8_to_halfraw" => return Some(Ty::Float(2)),
+        "__nv_cvt_fp8x2_to_halfraw2" => return named_type("__half2_raw"),
+        "__nv_cvt_float_to_fp8"
+        | "__nv_cvt_double_to_fp8"
+        | "__nv_cvt_halfraw_to_fp8"
+        | "__nv_cvt_bfloat16raw_to_fp8" => return Some(Ty::Int(IntTy { bits: 8, signed: false })),
+        "__nv_cvt_float2_to_fp8x2"
+        | "__nv_cvt_double2_to_fp8x2"
+        | "__nv_cvt_halfraw2_to_fp8x2"
+        | "__nv_cvt_bfloat16raw2_to_fp8x2" => return Some(Ty::Int(IntTy { bits: 16, signed: false })),
+        _ => {}
+    }
     None
+}
+
+/// `std::numeric_limits<T>::max()` and its siblings: the value, for an integer `T` exactly.
+pub(super) fn numeric_limit(ty: &Ty, member: &str) -> Option<(Expr, Ty)> {
+    match ty {
+        Ty::Int(t) => {
+            let (min, max) = if t.signed {
+                (-(1i128 << (t.bits - 1)), (1i128 << (t.bits - 1)) - 1)
+            } else {
+                (0, (1i128 << t.bits) - 1)
+            };
+            let v = match member {
+                "max" => max,
+                "min" | "lowest" => min,
+                "epsilon" | "round_error" | "infinity" | "quiet_NaN" | "denorm_min" => 0,
+                _ => return None,
+            };
+            Some((Expr::Int(v, *t), ty.clone()))
+        }
+        Ty::Float(_) => match member {
+            "max" | "min" | "lowest" | "epsilon" | "infinity" | "quiet_NaN" | "signaling_NaN" | "denorm_min"
+            | "round_error" => {
+                Some((Expr::Opaque { args: Vec::new(), what: format!("numeric_limits::{member}()") }, ty.clone()))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
 }

@@ -432,6 +432,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 "SHRT_MAX" => Ok((Expr::Int(i16::MAX as i128, IntTy::I32), Ty::Int(IntTy::I32))),
                 "USHRT_MAX" => Ok((Expr::Int(u16::MAX as i128, IntTy::I32), Ty::Int(IntTy::I32))),
                 "CHAR_BIT" => Ok((Expr::Int(8, IntTy::I32), Ty::Int(IntTy::I32))),
+                // <cuda_fp8.h>'s interpretation and saturation enumerators.
+                "__NV_E4M3" | "__NV_NOSAT" => Ok((Expr::Int(0, IntTy::I32), Ty::Int(IntTy::I32))),
+                "__NV_E5M2" | "__NV_SATFINITE" => Ok((Expr::Int(1, IntTy::I32), Ty::Int(IntTy::I32))),
                 "FLT_MAX" | "INFINITY" | "HUGE_VALF" => Ok((Expr::Float(f32::MAX as f64), Ty::Float(4))),
                 // <cfloat>, <cmath> (POSIX's M_*) and the toolkit's math_constants.h: values only,
                 // no memory; their contents never reach an address exactly.

@@ -179,9 +179,20 @@ impl Lowerer<'_, '_> {
         let inner = cpp::unparen(inner);
         let is_local = match inner.kind() {
             "pointer_expression" if inner.child_by_field_name("operator").map(|o| self.text(o)) == Some("&") => {
-                match inner.child_by_field_name("argument").filter(|a| a.kind() == "identifier") {
+                // `&v`, `&(v)`, `&arr[k]`, `&(r_c[m][n])`: an object of the thread's own.
+                let mut root = inner.child_by_field_name("argument").map(cpp::unparen);
+                let mut indices = Vec::new();
+                while let Some(r) = root.filter(|r| r.kind() == "subscript_expression") {
+                    indices.extend(r.child_by_field_name("indices").and_then(|i| i.named_child(0)));
+                    root = r.child_by_field_name("argument").map(cpp::unparen);
+                }
+                match root.filter(|a| a.kind() == "identifier") {
                     Some(a) => match self.lookup(self.text(a)).cloned() {
                         Some(sym @ (Sym::Local(..) | Sym::Struct(_) | Sym::LocalArray(_))) => {
+                            for i in indices {
+                                let (e, _) = self.expr(i)?;
+                                self.pending_eval(e);
+                            }
                             self.forget_object(&sym, self.span(inner));
                             true
                         }
