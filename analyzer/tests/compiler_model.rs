@@ -299,3 +299,21 @@ __global__ void k_32(const float *in, float *out, int n) {
     let r = s.instructions.iter().find(|r| r.op == "load").unwrap();
     assert_eq!((r.requests, r.sectors, r.exact), (4, 13, false));
 }
+
+/// A load is removed only where the compiler sees the same address expression: after the loop
+/// counter changes, `x[min(C - 1, t + u * 32)]` is a new address even where the clamp makes it
+/// the same at run time (llm.c's softmax_forward_kernel7 on the H200: nvcc issues every load).
+#[test]
+fn a_changed_variable_makes_a_new_address_even_when_equal_at_run_time() {
+    let src = r#"
+__global__ void k(const float *x, float *out, int C) {
+    float m = -1e30f;
+    for (int u = 0; u < 4; u++) m = fmaxf(m, x[min(C - 1, (int)threadIdx.x + u * 32)]);
+    out[threadIdx.x] = m;
+}"#;
+    // C = 40, one warp: u = 0 reads floats 0..31 (4 sectors); u = 1 reads 32..39 (1 sector);
+    // u = 2 and 3 read float 39 in every lane (1 sector each). Four requests, 7 sectors.
+    let s = run(src, "1", "32", &[("C", "40")]);
+    let r = s.instructions.iter().find(|r| r.op == "load").unwrap();
+    assert_eq!((r.requests, r.sectors, r.elided_loads), (4, 7, 0));
+}

@@ -223,3 +223,31 @@ __global__ void k(const __nv_fp8_storage_t *a, float *out, int *lim) {
     assert_eq!(total(&s, "global", "load"), (2, 2));
     assert_eq!(total(&s, "global", "store"), (2 + 1 + 1, 8 + 1 + 5));
 }
+
+/// A pointer parameter of a `__device__` function is memory: `&A[i]` through it is a global
+/// address even though the parameter is a local copy inside the inlined function. A thread's
+/// own array passed to a pointer parameter stays in registers. Namespace-qualified function
+/// templates (`tile::load<4>(...)`) inline like any other.
+#[test]
+fn pointers_in_device_functions_and_arrays_passed_to_them() {
+    let src = r#"
+namespace tile {
+template <int W>
+__device__ void load(const float *A, float *reg, int i) {
+    float4 t = reinterpret_cast<const float4 *>(&A[W * i])[0];
+    reg[0] = t.x; reg[1] = t.y; reg[2] = t.z; reg[3] = t.w;
+}
+}
+__device__ float sum4(const float *r) { return r[0] + r[1] + r[2] + r[3]; }
+__global__ void k(const float *A, float *out) {
+    float reg[4];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    tile::load<4>(A, reg, i);
+    out[i] = sum4(reg);
+}
+"#;
+    // 2 warps: each lane loads 16 bytes (16 sectors a request) and stores 4 (4 sectors).
+    let s = run(src, "1", "64", &[]);
+    assert_eq!(total(&s, "global", "load"), (2, 32));
+    assert_eq!(total(&s, "global", "store"), (2, 8));
+}

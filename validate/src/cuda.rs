@@ -191,7 +191,10 @@ pub fn strip_host_code(src: &str) -> (String, usize) {
     while let Some(node) = stack.pop() {
         if let Some(func) = function_of(node) {
             let h = header(func, src);
-            if !has_word(h, "__global__") && !has_word(h, "__device__") {
+            // `struct __align__(8) S { ... };` reads to the grammar as a function named
+            // `__align__`: a type definition, which device code needs.
+            let type_definition = ["struct", "class", "union"].iter().any(|k| h.trim_start().starts_with(k));
+            if !has_word(h, "__global__") && !has_word(h, "__device__") && !type_definition {
                 ranges.push(node.byte_range());
             }
             continue;
@@ -277,6 +280,15 @@ int main()
         assert_eq!(inner[0][0], ParamSig { name: "x".into(), pointer: true, base_type: "double".into() });
         assert_eq!(inner[0][1].base_type, "long long");
         assert!(kernel_signatures(SRC, "twice").is_empty());
+    }
+
+    #[test]
+    fn keeps_aligned_structures() {
+        let src = "struct __align__(8) SumMax {\n    float maxval;\n    float sum;\n};\n__global__ void k(SumMax *a) { a[0].sum = 1.0f; }\nint main() { return 0; }\n";
+        let (out, _) = strip_host_code(src);
+        assert!(out.contains("struct __align__(8) SumMax"), "{out}");
+        assert!(out.contains("float maxval;"), "{out}");
+        assert!(!out.contains("main"), "{out}");
     }
 
     #[test]

@@ -126,6 +126,10 @@ impl Engine<'_> {
                 self.tick(*span)?;
                 let v = self.eval(value, m, st)?;
                 st.assign(*local, v, m, &mut self.pool);
+                let stale = &self.local_keys[local.0 as usize];
+                if !stale.is_empty() {
+                    st.held.forget_keys(m, stale);
+                }
             }
             Stmt::Store { op, addr, value } => {
                 let span = self.k.mem_op(*op).span;

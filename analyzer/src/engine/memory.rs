@@ -80,6 +80,16 @@ impl Held {
         self.clock += 1;
     }
 
+    /// Lanes `m` drop the values held under these address keys (a variable of their
+    /// addresses was assigned).
+    pub(super) fn forget_keys(&mut self, m: u32, keys: &[u32]) {
+        for r in &mut self.rows {
+            if r.lanes & m != 0 && keys.contains(&r.key) {
+                r.lanes &= !m;
+            }
+        }
+    }
+
     /// Lanes `m` drop the values whose object satisfies `drop`.
     pub(super) fn forget(&mut self, m: u32, drop: impl Fn(Base) -> bool) {
         for r in &mut self.rows {

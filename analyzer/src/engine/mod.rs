@@ -115,6 +115,8 @@ pub struct Engine<'a> {
     pool: Pool,
     /// By memory operation: a store promoted out of its loop (LLVM's LICM).
     promoted: Vec<bool>,
+    /// By local: the address keys an assignment to it makes stale ([`keys_by_local`]).
+    local_keys: Vec<Vec<u32>>,
     /// Set only by [`probe()`] (`explain`): copies one execution out, lane by lane.
     probe: Option<Box<probe::ProbeState>>,
     /// The first read past the end of a filled array: (parameter, element index, fill length).
@@ -125,6 +127,22 @@ pub struct Engine<'a> {
 /// sees the same address expression (the GVN model's reuse needs equal keys).
 pub(crate) fn address_keys(k: &Kernel) -> Vec<u32> {
     crate::ir::vn::address_numbers(k)
+}
+
+/// Per local: the address keys ([`address_keys`]) whose expressions read it as a variable
+/// ([`crate::ir::vn::address_variables`]). Assigning the local makes values held under those
+/// keys stale for the compiler, even where the address comes out the same at run time.
+pub(crate) fn keys_by_local(k: &Kernel, keys: &[u32]) -> Vec<Vec<u32>> {
+    let mut out = vec![Vec::new(); k.locals.len()];
+    for (op, vars) in crate::ir::vn::address_variables(k).into_iter().enumerate() {
+        for l in vars {
+            let v: &mut Vec<u32> = &mut out[l.0 as usize];
+            if !v.contains(&keys[op]) {
+                v.push(keys[op]);
+            }
+        }
+    }
+    out
 }
 
 /// The kernel's loops: per memory operation the loops around it, each loop's span, and the
@@ -237,6 +255,7 @@ pub fn run_blocks(
 impl<'a> Engine<'a> {
     fn new(k: &'a Kernel, s: &'a Setup, boundary: &'a mut (dyn SectorSink + 'static)) -> Self {
         let keys = address_keys(k);
+        let local_keys = keys_by_local(k, &keys);
         let LoopTable { op_loops, spans: loop_spans, ids: loop_ids, unrollable: loop_unrollable } = loop_table(k);
         // Shared arrays laid out in declaration order, each aligned to 16 bytes (an assumption
         // the sheet states; bank conflicts depend only on offsets within an array).
@@ -244,6 +263,7 @@ impl<'a> Engine<'a> {
         let shared_base = shared_layout(k).iter().map(|o| SHARED_WINDOW + o).collect();
         Engine {
             promoted: crate::ir::licm::promoted_stores(k),
+            local_keys,
             k,
             s,
             block_idx: [0; 3],

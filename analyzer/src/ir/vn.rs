@@ -85,6 +85,41 @@ pub fn address_numbers(k: &Kernel) -> Vec<u32> {
         .collect()
 }
 
+/// Per memory operation, the locals its address reads that are assigned more than once (loop
+/// counters, variables updated in place), through the single-assignment locals that stand for
+/// their values. An assignment to one of them gives the address a new value in the compiler's
+/// eyes, whatever it is at run time: a value held for the old one cannot serve the new one.
+pub fn address_variables(k: &Kernel) -> Vec<Vec<LocalId>> {
+    let mut addrs: Vec<Option<&Expr>> = vec![None; k.mem_ops.len()];
+    let mut counts = vec![0u32; k.locals.len()];
+    let mut defs: Vec<Option<&Expr>> = vec![None; k.locals.len()];
+    for s in &k.body {
+        scan(s, &mut addrs, &mut counts, &mut defs);
+    }
+    addrs
+        .iter()
+        .map(|a| {
+            let mut out = Vec::new();
+            let mut seen = std::collections::HashSet::new();
+            let mut stack: Vec<&Expr> = a.iter().copied().collect();
+            while let Some(e) = stack.pop() {
+                licm::walk(e, &mut |x| {
+                    if let Expr::Local(l) = x {
+                        if seen.insert(*l) {
+                            match (counts[l.0 as usize], defs[l.0 as usize]) {
+                                (1, Some(d)) => stack.push(d),
+                                _ => out.push(*l),
+                            }
+                        }
+                    }
+                });
+            }
+            out.sort_by_key(|l| l.0);
+            out
+        })
+        .collect()
+}
+
 fn scan<'k>(s: &'k Stmt, addrs: &mut [Option<&'k Expr>], counts: &mut [u32], defs: &mut [Option<&'k Expr>]) {
     let exprs = |e: &'k Expr, addrs: &mut [Option<&'k Expr>]| loads_in(e, addrs);
     match s {

@@ -51,6 +51,15 @@ impl Sym<'_> {
                 for l in lanes(m) {
                     slot[l] = v[l];
                 }
+                // As the reference engine: values held under keys reading this local go stale.
+                let stale = &self.local_keys[local.0 as usize];
+                if !stale.is_empty() {
+                    for r in &mut st.held {
+                        if stale.contains(&r.key) {
+                            r.lanes &= !m;
+                        }
+                    }
+                }
             }
             Stmt::Store { op, addr, value } => {
                 self.eval(value, m, st)?;

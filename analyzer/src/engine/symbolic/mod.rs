@@ -63,8 +63,8 @@ mod values;
 pub use form::{Form, Scope, NV};
 
 use super::{
-    absolute, address_keys, constant_shift, exact_float_fn, int_op, lanes, loop_table, may_alias, sectors_of,
-    shared_layout, split_varying, wavefronts, LoopTable, OpStats, Trace,
+    absolute, address_keys, constant_shift, exact_float_fn, int_op, keys_by_local, lanes, loop_table, may_alias,
+    sectors_of, shared_layout, split_varying, wavefronts, LoopTable, OpStats, Trace,
 };
 use super::{count, warp, HELD_MAX, SECTOR, WARP};
 use crate::diag::Diagnostic;
@@ -251,6 +251,8 @@ struct Sym<'a> {
     ops: Vec<Acc>,
     keys: Vec<u32>,
     promoted_ops: Vec<bool>,
+    /// By local: the address keys an assignment to it makes stale (as the reference engine).
+    local_keys: Vec<Vec<u32>>,
     restrict: Vec<bool>,
     shared_base: Vec<i64>,
     op_loops: Vec<Vec<usize>>,
@@ -270,6 +272,7 @@ struct Sym<'a> {
 impl<'a> Sym<'a> {
     fn new(k: &'a Kernel, s: &'a Setup) -> Self {
         let keys = address_keys(k);
+        let local_keys = keys_by_local(k, &keys);
         let LoopTable { op_loops, spans: loop_spans, ids: loop_ids, unrollable: loop_unrollable } = loop_table(k);
         Sym {
             k,
@@ -280,6 +283,7 @@ impl<'a> Sym<'a> {
             ops: vec![Acc::default(); k.mem_ops.len()],
             keys,
             promoted_ops: crate::ir::licm::promoted_stores(k),
+            local_keys,
             restrict: (0..k.params.len()).map(|p| k.is_restrict(Base::Param(ParamId(p as u32)))).collect(),
             shared_base: shared_layout(k),
             op_loops,

@@ -12,6 +12,23 @@ impl Lowerer<'_, '_> {
         if let Some(r) = self.group_call(n, f, &arg_nodes)? {
             return Ok(r);
         }
+        // `ns::load<BM, BN>(..)`: a function template inside a namespace (not a class's member).
+        let f = match f.kind() {
+            "qualified_identifier" => {
+                let mut q = f;
+                while let Some(inner) = q.child_by_field_name("name").filter(|x| x.kind() == "qualified_identifier") {
+                    q = inner;
+                }
+                let scope_is_namespace = q
+                    .child_by_field_name("scope")
+                    .is_some_and(|s| s.kind() == "namespace_identifier" && self.unit.layout(self.text(s)).is_none());
+                match q.child_by_field_name("name").filter(|x| x.kind() == "template_function") {
+                    Some(t) if scope_is_namespace => t,
+                    _ => f,
+                }
+            }
+            _ => f,
+        };
         // C++ casts: static_cast<T>(x) and friends.
         if f.kind() == "template_function" {
             let name = f.child_by_field_name("name").map(|x| self.text(x)).unwrap_or("");

@@ -187,8 +187,12 @@ impl Lowerer<'_, '_> {
                     root = r.child_by_field_name("argument").map(cpp::unparen);
                 }
                 match root.filter(|a| a.kind() == "identifier") {
+                    // A subscript names an element of the thread's array; `&p[i]` of a pointer
+                    // held in a local is memory, not a view.
                     Some(a) => match self.lookup(self.text(a)).cloned() {
-                        Some(sym @ (Sym::Local(..) | Sym::Struct(_) | Sym::LocalArray(_))) => {
+                        Some(sym @ Sym::LocalArray(_)) | Some(sym @ (Sym::Local(..) | Sym::Struct(_)))
+                            if indices.is_empty() || matches!(sym, Sym::LocalArray(_)) =>
+                        {
                             for i in indices {
                                 let (e, _) = self.expr(i)?;
                                 self.pending_eval(e);

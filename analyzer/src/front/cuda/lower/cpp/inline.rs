@@ -146,8 +146,20 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 .then(|| p.child_by_field_name("type").and_then(|t| type_of_specifier(self.unit, t, &tmpl).ok()))
                 .flatten()
                 .filter(|t| struct_name(t).is_some());
+            // A thread's own array passed to a pointer parameter: the callee's accesses through
+            // it stay in registers (the array is bound by name, as a reference would be).
+            let own_array = match cpp::unparen(*a) {
+                x if x.kind() == "identifier" => match self.lookup(self.text(x)) {
+                    Some(sym @ Sym::LocalArray(_)) => Some(sym.clone()),
+                    _ => None,
+                },
+                _ => None,
+            };
             if let Some(ty) = list_ty {
                 refs.push(Some(self.struct_local("$arg", &ty, Some(*a), *a)?));
+                vals.push(None);
+            } else if let Some(sym) = own_array {
+                refs.push(Some(sym));
                 vals.push(None);
             } else if is_ref && !self.is_const_param(*p) {
                 refs.push(Some(self.bind_reference("$ref", None, *a)?));
