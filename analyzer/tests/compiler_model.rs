@@ -317,3 +317,65 @@ __global__ void k(const float *x, float *out, int C) {
     let r = s.instructions.iter().find(|r| r.op == "load").unwrap();
     assert_eq!((r.requests, r.sectors, r.elided_loads), (4, 7, 0));
 }
+
+/// Loops with a small constant trip count are unrolled completely by nvcc: each copy sees its
+/// counter as a constant, and GVN merges the copies' loads of one address (the H200 counted 2
+/// `bias` loads a thread in llm.c's matmul_forward_kernel4, whose source loop makes 16; one
+/// load of `x[4 * i + k]` for two `k` loops in softmax_forward_kernel5_lowp). A loop whose trip
+/// count is known only at run time stays a loop: its iterations reload.
+#[test]
+fn completely_unrolled_copies_share_loads() {
+    let src = r#"
+__global__ void bias_init(const float *bias, float *out) {
+    int oc = 8 * threadIdx.x;
+    float vals[8][8];
+    for (int i = 0; i < 8; i++) {
+        for (int j = 0; j < 8; j += 4) {
+            float4 b = *reinterpret_cast<const float4 *>(bias + oc + j);
+            vals[i][j + 0] = b.x; vals[i][j + 1] = b.y; vals[i][j + 2] = b.z; vals[i][j + 3] = b.w;
+        }
+    }
+    float s = 0.f;
+    for (int i = 0; i < 8; i++) for (int j = 0; j < 8; j++) s += vals[i][j];
+    out[threadIdx.x] = s;
+}
+__global__ void two_passes(const float *x, float *out) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float m = -1e30f;
+    for (int k = 0; k < 4; k++) m = fmaxf(m, x[4 * i + k]);
+    float s = 0.f;
+    for (int k = 0; k < 4; k++) s += expf(x[4 * i + k] - m);
+    out[i] = s;
+}
+__global__ void rolled(const float *x, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float s = 0.f;
+    for (int k = 0; k < n; k++) s += x[4 * i + (k & 3)];
+    out[i] = s;
+}
+"#;
+    let with = |kernel: &str, args: Vec<(String, String)>| {
+        let opts = AnalyzeOptions {
+            kernel: Some(kernel.into()),
+            grid: "1".into(),
+            block: "32".into(),
+            args,
+            ..Default::default()
+        };
+        analyze_source("m.cu", src, &opts).unwrap_or_else(|f| panic!("{}", f.one_line())).sheet
+    };
+    // One warp: bias + oc + j for j = 0 and 4, each 32 lanes x 16 bytes 32 bytes apart (32
+    // sectors); the other 14 copies are the same two addresses.
+    let s = with("bias_init", vec![]);
+    let r = s.instructions.iter().find(|r| r.op == "load").unwrap();
+    assert_eq!((r.requests, r.sectors), (2, 64));
+    // x[4i + k]: 4 loads of 32 floats 16 bytes apart (16 sectors each), the second loop none.
+    let s = with("two_passes", vec![]);
+    let loads: Vec<(u64, u64)> =
+        s.instructions.iter().filter(|r| r.op == "load").map(|r| (r.requests, r.sectors)).collect();
+    assert_eq!(loads, vec![(4, 64), (0, 0)]);
+    // n = 8 at run time: 8 loads of 16 sectors.
+    let s = with("rolled", vec![("n".into(), "8".into())]);
+    let r = s.instructions.iter().find(|r| r.op == "load").unwrap();
+    assert_eq!((r.requests, r.sectors), (8, 128));
+}

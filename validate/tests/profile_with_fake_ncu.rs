@@ -30,7 +30,8 @@ while [ $# -gt 0 ]; do
   shift
 done
 cp "$FX/launch.json" "$log"
-: > "$rep.ncu-rep"
+# (a call without --export, such as the metrics query, leaves no report file behind)
+[ -n "$rep" ] && : > "$rep.ncu-rep"
 for k in 0 1 2 3 4; do echo "==PROF== Profiling \"kernel\" - $k: 0%....50%....100% - 9 passes"; done
 echo "some target output" >&2
 "#;

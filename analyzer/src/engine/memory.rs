@@ -101,12 +101,36 @@ impl Held {
 }
 
 impl Engine<'_> {
+    /// The held-value key of this execution of `id`: its address key, with the values of the
+    /// completely unrolled loops' counters it reads (one per unrolled copy).
+    fn held_key(&mut self, id: MemOpId, m: u32, st: &WarpState) -> u32 {
+        let key = self.keys[id.0 as usize];
+        let Some(counters) = &self.op_counters[id.0 as usize] else { return self.copy_keys.key(key, None) };
+        if counters.is_empty() || m == 0 {
+            return key;
+        }
+        let first = m.trailing_zeros() as usize;
+        let mut values = Some(Vec::with_capacity(counters.len()));
+        for c in counters {
+            let v = &st.vars[c.0 as usize];
+            let at = |l: usize| match v.at(l).k {
+                K::Int(i) => Some(i),
+                _ => None,
+            };
+            match (at(first), values.as_mut()) {
+                (Some(x), Some(vs)) if lanes(m).all(|l| at(l) == Some(x)) => vs.push(x),
+                _ => values = None,
+            }
+        }
+        self.copy_keys.key(key, values)
+    }
+
     /// One warp-level execution of memory instruction `op` by lanes `m` at addresses `a`:
     /// applies the compiler's load elimination and counts sectors (global) or wavefronts
     /// (shared). What the lanes read is [`Engine::loaded`].
     pub(super) fn access(&mut self, id: MemOpId, a: &Vals, m: u32, st: &mut WarpState) -> Result<()> {
         let op = self.k.mem_op(id);
-        let key = self.keys[id.0 as usize];
+        let key = self.held_key(id, m, st);
         let mut addrs: [i64; WARP] = [0; WARP];
         let mut n_known = 0usize;
         let mut n_unknown = 0u64;

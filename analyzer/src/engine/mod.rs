@@ -115,8 +115,12 @@ pub struct Engine<'a> {
     pool: Pool,
     /// By memory operation: a store promoted out of its loop (LLVM's LICM).
     promoted: Vec<bool>,
-    /// By local: the address keys an assignment to it makes stale ([`keys_by_local`]).
+    /// By local: the address keys an assignment to it makes stale ([`held_keys`]).
     local_keys: Vec<Vec<u32>>,
+    /// By memory operation: the completely unrolled loops' counters its address reads (`None`:
+    /// never taken as held).
+    op_counters: Vec<Option<Vec<LocalId>>>,
+    copy_keys: CopyKeys,
     /// Set only by [`probe()`] (`explain`): copies one execution out, lane by lane.
     probe: Option<Box<probe::ProbeState>>,
     /// The first read past the end of a filled array: (parameter, element index, fill length).
@@ -126,23 +130,62 @@ pub struct Engine<'a> {
 /// Per memory operation, its address expression's value number: equal keys mean the compiler
 /// sees the same address expression (the GVN model's reuse needs equal keys).
 pub(crate) fn address_keys(k: &Kernel) -> Vec<u32> {
-    crate::ir::vn::address_numbers(k)
+    crate::ir::vn::copy_numbers(k, &crate::ir::unroll::fully_unrolled_counters(k))
 }
 
-/// Per local: the address keys ([`address_keys`]) whose expressions read it as a variable
-/// ([`crate::ir::vn::address_variables`]). Assigning the local makes values held under those
-/// keys stale for the compiler, even where the address comes out the same at run time.
-pub(crate) fn keys_by_local(k: &Kernel, keys: &[u32]) -> Vec<Vec<u32>> {
-    let mut out = vec![Vec::new(); k.locals.len()];
+/// How the variables of addresses ([`crate::ir::vn::address_variables`]) bear on held values.
+/// `stale`, per local: the address keys ([`address_keys`]) that assigning it makes stale for
+/// the compiler, even where the address comes out the same at run time. `counters`, per memory
+/// operation: the counters of completely unrolled loops its address reads
+/// ([`crate::ir::unroll::fully_unrolled_counters`]); they are constants in each unrolled copy,
+/// so they are part of the address's identity (the held value's key) instead.
+pub(crate) fn held_keys(k: &Kernel, keys: &[u32]) -> (Vec<Vec<u32>>, Vec<Option<Vec<LocalId>>>) {
+    let unrolled = crate::ir::unroll::fully_unrolled_counters(k);
+    let mut stale = vec![Vec::new(); k.locals.len()];
+    let mut counters = vec![Some(Vec::new()); k.mem_ops.len()];
     for (op, vars) in crate::ir::vn::address_variables(k).into_iter().enumerate() {
+        let mut by_depth: Vec<(u32, LocalId)> = Vec::new();
         for l in vars {
-            let v: &mut Vec<u32> = &mut out[l.0 as usize];
+            if let Some(&d) = unrolled.get(&l).filter(|d| **d != u32::MAX) {
+                by_depth.push((d, l));
+                continue;
+            }
+            let v: &mut Vec<u32> = &mut stale[l.0 as usize];
             if !v.contains(&keys[op]) {
                 v.push(keys[op]);
             }
         }
+        // Values in the order of the counters' roles, as the key numbers them; two counters
+        // in one role leave the roles ambiguous: such an access is never taken as held.
+        by_depth.sort();
+        counters[op] = if by_depth.windows(2).any(|w| w[0].0 == w[1].0) {
+            None
+        } else {
+            Some(by_depth.into_iter().map(|(_, l)| l).collect())
+        };
     }
-    out
+    (stale, counters)
+}
+
+/// Held-value keys of accesses inside completely unrolled loops: the static key with the
+/// values its loop counters have in this copy, numbered apart from every static key.
+#[derive(Default)]
+pub(crate) struct CopyKeys {
+    numbers: HashMap<(u32, Vec<i128>), u32>,
+}
+
+impl CopyKeys {
+    /// The key of `key` with these counter values (`None`: the lanes disagree, a key of its own).
+    pub(crate) fn key(&mut self, key: u32, values: Option<Vec<i128>>) -> u32 {
+        let fresh = u32::MAX - self.numbers.len() as u32;
+        match values {
+            Some(v) => *self.numbers.entry((key, v)).or_insert(fresh),
+            None => {
+                self.numbers.insert((key, vec![i128::MIN, self.numbers.len() as i128]), fresh);
+                fresh
+            }
+        }
+    }
 }
 
 /// The kernel's loops: per memory operation the loops around it, each loop's span, and the
@@ -255,7 +298,7 @@ pub fn run_blocks(
 impl<'a> Engine<'a> {
     fn new(k: &'a Kernel, s: &'a Setup, boundary: &'a mut (dyn SectorSink + 'static)) -> Self {
         let keys = address_keys(k);
-        let local_keys = keys_by_local(k, &keys);
+        let (local_keys, op_counters) = held_keys(k, &keys);
         let LoopTable { op_loops, spans: loop_spans, ids: loop_ids, unrollable: loop_unrollable } = loop_table(k);
         // Shared arrays laid out in declaration order, each aligned to 16 bytes (an assumption
         // the sheet states; bank conflicts depend only on offsets within an array).
@@ -264,6 +307,8 @@ impl<'a> Engine<'a> {
         Engine {
             promoted: crate::ir::licm::promoted_stores(k),
             local_keys,
+            op_counters,
+            copy_keys: CopyKeys::default(),
             k,
             s,
             block_idx: [0; 3],

@@ -96,3 +96,104 @@ fn runtime_value(e: &Expr) -> bool {
     });
     runtime && !other
 }
+
+/// The most iterations of a loop with a constant trip count that the model takes nvcc to
+/// unroll completely (LLVM's full unrolling of small counted loops; `#pragma unroll`).
+pub const FULL_UNROLL_MAX: i128 = 16;
+
+/// Counters of loops nvcc unrolls completely: a constant start assigned just before the loop,
+/// a constant step, a condition against a constant, at most [`FULL_UNROLL_MAX`] iterations and
+/// one exit. After unrolling, each copy sees its counter as a constant, so two accesses whose
+/// addresses differ only in such counters are the same address to GVN exactly when the
+/// counters' values give the same expression (`bias[oc + j]` in every copy of an `i` loop).
+/// Each counter comes with its loop's depth among such loops (0 for the outermost): copies of
+/// sibling loops at one depth share their counters' roles (`x[4 * i + k]` in two `k` loops).
+pub fn fully_unrolled_counters(k: &Kernel) -> std::collections::HashMap<LocalId, u32> {
+    let mut out = std::collections::HashMap::new();
+    collect_counters(&k.body, 0, &mut out);
+    out
+}
+
+fn collect_counters(stmts: &[Stmt], depth: u32, out: &mut std::collections::HashMap<LocalId, u32>) {
+    for (i, s) in stmts.iter().enumerate() {
+        match s {
+            Stmt::Loop { cond, body, step, synthetic, .. } => {
+                let counter =
+                    if *synthetic { None } else { cond.as_ref().and_then(|c| counted(&stmts[..i], c, body, step)) };
+                let inner = match counter {
+                    // A local counting two loops is no loop's constant.
+                    Some(l) if out.insert(l, depth).is_none() => depth + 1,
+                    Some(l) => {
+                        out.insert(l, u32::MAX);
+                        depth
+                    }
+                    None => depth,
+                };
+                collect_counters(body, inner, out);
+                collect_counters(step, inner, out);
+            }
+            Stmt::If { then, els, .. } => {
+                collect_counters(then, depth, out);
+                collect_counters(els, depth, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn int(e: &Expr) -> Option<i128> {
+    match strip(e) {
+        Expr::Int(v, _) => Some(*v),
+        _ => None,
+    }
+}
+
+/// The counter of a loop with a small constant trip count, if this is one.
+fn counted(before: &[Stmt], cond: &Expr, body: &[Stmt], step: &[Stmt]) -> Option<LocalId> {
+    let Expr::Binary { op, lhs, rhs, .. } = strip(cond) else { return None };
+    let (l, bound, op) = match (strip(lhs), int(rhs)) {
+        (Expr::Local(l), Some(b)) => (*l, b, *op),
+        _ => return None,
+    };
+    // The start: the last statement before the loop assigns the counter a constant.
+    let start = match before.last() {
+        Some(Stmt::Assign { local, value, .. }) if *local == l => int(value)?,
+        _ => return None,
+    };
+    let mut in_body = Vec::new();
+    increments(body, l, &mut in_body);
+    let mut in_step = Vec::new();
+    increments(step, l, &mut in_step);
+    if !in_body.is_empty() || in_step.len() != 1 || exits_early(body, 0) {
+        return None;
+    }
+    let by = int(in_step[0])?;
+    let Some(Stmt::Assign { value, .. }) = step.iter().find(|s| matches!(s, Stmt::Assign { local, .. } if *local == l))
+    else {
+        return None;
+    };
+    let by = match strip(value) {
+        Expr::Binary { op: BinOp::Sub, .. } => -by,
+        _ => by,
+    };
+    if by == 0 {
+        return None;
+    }
+    let holds = |v: i128| match op {
+        BinOp::Lt => v < bound,
+        BinOp::Le => v <= bound,
+        BinOp::Gt => v > bound,
+        BinOp::Ge => v >= bound,
+        BinOp::Ne => v != bound,
+        _ => false,
+    };
+    let (mut v, mut trips) = (start, 0);
+    while holds(v) {
+        trips += 1;
+        if trips > FULL_UNROLL_MAX {
+            return None;
+        }
+        v += by;
+    }
+    (trips > 0).then_some(l)
+}

@@ -39,6 +39,8 @@ enum Node {
     Load(u32, u32),
     /// A value equal only to itself.
     Unique(u32),
+    /// The counter of a completely unrolled loop at this depth.
+    Counter(u32),
     /// A memory operation's key: access width and address.
     Access(u32, u32),
 }
@@ -55,11 +57,26 @@ struct Numbering<'k> {
     local_vn: HashMap<LocalId, Option<u32>>,
     uniques: u32,
     depth: u32,
+    /// Counters of completely unrolled loops, by depth: numbered by role ([`copy_numbers`]).
+    counters: &'k HashMap<LocalId, u32>,
 }
 
 /// Per memory operation, a number for its address: operations with equal numbers compute the
 /// same address expression in the compiler's eyes (and move the same width).
 pub fn address_numbers(k: &Kernel) -> Vec<u32> {
+    numbers(k, &HashMap::new())
+}
+
+/// As [`address_numbers`], with the counters of completely unrolled loops (by their depth,
+/// [`super::unroll::fully_unrolled_counters`]) numbered by role: in every unrolled copy the
+/// counter is a constant, so `x[4 * i + k]` of two sibling `k` loops is one expression whose
+/// value the counters' values then decide. For the held-value model only: LICM asks whether
+/// an address changes inside its loop, and there a counter is a variable.
+pub fn copy_numbers(k: &Kernel, counters: &HashMap<LocalId, u32>) -> Vec<u32> {
+    numbers(k, counters)
+}
+
+fn numbers(k: &Kernel, counters: &HashMap<LocalId, u32>) -> Vec<u32> {
     let mut addrs: Vec<Option<&Expr>> = vec![None; k.mem_ops.len()];
     let mut counts = vec![0u32; k.locals.len()];
     let mut defs: Vec<Option<&Expr>> = vec![None; k.locals.len()];
@@ -71,7 +88,7 @@ pub fn address_numbers(k: &Kernel) -> Vec<u32> {
             *d = None;
         }
     }
-    let mut n = Numbering { k, table: HashMap::new(), defs, local_vn: HashMap::new(), uniques: 0, depth: 0 };
+    let mut n = Numbering { k, table: HashMap::new(), defs, local_vn: HashMap::new(), uniques: 0, depth: 0, counters };
     k.mem_ops
         .iter()
         .zip(&addrs)
@@ -205,6 +222,9 @@ impl<'k> Numbering<'k> {
     }
 
     fn local(&mut self, l: LocalId) -> u32 {
+        if let Some(&d) = self.counters.get(&l).filter(|d| **d != u32::MAX) {
+            return self.intern(Node::Counter(d));
+        }
         match self.local_vn.get(&l) {
             Some(Some(v)) => return *v,
             // Defined in terms of itself: the local is its own value.

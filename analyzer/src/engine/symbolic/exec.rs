@@ -127,12 +127,21 @@ impl Sym<'_> {
         let mut wait = 0u64;
         let mut failures = 0u32;
         let mut total: i128 = 0;
+        // A loop nvcc unrolls completely (at most 16 iterations) is never summarised.
+        let mut complete = false;
+        if let Some(c) = cond {
+            crate::ir::licm::walk(c, &mut |x| {
+                if let Expr::Local(l) = x {
+                    complete |= self.unrolled_counters.contains(l);
+                }
+            });
+        }
         loop {
             self.step()?;
             if total > HORIZON {
                 return give_up("a loop runs more than 2^40 iterations");
             }
-            if !first && wait == 0 && self.scope.used < NV {
+            if !first && wait == 0 && self.scope.used < NV && !complete {
                 if let Some(delta) = prev.as_ref().and_then(|(p, plm)| delta(p, *plm, st, lm)) {
                     match self.summarise(cond, body, step, span, &mut lm, st, id, &delta)? {
                         Some(n) => {

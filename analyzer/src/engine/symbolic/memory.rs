@@ -64,9 +64,34 @@ impl Sym<'_> {
         }
     }
 
+    /// The held-value key of this execution, as the reference engine's: the address key with
+    /// the values of the completely unrolled loops' counters it reads, which must be constants
+    /// shared by the box's lanes (else the reference engine counts it).
+    fn held_key(&mut self, id: MemOpId, m: u32, st: &Ws) -> R<u32> {
+        let key = self.keys[id.0 as usize];
+        let Some(counters) = &self.op_counters[id.0 as usize] else { return Ok(self.copy_keys.key(key, None)) };
+        if counters.is_empty() || m == 0 {
+            return Ok(key);
+        }
+        let first = m.trailing_zeros() as usize;
+        let mut values = Vec::with_capacity(counters.len());
+        for c in counters {
+            let v = &st.vars[c.0 as usize];
+            let x = match v[first].k {
+                SK::Int(f) if f.is_const() => f.c,
+                _ => return give_up("the counter of an unrolled loop is not a constant here"),
+            };
+            if lanes(m).any(|l| !matches!(v[l].k, SK::Int(f) if f == Form::constant(x))) {
+                return give_up("the counter of an unrolled loop differs between lanes");
+            }
+            values.push(x);
+        }
+        Ok(self.copy_keys.key(key, Some(values)))
+    }
+
     pub(super) fn access(&mut self, id: MemOpId, a: &L, m: u32, st: &mut Ws) -> R<()> {
         let op = self.k.mem_op(id);
-        let key = self.keys[id.0 as usize];
+        let key = self.held_key(id, m, st)?;
         let gvn = op.kind == AccessKind::Load && !op.volatile;
         let mut known: Vec<(usize, Base, Form)> = Vec::with_capacity(WARP);
         let (mut n_unknown, mut active, mut data, mut base_of, mut elided) = (0u64, 0u32, false, None, 0u64);

@@ -63,7 +63,7 @@ mod values;
 pub use form::{Form, Scope, NV};
 
 use super::{
-    absolute, address_keys, constant_shift, exact_float_fn, int_op, keys_by_local, lanes, loop_table, may_alias,
+    absolute, address_keys, constant_shift, exact_float_fn, held_keys, int_op, lanes, loop_table, may_alias,
     sectors_of, shared_layout, split_varying, wavefronts, LoopTable, OpStats, Trace,
 };
 use super::{count, warp, HELD_MAX, SECTOR, WARP};
@@ -253,6 +253,12 @@ struct Sym<'a> {
     promoted_ops: Vec<bool>,
     /// By local: the address keys an assignment to it makes stale (as the reference engine).
     local_keys: Vec<Vec<u32>>,
+    /// By memory operation: the completely unrolled loops' counters its address reads.
+    op_counters: Vec<Option<Vec<LocalId>>>,
+    copy_keys: super::CopyKeys,
+    /// Counters of completely unrolled loops: their loops run one iteration at a time, so
+    /// that each copy's counter is a constant for the held-value keys.
+    unrolled_counters: std::collections::HashSet<LocalId>,
     restrict: Vec<bool>,
     shared_base: Vec<i64>,
     op_loops: Vec<Vec<usize>>,
@@ -272,7 +278,7 @@ struct Sym<'a> {
 impl<'a> Sym<'a> {
     fn new(k: &'a Kernel, s: &'a Setup) -> Self {
         let keys = address_keys(k);
-        let local_keys = keys_by_local(k, &keys);
+        let (local_keys, op_counters) = held_keys(k, &keys);
         let LoopTable { op_loops, spans: loop_spans, ids: loop_ids, unrollable: loop_unrollable } = loop_table(k);
         Sym {
             k,
@@ -284,6 +290,13 @@ impl<'a> Sym<'a> {
             keys,
             promoted_ops: crate::ir::licm::promoted_stores(k),
             local_keys,
+            op_counters,
+            copy_keys: super::CopyKeys::default(),
+            unrolled_counters: crate::ir::unroll::fully_unrolled_counters(k)
+                .into_iter()
+                .filter(|(_, d)| *d != u32::MAX)
+                .map(|(l, _)| l)
+                .collect(),
             restrict: (0..k.params.len()).map(|p| k.is_restrict(Base::Param(ParamId(p as u32)))).collect(),
             shared_base: shared_layout(k),
             op_loops,

@@ -22,8 +22,13 @@ impl Lowerer<'_, '_> {
                 let scope_is_namespace = q
                     .child_by_field_name("scope")
                     .is_some_and(|s| s.kind() == "namespace_identifier" && self.unit.layout(self.text(s)).is_none());
+                // Only a template this file defines: the toolkit's (`cuda::aligned_size_t<16>`)
+                // are known by their full names further on.
+                let defined = |t: Node| {
+                    t.child_by_field_name("name").is_some_and(|x| self.unit.device_fns.contains_key(self.text(x)))
+                };
                 match q.child_by_field_name("name").filter(|x| x.kind() == "template_function") {
-                    Some(t) if scope_is_namespace => t,
+                    Some(t) if scope_is_namespace && defined(t) => t,
                     _ => f,
                 }
             }
