@@ -145,8 +145,11 @@ pub(crate) fn held_keys(k: &Kernel, keys: &[u32]) -> (Vec<Vec<u32>>, Vec<Option<
     let mut counters = vec![Some(Vec::new()); k.mem_ops.len()];
     for (op, vars) in crate::ir::vn::address_variables(k).into_iter().enumerate() {
         let mut by_depth: Vec<(u32, LocalId)> = Vec::new();
+        // Global accesses only: shared ones in unrolled loops keep the counters as variables,
+        // so that the symbolic engine may still summarise those loops (tiled products).
+        let global = k.mem_ops[op].space == Space::Global;
         for l in vars {
-            if let Some(&d) = unrolled.get(&l).filter(|d| **d != u32::MAX) {
+            if let Some(&d) = unrolled.get(&l).filter(|d| **d != u32::MAX && global) {
                 by_depth.push((d, l));
                 continue;
             }

@@ -110,31 +110,41 @@ pub const FULL_UNROLL_MAX: i128 = 16;
 /// sibling loops at one depth share their counters' roles (`x[4 * i + k]` in two `k` loops).
 pub fn fully_unrolled_counters(k: &Kernel) -> std::collections::HashMap<LocalId, u32> {
     let mut out = std::collections::HashMap::new();
-    collect_counters(&k.body, 0, &mut out);
+    collect_counters(&k.body, 0, 1, &mut out);
     out
 }
 
-fn collect_counters(stmts: &[Stmt], depth: u32, out: &mut std::collections::HashMap<LocalId, u32>) {
+/// `copies`: how many copies of the statements the enclosing unrolled loops make. A nest of
+/// more than [`FULL_UNROLL_MAX`] copies in all is left to the ordinary rules: its copies would
+/// hold more values than the held-value model keeps.
+fn collect_counters(stmts: &[Stmt], depth: u32, copies: i128, out: &mut std::collections::HashMap<LocalId, u32>) {
     for (i, s) in stmts.iter().enumerate() {
         match s {
             Stmt::Loop { cond, body, step, synthetic, .. } => {
-                let counter =
-                    if *synthetic { None } else { cond.as_ref().and_then(|c| counted(&stmts[..i], c, body, step)) };
-                let inner = match counter {
-                    // A local counting two loops is no loop's constant.
-                    Some(l) if out.insert(l, depth).is_none() => depth + 1,
-                    Some(l) => {
-                        out.insert(l, u32::MAX);
-                        depth
-                    }
-                    None => depth,
+                let counter = if *synthetic {
+                    None
+                } else {
+                    cond.as_ref()
+                        .and_then(|c| counted(&stmts[..i], c, body, step))
+                        .filter(|(_, trips)| copies * trips <= FULL_UNROLL_MAX)
                 };
-                collect_counters(body, inner, out);
-                collect_counters(step, inner, out);
+                let (inner, copies) = match counter {
+                    // A local counting two loops is no loop's constant.
+                    Some((l, trips)) if out.insert(l, depth).is_none() => (depth + 1, copies * trips),
+                    Some((l, _)) => {
+                        out.insert(l, u32::MAX);
+                        (depth, copies)
+                    }
+                    // Inside a loop that stays a loop, copies are not told apart: counters
+                    // there are variables (and the symbolic engine may summarise freely).
+                    None => continue,
+                };
+                collect_counters(body, inner, copies, out);
+                collect_counters(step, inner, copies, out);
             }
             Stmt::If { then, els, .. } => {
-                collect_counters(then, depth, out);
-                collect_counters(els, depth, out);
+                collect_counters(then, depth, copies, out);
+                collect_counters(els, depth, copies, out);
             }
             _ => {}
         }
@@ -149,7 +159,7 @@ fn int(e: &Expr) -> Option<i128> {
 }
 
 /// The counter of a loop with a small constant trip count, if this is one.
-fn counted(before: &[Stmt], cond: &Expr, body: &[Stmt], step: &[Stmt]) -> Option<LocalId> {
+fn counted(before: &[Stmt], cond: &Expr, body: &[Stmt], step: &[Stmt]) -> Option<(LocalId, i128)> {
     let Expr::Binary { op, lhs, rhs, .. } = strip(cond) else { return None };
     let (l, bound, op) = match (strip(lhs), int(rhs)) {
         (Expr::Local(l), Some(b)) => (*l, b, *op),
@@ -195,5 +205,5 @@ fn counted(before: &[Stmt], cond: &Expr, body: &[Stmt], step: &[Stmt]) -> Option
         }
         v += by;
     }
-    (trips > 0).then_some(l)
+    (trips > 0).then_some((l, trips))
 }

@@ -256,8 +256,8 @@ struct Sym<'a> {
     /// By memory operation: the completely unrolled loops' counters its address reads.
     op_counters: Vec<Option<Vec<LocalId>>>,
     copy_keys: super::CopyKeys,
-    /// Counters of completely unrolled loops: their loops run one iteration at a time, so
-    /// that each copy's counter is a constant for the held-value keys.
+    /// Counters of completely unrolled loops that global accesses' held-value keys read: their
+    /// loops run one iteration at a time, so that each copy's counter is a constant there.
     unrolled_counters: std::collections::HashSet<LocalId>,
     restrict: Vec<bool>,
     shared_base: Vec<i64>,
@@ -279,6 +279,7 @@ impl<'a> Sym<'a> {
     fn new(k: &'a Kernel, s: &'a Setup) -> Self {
         let keys = address_keys(k);
         let (local_keys, op_counters) = held_keys(k, &keys);
+        let unrolled_counters = op_counters.iter().flatten().flatten().copied().collect();
         let LoopTable { op_loops, spans: loop_spans, ids: loop_ids, unrollable: loop_unrollable } = loop_table(k);
         Sym {
             k,
@@ -292,11 +293,7 @@ impl<'a> Sym<'a> {
             local_keys,
             op_counters,
             copy_keys: super::CopyKeys::default(),
-            unrolled_counters: crate::ir::unroll::fully_unrolled_counters(k)
-                .into_iter()
-                .filter(|(_, d)| *d != u32::MAX)
-                .map(|(l, _)| l)
-                .collect(),
+            unrolled_counters,
             restrict: (0..k.params.len()).map(|p| k.is_restrict(Base::Param(ParamId(p as u32)))).collect(),
             shared_base: shared_layout(k),
             op_loops,
