@@ -175,19 +175,22 @@ pub(crate) fn held_keys(k: &Kernel, keys: &[u32]) -> (Vec<Vec<u32>>, Vec<Option<
 #[derive(Default)]
 pub(crate) struct CopyKeys {
     numbers: HashMap<(u32, Vec<i128>), u32>,
+    /// Keys handed out so far, counted down from `u32::MAX`.
+    issued: u32,
 }
 
 impl CopyKeys {
     /// The key of `key` with these counter values (`None`: the lanes disagree, a key of its own).
     pub(crate) fn key(&mut self, key: u32, values: Option<Vec<i128>>) -> u32 {
-        let fresh = u32::MAX - self.numbers.len() as u32;
-        match values {
+        let fresh = u32::MAX - self.issued;
+        let k = match values {
             Some(v) => *self.numbers.entry((key, v)).or_insert(fresh),
-            None => {
-                self.numbers.insert((key, vec![i128::MIN, self.numbers.len() as i128]), fresh);
-                fresh
-            }
+            None => fresh,
+        };
+        if k == fresh {
+            self.issued += 1;
         }
+        k
     }
 }
 
