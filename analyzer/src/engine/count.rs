@@ -6,7 +6,7 @@
 //! engine once per residue of a box of executions (the counts are invariant under a shift by
 //! the period). `explain` calls them on the lanes it shows. Nothing else counts a sector.
 
-use crate::ir::{AccessKind, Base, CacheOp};
+use crate::ir::{AccessKind, Base, CacheOp, Space};
 
 /// Bytes in a sector.
 pub const SECTOR: u64 = 32;
@@ -122,6 +122,86 @@ pub trait SectorSink {
     fn access(&mut self, op: usize, kind: AccessKind, cache: CacheOp, sectors: &[i64], addrs: &[i64], width: u32);
     /// Instruction `op` touched `n` sectors at addresses the analysis does not know.
     fn unknown(&mut self, op: usize, kind: AccessKind, n: u64);
+}
+
+/// One warp-level execution of a memory instruction: the known lanes' addresses in lane order,
+/// how many active lanes had an unknown address, the active lanes, whether the addresses came
+/// from filled data, and the buffer they fall in.
+pub struct Execution<'a> {
+    pub addrs: &'a [i64],
+    pub n_unknown: u64,
+    pub lanes_active: u64,
+    pub data: bool,
+    pub base: Option<Base>,
+}
+
+/// Adds one execution of memory instruction `id` (`op`) to its counts `s`, and streams its
+/// global sectors into `boundary`: the rule every engine applies per execution.
+pub fn record(
+    s: &mut super::OpStats,
+    id: usize,
+    op: &crate::ir::MemOp,
+    e: &Execution,
+    scratch: &mut Vec<i64>,
+    boundary: &mut dyn SectorSink,
+) {
+    let Execution { addrs, n_unknown, lanes_active, data, base } = *e;
+    let width = op.width;
+    s.executions += 1;
+    s.lanes += lanes_active;
+    if base.is_some() {
+        s.base = base;
+    }
+    if data {
+        s.data_executions += 1;
+    }
+    match op.space {
+        Space::Global => {
+            let known = if op.kind.is_atomic() && !op.warp_aggregated {
+                atomic_sectors(addrs, width, scratch)
+            } else {
+                sectors_of(addrs, width, scratch)
+            };
+            s.ideal_sectors += ideal_sectors(addrs, n_unknown, width);
+            let g = global_sectors(known, n_unknown, width);
+            s.sectors += g.sectors;
+            s.sectors_min += g.min;
+            s.sectors_max += g.max;
+            // Atomics are performed in L2 (the cache model keeps them out of the L1 and of
+            // the L2 read and write counters, but their lines must be in L2): their distinct
+            // sectors travel. The known lanes' sectors travel; the unknown ones of loads and
+            // stores are counted apart (those of atomics, histogram bins, are not fed).
+            let feed = !op.kind.is_atomic();
+            if op.kind.is_atomic() {
+                sectors_of(addrs, width, scratch);
+            }
+            boundary.access(id, op.kind, op.cache, &*scratch, addrs, width);
+            if n_unknown > 0 {
+                s.unknown_executions += 1;
+                if feed {
+                    boundary.unknown(id, op.kind, g.sectors - known);
+                }
+            }
+        }
+        Space::Shared => {
+            if n_unknown > 0 {
+                // One instruction per warp whatever the addresses; its wavefronts depend on
+                // them. Counted as the known lanes show them, and no fewer than the active
+                // lanes need reading consecutive elements (no bank conflict): stated on the
+                // row (a shared histogram's ATOMS, a load at an index read from memory).
+                s.unknown_executions += 1;
+                let w = wavefronts(addrs, width);
+                let consecutive: Vec<i64> = (0..lanes_active as i64).map(|i| i * width as i64).collect();
+                let least = wavefronts(&consecutive, width).wavefronts.max(1);
+                s.wavefronts += w.wavefronts.max(least);
+                s.ideal_wavefronts += w.ideal.max(least);
+                return;
+            }
+            let w = wavefronts(addrs, width);
+            s.wavefronts += w.wavefronts;
+            s.ideal_wavefronts += w.ideal;
+        }
+    }
 }
 
 /// A sink that drops the stream (engines run for their counts alone).

@@ -353,63 +353,9 @@ impl Engine<'_> {
         base: Option<Base>,
     ) -> Result<()> {
         let op = self.k.mem_op(id);
-        let width = op.width;
         let s = &mut self.ops[id.0 as usize];
-        s.executions += 1;
-        s.lanes += lanes_active;
-        if base.is_some() {
-            s.base = base;
-        }
-        if data {
-            s.data_executions += 1;
-        }
-        match op.space {
-            Space::Global => {
-                let known = if op.kind.is_atomic() && !op.warp_aggregated {
-                    count::atomic_sectors(addrs, width, &mut self.scratch)
-                } else {
-                    sectors_of(addrs, width, &mut self.scratch)
-                };
-                s.ideal_sectors += count::ideal_sectors(addrs, n_unknown, width);
-                let g = count::global_sectors(known, n_unknown, width);
-                s.sectors += g.sectors;
-                s.sectors_min += g.min;
-                s.sectors_max += g.max;
-                // Atomics are performed in L2 (the cache model keeps them out of the L1 and of
-                // the L2 read and write counters, but their lines must be in L2): their distinct
-                // sectors travel. The known lanes' sectors travel; the unknown ones of loads and
-                // stores are counted apart (those of atomics, histogram bins, are not fed).
-                let feed = !op.kind.is_atomic();
-                if op.kind.is_atomic() {
-                    sectors_of(addrs, width, &mut self.scratch);
-                }
-                self.boundary.access(id.0 as usize, op.kind, op.cache, &self.scratch, addrs, width);
-                if n_unknown > 0 {
-                    s.unknown_executions += 1;
-                    if feed {
-                        self.boundary.unknown(id.0 as usize, op.kind, g.sectors - known);
-                    }
-                }
-            }
-            Space::Shared => {
-                if n_unknown > 0 {
-                    // One instruction per warp whatever the addresses; its wavefronts depend on
-                    // them. Counted as the known lanes show them, and no fewer than the active
-                    // lanes need reading consecutive elements (no bank conflict): stated on the
-                    // row (a shared histogram's ATOMS, a load at an index read from memory).
-                    s.unknown_executions += 1;
-                    let w = wavefronts(addrs, width);
-                    let consecutive: Vec<i64> = (0..lanes_active as i64).map(|i| i * width as i64).collect();
-                    let least = wavefronts(&consecutive, width).wavefronts.max(1);
-                    s.wavefronts += w.wavefronts.max(least);
-                    s.ideal_wavefronts += w.ideal.max(least);
-                    return Ok(());
-                }
-                let w = wavefronts(addrs, width);
-                s.wavefronts += w.wavefronts;
-                s.ideal_wavefronts += w.ideal;
-            }
-        }
+        let exec = count::Execution { addrs, n_unknown, lanes_active, data, base };
+        count::record(s, id.0 as usize, op, &exec, &mut self.scratch, &mut *self.boundary);
         Ok(())
     }
 }

@@ -16,6 +16,7 @@ mod eval;
 mod exec;
 mod memory;
 mod probe;
+pub mod sass;
 pub mod symbolic;
 mod values;
 mod warp;
@@ -66,6 +67,7 @@ pub struct OpStats {
 }
 
 /// What the engine observed.
+#[derive(Default)]
 pub struct Trace {
     pub ops: Vec<OpStats>,
     /// Branches whose condition depended on unknown data (assumed taken).

@@ -2,3 +2,4 @@
 
 pub mod cuda;
 pub mod rust;
+pub mod sass;

@@ -12,6 +12,7 @@ pub mod cfg;
 pub mod dce;
 pub mod licm;
 pub mod print;
+pub mod sass;
 pub mod unroll;
 pub mod vn;
 

@@ -6,7 +6,7 @@ mod lower;
 mod misread;
 pub mod preprocess;
 mod prune;
-mod types;
+pub(crate) mod types;
 
 use crate::diag::{Result, Severity};
 use crate::ir::Module;

@@ -1,0 +1,1228 @@
+//! What each SASS instruction does to registers and predicates, lane by lane, as the PTX ISA
+//! and the instruction set reference describe them: the integer instructions that build
+//! addresses and trip counts exactly, floating point where an address can depend on it
+//! (division's reciprocal), and a stated "unknown" result for the rest. An opcode outside this
+//! table stops the analysis, by name.
+
+use super::{stop, Machine, SHARED_WINDOW_HI};
+use crate::diag::Result;
+use crate::engine::WARP;
+use crate::ir::sass::{Instr, MemClass, Operand, PredReg, Reg, PT, RZ};
+use crate::ir::{AccessKind, Base, Space};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    // Control.
+    Bra,
+    Exit,
+    Call,
+    Ret,
+    Bssy,
+    Bsync,
+    Break,
+    /// No effect on what is counted (barriers, fences, hints).
+    Nop,
+    // Values.
+    Mov,
+    Imad,
+    Iadd3,
+    Lea,
+    Shf,
+    Lop3,
+    Plop3,
+    Isetp,
+    Fsetp,
+    Sel,
+    Imnmx,
+    Iabs,
+    Popc,
+    Flo,
+    Brev,
+    Bmsk,
+    Prmt,
+    Sgxt,
+    S2r,
+    Cs2r,
+    Ldc,
+    Vote,
+    Redux,
+    Match,
+    Shfl,
+    Hfma2,
+    Fadd,
+    Fmul,
+    Ffma,
+    Fmnmx,
+    Mufu,
+    I2f,
+    F2i,
+    P2r,
+    R2p,
+    /// A memory instruction (counted by the engine; its result, if any, set after).
+    Memory,
+    /// A result the model does not compute: `n` registers from the first operand are unknown.
+    Opaque(u8),
+    /// Predicates the model does not compute (the first operands that are predicates).
+    OpaquePred,
+}
+
+pub fn is_control(op: Op) -> bool {
+    matches!(op, Op::Bra | Op::Exit | Op::Call | Op::Ret | Op::Bssy | Op::Bsync | Op::Break)
+}
+
+/// The opcode's meaning; an opcode this model does not know is an error naming it.
+pub fn decode(i: &Instr) -> Result<Op> {
+    if crate::ir::sass::classify(i).is_some() {
+        return Ok(Op::Memory);
+    }
+    let o = i.opcode.as_str();
+    let u = o.strip_prefix('U').filter(|r| UNIFORM.contains(r)).unwrap_or(o);
+    Ok(match u {
+        "BRA" | "BRX" | "JMP" | "JMX" => {
+            if matches!(u, "BRX" | "JMX") {
+                return Err(stop(i, "is an indirect branch this model cannot follow"));
+            }
+            Op::Bra
+        }
+        "EXIT" | "KILL" => Op::Exit,
+        "BPT" => Op::Exit,
+        "CALL" => Op::Call,
+        "RET" => Op::Ret,
+        "BSSY" => Op::Bssy,
+        "BSYNC" => Op::Bsync,
+        "BREAK" => Op::Break,
+        "NOP" | "BAR" | "MEMBAR" | "FENCE" | "ERRBAR" | "CCTL" | "CCTLL" | "DEPBAR" | "LDGDEPBAR" | "WARPSYNC"
+        | "NANOSLEEP" | "YIELD" | "STL" | "ARRIVES" | "PMTRIG" | "CGAERRBAR" | "ACQBULK" | "WARPGROUP" | "SETMAXREG"
+        | "UCGABAR_ARV" | "UCGABAR_WAIT" | "CGABAR" | "BMOV" | "RPCMOV" | "SYNCS" | "VOTEU_NOP" => {
+            if u == "SYNCS" && !i.operands.is_empty() && matches!(i.operands[0], Operand::Pred(_)) {
+                Op::OpaquePred
+            } else if (u == "SYNCS" || u == "BMOV") && matches!(i.operands.first(), Some(Operand::Reg(_))) {
+                Op::Opaque(1)
+            } else {
+                Op::Nop
+            }
+        }
+        "MOV" | "MOV32I" | "R2UR" | "UMOV" => Op::Mov,
+        "IMAD" | "IMUL" => Op::Imad,
+        "IADD3" | "IADD" => Op::Iadd3,
+        "LEA" => Op::Lea,
+        "SHF" => Op::Shf,
+        "LOP3" => Op::Lop3,
+        "PLOP3" => Op::Plop3,
+        "ISETP" => Op::Isetp,
+        "FSETP" => Op::Fsetp,
+        "SEL" | "FSEL" => Op::Sel,
+        "IMNMX" | "VIMNMX" => Op::Imnmx,
+        "IABS" => Op::Iabs,
+        "POPC" => Op::Popc,
+        "FLO" => Op::Flo,
+        "BREV" => Op::Brev,
+        "BMSK" => Op::Bmsk,
+        "PRMT" => Op::Prmt,
+        "SGXT" => Op::Sgxt,
+        "S2R" | "S2UR" => Op::S2r,
+        "CS2R" => Op::Cs2r,
+        "LDC" | "LDCU" => Op::Ldc,
+        "VOTE" => Op::Vote,
+        "REDUX" => Op::Redux,
+        "MATCH" => Op::Match,
+        "SHFL" => Op::Shfl,
+        "HFMA2" => Op::Hfma2,
+        "FADD" => Op::Fadd,
+        "FMUL" => Op::Fmul,
+        "FFMA" => Op::Ffma,
+        "FMNMX" => Op::Fmnmx,
+        "MUFU" => Op::Mufu,
+        "I2F" => Op::I2f,
+        "F2I" => Op::F2i,
+        "P2R" => Op::P2r,
+        "R2P" => Op::R2p,
+        "ELECT" => Op::OpaquePred,
+        // Values this model does not compute: their registers become unknown.
+        "DADD" | "DMUL" | "DFMA" | "DMNMX" => Op::Opaque(2),
+        "DSETP" | "HSETP2" | "FCHK" => Op::OpaquePred,
+        "F2F" | "I2F64" | "F2I64" | "I2I" | "F2IP" | "I2FP" => {
+            let dest = i.mods.iter().find(|m| is_type(m)).map(String::as_str);
+            Op::Opaque(if matches!(dest, Some("F64" | "S64" | "U64")) { 2 } else { 1 })
+        }
+        "HADD2" | "HMUL2" | "HMNMX2" | "F2FP" | "FSWZADD" | "FRND" | "FSET" | "HSET2" | "IDP" | "IDP4A" | "BMMA"
+        | "CSET" | "CSETP" | "IMUL32I" | "FMUL32I" | "FADD32I" | "FFMA32I" | "HADD2_32I" | "HMUL2_32I" | "HFMA2_32I"
+        | "SUATOM" | "QSPC" | "LEPC" | "GETLMEMBASE" | "SETLMEMBASE" | "MEMSET" | "IADD32I" | "VABSDIFF"
+        | "VABSDIFF4" | "LDL" | "F2FP_PACK_AB" => Op::Opaque(if u == "LDL" { ldl_regs(i) } else { 1 }),
+        "HMMA" | "IMMA" | "DMMA" | "HGMMA" | "IGMMA" | "QGMMA" | "BGMMA" => Op::Opaque(mma_regs(i)),
+        _ => return Err(stop(i, "is not in this model's instruction table")),
+    })
+}
+
+/// The uniform datapath's opcodes without their `U`.
+const UNIFORM: &[&str] = &[
+    "IADD3", "IMAD", "LEA", "SHF", "LOP3", "PLOP3", "ISETP", "SEL", "MOV", "FLO", "POPC", "BREV", "BMSK", "PRMT",
+    "SGXT", "LDC",
+];
+
+fn is_type(m: &str) -> bool {
+    matches!(m, "F16" | "F32" | "F64" | "S8" | "U8" | "S16" | "U16" | "S32" | "U32" | "S64" | "U64" | "BF16")
+}
+
+fn ldl_regs(i: &Instr) -> u8 {
+    if i.has("128") {
+        4
+    } else if i.has("64") {
+        2
+    } else {
+        1
+    }
+}
+
+/// Accumulator registers an MMA writes: `HMMA.16816.F32` 4, `.F16` 2, `HGMMA.64x128x16.F32` 64.
+fn mma_regs(i: &Instr) -> u8 {
+    let f32acc = i.mods.iter().any(|m| m == "F32" || m == "S32");
+    if i.opcode.ends_with("GMMA") {
+        let n = i.mods.iter().find_map(|m| m.split('x').nth(1).and_then(|n| n.parse::<u32>().ok())).unwrap_or(256);
+        return (if f32acc { n / 2 } else { n / 4 }).clamp(1, 255) as u8;
+    }
+    if i.opcode == "DMMA" {
+        return 4;
+    }
+    if f32acc {
+        4
+    } else {
+        2
+    }
+}
+
+fn mask_lanes(m: u32) -> impl Iterator<Item = usize> {
+    (0..WARP).filter(move |l| m >> l & 1 == 1)
+}
+
+/// Result of a lane's computation.
+type V = Option<u32>;
+
+impl Machine<'_> {
+    fn special(&self, name: &str, l: usize) -> V {
+        let [bx, by, _] = self.s.block;
+        let t = self.w.first_thread + l as u64;
+        let (bx, by) = (bx as u64, by as u64);
+        Some(match name {
+            "SRZ" => 0,
+            "SR_TID.X" => (t % bx) as u32,
+            "SR_TID.Y" => (t / bx % by) as u32,
+            "SR_TID.Z" => (t / (bx * by)) as u32,
+            "SR_CTAID.X" => self.block[0],
+            "SR_CTAID.Y" => self.block[1],
+            "SR_CTAID.Z" => self.block[2],
+            "SR_NTID.X" => self.s.block[0],
+            "SR_NTID.Y" => self.s.block[1],
+            "SR_NTID.Z" => self.s.block[2],
+            "SR_NCTAID.X" => self.s.grid[0],
+            "SR_NCTAID.Y" => self.s.grid[1],
+            "SR_NCTAID.Z" => self.s.grid[2],
+            "SR_LANEID" => l as u32,
+            "SR_SWINHI" => SHARED_WINDOW_HI,
+            "SR_SWINLO" => 0,
+            "SR_CgaCtaId" | "SR_CGACTAID" => 0,
+            "SR_EQMASK" => 1 << l,
+            "SR_LTMASK" => (1u64 << l) as u32 - 1,
+            "SR_LEMASK" => ((1u64 << (l + 1)) - 1) as u32,
+            "SR_GTMASK" => !(((1u64 << (l + 1)) - 1) as u32),
+            "SR_GEMASK" => !((1u64 << l) as u32 - 1),
+            _ => return None,
+        })
+    }
+
+    /// An operand as a 32-bit integer in lane `l`.
+    fn int(&self, o: &Operand, l: usize) -> V {
+        match o {
+            Operand::Reg(r) => {
+                let v = self.reg(*r, l)?;
+                let v = if r.abs { (v as i32).unsigned_abs() } else { v };
+                let v = if r.not { !v } else { v };
+                Some(if r.neg { v.wrapping_neg() } else { v })
+            }
+            Operand::Int(v) => Some(*v as u32),
+            Operand::Float(s) => parse_f32(s).map(f32::to_bits),
+            Operand::Const(c) => {
+                let at = c.offset + c.reg.map_or(Some(0), |r| self.reg(r, l).map(|x| x as i64))?;
+                self.const_bytes(c.bank, at, 4).map(|v| v as u32)
+            }
+            Operand::Special(s) => self.special(s, l),
+            Operand::LabelValue(v) => Some(*v as u32),
+            _ => None,
+        }
+    }
+
+    /// An operand as a 64-bit integer (a register pair, eight bank bytes).
+    fn int64(&self, o: &Operand, l: usize) -> Option<u64> {
+        match o {
+            Operand::Reg(r) => {
+                let v = self.reg64(*r, l)?;
+                Some(if r.neg { v.wrapping_neg() } else { v })
+            }
+            Operand::Int(v) => Some(*v as u64),
+            Operand::Const(c) => {
+                let at = c.offset + c.reg.map_or(Some(0), |r| self.reg(r, l).map(|x| x as i64))?;
+                self.const_bytes(c.bank, at, 8)
+            }
+            Operand::Special(s) if s == "SRZ" => Some(0),
+            _ => None,
+        }
+    }
+
+    fn flt(&self, o: &Operand, l: usize) -> Option<f32> {
+        match o {
+            Operand::Reg(r) => {
+                let mut b = self.reg(*r, l)?;
+                if r.abs {
+                    b &= 0x7fff_ffff;
+                }
+                if r.neg {
+                    b ^= 0x8000_0000;
+                }
+                Some(f32::from_bits(b))
+            }
+            Operand::Float(s) => parse_f32(s),
+            Operand::Int(v) => Some(f32::from_bits(*v as u32)),
+            Operand::Const(_) => self.int(o, l).map(f32::from_bits),
+            _ => None,
+        }
+    }
+
+    fn pred(&self, o: &Operand, l: usize) -> Option<bool> {
+        let Operand::Pred(p) = o else { return None };
+        let (v, k) = self.pred_lanes(*p);
+        (k >> l & 1 == 1).then(|| (v >> l & 1 == 1) != p.not)
+    }
+
+    fn set(&mut self, d: Reg, l: usize, v: V) {
+        let i = d.index as usize;
+        if d.index == RZ {
+            return;
+        }
+        if d.uniform {
+            self.w.urk[i] = v.is_some();
+            self.w.ur[i] = v.unwrap_or(0);
+            return;
+        }
+        match v {
+            Some(x) => {
+                self.w.r[i * WARP + l] = x;
+                self.w.rk[i] |= 1 << l;
+            }
+            None => self.w.rk[i] &= !(1 << l),
+        }
+    }
+
+    fn set64(&mut self, d: Reg, l: usize, v: Option<u64>) {
+        if d.index == RZ {
+            return;
+        }
+        self.set(d, l, v.map(|x| x as u32));
+        self.set(Reg { index: d.index + 1, ..d }, l, v.map(|x| (x >> 32) as u32));
+    }
+
+    fn setp(&mut self, p: PredReg, l: usize, v: Option<bool>) {
+        let i = p.index as usize;
+        if p.index == PT {
+            return;
+        }
+        if p.uniform {
+            self.w.upk[i] = v.is_some();
+            self.w.up[i] = v.unwrap_or(false);
+            return;
+        }
+        match v {
+            Some(b) => {
+                self.w.pk[i] |= 1 << l;
+                if b {
+                    self.w.p[i] |= 1 << l;
+                } else {
+                    self.w.p[i] &= !(1 << l);
+                }
+            }
+            None => self.w.pk[i] &= !(1 << l),
+        }
+    }
+}
+
+fn parse_f32(s: &str) -> Option<f32> {
+    let t = s.trim();
+    let (neg, t) = match t.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, t.trim_start_matches('+')),
+    };
+    let v: f32 = match t {
+        "INF" => f32::INFINITY,
+        "QNAN" | "NAN" => f32::NAN,
+        _ => t.parse().ok()?,
+    };
+    Some(if neg { -v } else { v })
+}
+
+/// `f32` of an f16 immediate as printed (`1.875`): its 16 bits.
+fn f16_bits(s: &str) -> Option<u32> {
+    let f = parse_f32(s)?;
+    Some(super::half_bits(f) as u32)
+}
+
+fn regs(ins: &Instr) -> Vec<Reg> {
+    ins.operands.iter().filter_map(|o| if let Operand::Reg(r) = o { Some(*r) } else { None }).collect()
+}
+
+/// The operands after the leading destinations: `skip` of them.
+fn srcs(ins: &Instr, skip: usize) -> &[Operand] {
+    ins.operands.get(skip..).unwrap_or(&[])
+}
+
+fn lop(lut: u32, a: u32, b: u32, c: u32) -> u32 {
+    let mut r = 0u32;
+    for bit in 0..32 {
+        let idx = (a >> bit & 1) << 2 | (b >> bit & 1) << 1 | (c >> bit & 1);
+        r |= (lut >> idx & 1) << bit;
+    }
+    r
+}
+
+fn cmp(ins: &Instr, a: i64, b: i64) -> bool {
+    let c = ins.mods.first().map(String::as_str).unwrap_or("");
+    match c {
+        "LT" => a < b,
+        "LE" => a <= b,
+        "GT" => a > b,
+        "GE" => a >= b,
+        "EQ" => a == b,
+        "NE" => a != b,
+        "F" => false,
+        "T" => true,
+        _ => false,
+    }
+}
+
+fn combine(ins: &Instr, x: bool, c: bool) -> bool {
+    if ins.has("OR") {
+        x || c
+    } else if ins.has("XOR") {
+        x ^ c
+    } else {
+        x && c
+    }
+}
+
+/// `{hi:lo}` shifted as `SHF` does.
+fn shf(ins: &Instr, lo: u32, s: u32, hi: u32) -> u32 {
+    let wide64 = ins.has("U64") || ins.has("S64");
+    let signed = ins.has("S32") || ins.has("S64");
+    let s = if ins.has("W") { s & if wide64 { 63 } else { 31 } } else { s.min(if wide64 { 64 } else { 32 }) };
+    let v = (hi as u64) << 32 | lo as u64;
+    if ins.has("L") {
+        let x = if s >= 64 { 0 } else { v << s };
+        if ins.has("HI") {
+            (x >> 32) as u32
+        } else {
+            x as u32
+        }
+    } else {
+        let x = if signed {
+            let sv = if wide64 { v as i64 } else { ((hi as i32 as i64) << 32) | lo as i64 };
+            (sv >> s.min(63)) as u64
+        } else if s >= 64 {
+            0
+        } else {
+            v >> s
+        };
+        if ins.has("HI") {
+            (x >> 32) as u32
+        } else {
+            x as u32
+        }
+    }
+}
+
+fn flo(ins: &Instr, v: u32) -> u32 {
+    let v = if ins.has("U32") || (v as i32) >= 0 { v } else { !v };
+    if v == 0 {
+        return u32::MAX;
+    }
+    let pos = 31 - v.leading_zeros();
+    if ins.has("SH") {
+        31 - pos
+    } else {
+        pos
+    }
+}
+
+fn prmt(a: u32, sel: u32, b: u32, ins: &Instr) -> u32 {
+    if ins.mods.iter().any(|m| matches!(m.as_str(), "F4E" | "B4E" | "RC8" | "ECL" | "ECR" | "RC16")) {
+        // Modes other than the default selector: computed by the PTX rules only for the default.
+        return prmt_mode(a, sel, b, ins);
+    }
+    let bytes = ((b as u64) << 32 | a as u64).to_le_bytes();
+    let mut r = 0u32;
+    for k in 0..4 {
+        let n = sel >> (4 * k) & 0xf;
+        let mut byte = bytes[(n & 7) as usize] as u32;
+        if n & 8 != 0 {
+            byte = if byte & 0x80 != 0 { 0xff } else { 0 };
+        }
+        r |= byte << (8 * k);
+    }
+    r
+}
+
+fn prmt_mode(a: u32, sel: u32, b: u32, ins: &Instr) -> u32 {
+    let bytes = ((b as u64) << 32 | a as u64).to_le_bytes();
+    let s = (sel & 3) as usize;
+    let pick = |idx: [usize; 4]| idx.iter().enumerate().fold(0u32, |r, (k, &i)| r | (bytes[i & 7] as u32) << (8 * k));
+    let m = ins.mods.iter().find(|m| matches!(m.as_str(), "F4E" | "B4E" | "RC8" | "ECL" | "ECR" | "RC16")).unwrap();
+    match m.as_str() {
+        "F4E" => pick([s, s + 1, s + 2, s + 3]),
+        "B4E" => pick([s + 8 - 0, s + 7, s + 6, s + 5].map(|x| x % 8)),
+        "RC8" => pick([s; 4]),
+        "ECL" => pick([s, s.max(1), s.max(2), s.max(3)].map(|x| x.min(3))),
+        "ECR" => pick([s.min(0), s.min(1), s.min(2), s.min(3)]),
+        _ => pick([s & 2, (s & 2) + 1, s & 2, (s & 2) + 1]),
+    }
+}
+
+/// `I2F.U32.RP`-style conversion of an integer to f32 with the rounding mode named.
+fn i2f(ins: &Instr, v: u32) -> f32 {
+    let signed = ins.mods.iter().any(|m| m == "S32") || !ins.mods.iter().any(|m| m == "U32" || m == "U16" || m == "U8");
+    let x: i64 = if signed { v as i32 as i64 } else { v as i64 };
+    let f = x as f32;
+    let back = f as f64;
+    let exact = x as f64;
+    if ins.has("RP") && back < exact {
+        f32::from_bits(if f >= 0.0 { f.to_bits() + 1 } else { f.to_bits() - 1 })
+    } else if (ins.has("RM") || ins.has("RZ")) && back > exact {
+        f32::from_bits(if f > 0.0 { f.to_bits() - 1 } else { f.to_bits() + 1 })
+    } else {
+        f
+    }
+}
+
+fn f2i(ins: &Instr, f: f32) -> u32 {
+    let g = if ins.has("FLOOR") {
+        f.floor()
+    } else if ins.has("CEIL") {
+        f.ceil()
+    } else if ins.has("TRUNC") {
+        f.trunc()
+    } else {
+        f.round_ties_even()
+    };
+    if ins.has("U32") {
+        g as u32
+    } else {
+        g as i32 as u32
+    }
+}
+
+/// Runs one non-memory, non-control instruction for the lanes `exec`.
+pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
+    let ins = &m.k.instrs[i];
+    let ops = &ins.operands;
+    // An instruction of the uniform datapath computes once for the warp.
+    let uniform = match ops.first() {
+        Some(Operand::Reg(r)) => r.uniform,
+        Some(Operand::Pred(p)) => p.uniform && matches!(op, Op::Isetp | Op::Plop3),
+        _ => false,
+    } && !matches!(op, Op::Vote | Op::Redux);
+    let lanes: Vec<usize> = if uniform { mask_lanes(exec).take(1).collect() } else { mask_lanes(exec).collect() };
+    let d0 = match ops.first() {
+        Some(Operand::Reg(r)) => Some(*r),
+        _ => None,
+    };
+    match op {
+        Op::Nop => {}
+        Op::Mov => {
+            let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
+            for &l in &lanes {
+                let v = ops.get(1).and_then(|o| m.int(o, l));
+                m.set(d, l, v);
+            }
+        }
+        Op::Imad => {
+            let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
+            let (a, b, c) = (&ops[1], &ops[2], &ops[3]);
+            let signed = !ins.has("U32");
+            let carry = |m: &Machine, l: usize| -> Option<u64> {
+                if ins.has("X") {
+                    ops.get(4).map_or(Some(0), |p| m.pred(p, l).map(u64::from))
+                } else {
+                    Some(0)
+                }
+            };
+            for &l in &lanes {
+                let ext = |x: u32| if signed { x as i32 as i64 as u64 } else { x as u64 };
+                if ins.has("WIDE") {
+                    let v = (|| {
+                        let p = ext(m.int(a, l)?).wrapping_mul(ext(m.int(b, l)?));
+                        Some(p.wrapping_add(m.int64(c, l)?).wrapping_add(carry(m, l)?))
+                    })();
+                    m.set64(d, l, v);
+                } else if ins.has("HI") {
+                    let v = (|| {
+                        let p = (ext(m.int(a, l)?) as u128).wrapping_mul(ext(m.int(b, l)?) as u128);
+                        let p = if signed {
+                            (m.int(a, l)? as i32 as i128 * m.int(b, l)? as i32 as i128) as u128
+                        } else {
+                            p
+                        };
+                        let s = p.wrapping_add(m.int64(c, l)? as u128).wrapping_add(carry(m, l)? as u128);
+                        Some((s >> 32) as u32)
+                    })();
+                    m.set(d, l, v);
+                } else {
+                    let v = (|| {
+                        Some(
+                            m.int(a, l)?
+                                .wrapping_mul(m.int(b, l)?)
+                                .wrapping_add(m.int(c, l)?)
+                                .wrapping_add(carry(m, l)? as u32),
+                        )
+                    })();
+                    m.set(d, l, v);
+                }
+            }
+        }
+        Op::Iadd3 => {
+            let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
+            // IADD3 d, [Pc0, [Pc1,]] a, b, c [, Pin0, Pin1]
+            let outs: Vec<PredReg> =
+                ops[1..].iter().map_while(|o| if let Operand::Pred(p) = o { Some(*p) } else { None }).collect();
+            let s = srcs(ins, 1 + outs.len());
+            let (a, b, c) = (&s[0], s.get(1), s.get(2));
+            let ins_x = ins.has("X");
+            for &l in &lanes {
+                let term = |o: Option<&Operand>| -> Option<u64> {
+                    match o {
+                        None => Some(0),
+                        Some(Operand::Reg(r)) if r.neg => {
+                            let v = m.reg(Reg { neg: false, ..*r }, l)?;
+                            let v = if r.not { !v } else { v };
+                            Some((!v) as u64 + 1)
+                        }
+                        Some(o) => m.int(o, l).map(u64::from),
+                    }
+                };
+                let v = (|| {
+                    let mut sum = term(Some(a))? + term(b)? + term(c)?;
+                    if ins_x {
+                        for p in s.get(3..).unwrap_or(&[]) {
+                            sum += m.pred(p, l)? as u64;
+                        }
+                    }
+                    Some(sum)
+                })();
+                m.set(d, l, v.map(|x| x as u32));
+                let carry = v.map(|x| x >> 32);
+                for (k, p) in outs.iter().enumerate() {
+                    m.setp(*p, l, carry.map(|c| c > k as u64));
+                }
+            }
+        }
+        Op::Lea => {
+            let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
+            let outs: Vec<PredReg> =
+                ops[1..].iter().map_while(|o| if let Operand::Pred(p) = o { Some(*p) } else { None }).collect();
+            let s = srcs(ins, 1 + outs.len());
+            let hi = ins.has("HI");
+            let sx = ins.has("SX32");
+            let x = ins.has("X");
+            for &l in &lanes {
+                let v = (|| -> Option<u64> {
+                    let a = m.int(&s[0], l)?;
+                    let b = m.int(&s[1], l)? as u64;
+                    if hi {
+                        let (c, sh, rest) = if sx {
+                            ((a as i32 >> 31) as u32, m.int(&s[2], l)?, s.get(3..))
+                        } else {
+                            (m.int(&s[2], l)?, m.int(&s[3], l)?, s.get(4..))
+                        };
+                        let wide = (c as u64) << 32 | a as u64;
+                        let part = if sh >= 64 { 0 } else { (wide << sh) >> 32 } & 0xffff_ffff;
+                        let mut sum = b + part;
+                        if x {
+                            if let Some(p) = rest.and_then(|r| r.first()) {
+                                sum += m.pred(p, l)? as u64;
+                            }
+                        }
+                        Some(sum)
+                    } else {
+                        let sh = m.int(&s[2], l)?;
+                        let part = if sh >= 32 { 0 } else { ((a as u64) << sh) & 0xffff_ffff };
+                        let mut sum = b + part;
+                        if x {
+                            if let Some(p) = s.get(3) {
+                                sum += m.pred(p, l)? as u64;
+                            }
+                        }
+                        Some(sum)
+                    }
+                })();
+                m.set(d, l, v.map(|x| x as u32));
+                for (k, p) in outs.iter().enumerate() {
+                    m.setp(*p, l, v.map(|x| x >> 32 > k as u64));
+                }
+            }
+        }
+        Op::Shf => {
+            let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
+            for &l in &lanes {
+                let v = (|| Some(shf(ins, m.int(&ops[1], l)?, m.int(&ops[2], l)?, m.int(&ops[3], l)?)))();
+                m.set(d, l, v);
+            }
+        }
+        Op::Lop3 => {
+            // LOP3.LUT [Pd,] d, a, b, c, lut, Pin
+            let pd = match ops.first() {
+                Some(Operand::Pred(p)) => Some(*p),
+                _ => None,
+            };
+            let s = srcs(ins, pd.is_some() as usize);
+            let Some(Operand::Reg(d)) = s.first() else { return Err(stop(ins, "has no destination register")) };
+            let d = *d;
+            for &l in &lanes {
+                let v = (|| {
+                    let lut = m.int(&s[4], l)?;
+                    Some(lop(lut, m.int(&s[1], l)?, m.int(&s[2], l)?, m.int(&s[3], l)?))
+                })();
+                m.set(d, l, v);
+                if let Some(p) = pd {
+                    m.setp(p, l, v.map(|x| x != 0));
+                }
+            }
+        }
+        Op::Plop3 => {
+            // PLOP3.LUT Pd, Pq, a, b, c, lut_d, lut_q
+            for &l in &lanes {
+                let r = (|| {
+                    let (a, b, c) = (m.pred(&ops[2], l)? as u32, m.pred(&ops[3], l)? as u32, m.pred(&ops[4], l)? as u32);
+                    let idx = a << 2 | b << 1 | c;
+                    Some((m.int(&ops[5], l)? >> idx & 1 == 1, m.int(&ops[6], l)? >> idx & 1 == 1))
+                })();
+                if let Some(Operand::Pred(p)) = ops.first() {
+                    m.setp(*p, l, r.map(|x| x.0));
+                }
+                if let Some(Operand::Pred(q)) = ops.get(1) {
+                    m.setp(*q, l, r.map(|x| x.1));
+                }
+            }
+        }
+        Op::Isetp => {
+            // ISETP.cmp[.U32].bool[.EX] Pd, Pq, a, b, Pc[, Pex]
+            let unsigned = ins.has("U32");
+            let ex = ins.has("EX");
+            for &l in &lanes {
+                let r = (|| {
+                    let (a, b) = (m.int(&ops[2], l)?, m.int(&ops[3], l)?);
+                    let (x, y) = if unsigned { (a as i64, b as i64) } else { (a as i32 as i64, b as i32 as i64) };
+                    let c = m.pred(&ops[4], l)?;
+                    let res = if ex {
+                        let low = m.pred(ops.get(5)?, l)?;
+                        let cm = ins.mods.first().map(String::as_str).unwrap_or("");
+                        match cm {
+                            "EQ" => x == y && low,
+                            "NE" => x != y || low,
+                            "LT" | "LE" | "GT" | "GE" => {
+                                let strict = match cm {
+                                    "LT" | "LE" => x < y,
+                                    _ => x > y,
+                                };
+                                strict || (x == y && low)
+                            }
+                            _ => return None,
+                        }
+                    } else {
+                        cmp(ins, x, y)
+                    };
+                    Some((combine(ins, res, c), combine(ins, !res, c)))
+                })();
+                if let Some(Operand::Pred(p)) = ops.first() {
+                    m.setp(*p, l, r.map(|x| x.0));
+                }
+                if let Some(Operand::Pred(q)) = ops.get(1) {
+                    m.setp(*q, l, r.map(|x| x.1));
+                }
+            }
+        }
+        Op::Fsetp => {
+            for &l in &lanes {
+                let r = (|| {
+                    let (a, b) = (m.flt(&ops[2], l)?, m.flt(&ops[3], l)?);
+                    let c = m.pred(&ops[4], l)?;
+                    let cm = ins.mods.first().map(String::as_str).unwrap_or("");
+                    let unordered = a.is_nan() || b.is_nan();
+                    let res = match cm {
+                        "LT" => a < b,
+                        "LE" => a <= b,
+                        "GT" => a > b,
+                        "GE" => a >= b,
+                        "EQ" => a == b,
+                        "NE" => a != b && !unordered,
+                        "NEU" => a != b,
+                        "LTU" => unordered || a < b,
+                        "LEU" => unordered || a <= b,
+                        "GTU" => unordered || a > b,
+                        "GEU" => unordered || a >= b,
+                        "EQU" => unordered || a == b,
+                        "NAN" => unordered,
+                        "NUM" => !unordered,
+                        _ => return None,
+                    };
+                    Some((combine(ins, res, c), combine(ins, !res, c)))
+                })();
+                if let Some(Operand::Pred(p)) = ops.first() {
+                    m.setp(*p, l, r.map(|x| x.0));
+                }
+                if let Some(Operand::Pred(q)) = ops.get(1) {
+                    m.setp(*q, l, r.map(|x| x.1));
+                }
+            }
+        }
+        Op::Sel => {
+            let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
+            for &l in &lanes {
+                let v = (|| if m.pred(&ops[3], l)? { m.int(&ops[1], l) } else { m.int(&ops[2], l) })();
+                m.set(d, l, v);
+            }
+        }
+        Op::Imnmx => {
+            let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
+            let unsigned = ins.has("U32");
+            for &l in &lanes {
+                let v = (|| {
+                    let (a, b) = (m.int(&ops[1], l)?, m.int(&ops[2], l)?);
+                    let min = m.pred(&ops[3], l)?;
+                    let lt = if unsigned { a < b } else { (a as i32) < (b as i32) };
+                    Some(if lt == min { a } else { b })
+                })();
+                m.set(d, l, v);
+            }
+        }
+        Op::Iabs | Op::Popc | Op::Flo | Op::Brev | Op::Sgxt | Op::Bmsk => {
+            let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
+            for &l in &lanes {
+                let v = (|| {
+                    let a = m.int(&ops[1], l)?;
+                    Some(match op {
+                        Op::Iabs => (a as i32).unsigned_abs(),
+                        Op::Popc => a.count_ones(),
+                        Op::Flo => flo(ins, a),
+                        Op::Brev => a.reverse_bits(),
+                        Op::Sgxt => {
+                            let bits = m.int(&ops[2], l)?.min(32);
+                            if bits == 0 {
+                                0
+                            } else if bits >= 32 {
+                                a
+                            } else if ins.has("U32") {
+                                a & ((1 << bits) - 1)
+                            } else {
+                                (((a << (32 - bits)) as i32) >> (32 - bits)) as u32
+                            }
+                        }
+                        _ => {
+                            let w = m.int(&ops[2], l)?;
+                            let ones = if w >= 32 { u32::MAX } else { (1u32 << w) - 1 };
+                            if a >= 32 {
+                                0
+                            } else {
+                                ones << a
+                            }
+                        }
+                    })
+                })();
+                m.set(d, l, v);
+            }
+        }
+        Op::Prmt => {
+            let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
+            for &l in &lanes {
+                let v = (|| Some(prmt(m.int(&ops[1], l)?, m.int(&ops[2], l)?, m.int(ops.get(3)?, l)?, ins)))();
+                m.set(d, l, v);
+            }
+        }
+        Op::S2r => {
+            let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
+            for &l in &lanes {
+                let v = ops.get(1).and_then(|o| m.int(o, l));
+                m.set(d, l, v);
+            }
+        }
+        Op::Cs2r => {
+            let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
+            let narrow = ins.has("32");
+            for &l in &lanes {
+                let v = ops.get(1).and_then(|o| m.int(o, l));
+                if narrow {
+                    m.set(d, l, v);
+                } else {
+                    m.set64(d, l, v.map(u64::from));
+                }
+            }
+        }
+        Op::Ldc => {
+            let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
+            let (bytes, wide) = if ins.has("64") {
+                (8, true)
+            } else if ins.has("U8") || ins.has("S8") {
+                (1, false)
+            } else if ins.has("U16") || ins.has("S16") {
+                (2, false)
+            } else {
+                (4, false)
+            };
+            for &l in &lanes {
+                let v = match &ops[1] {
+                    Operand::Const(c) => (|| {
+                        let at = c.offset + c.reg.map_or(Some(0), |r| m.reg(r, l).map(|x| x as i64))?;
+                        m.const_bytes(c.bank, at, bytes)
+                    })(),
+                    o => m.int(o, l).map(u64::from),
+                };
+                let v = match (bytes, ins.has("S8") || ins.has("S16")) {
+                    (1, true) => v.map(|x| x as i8 as i32 as u32 as u64),
+                    (2, true) => v.map(|x| x as i16 as i32 as u32 as u64),
+                    _ => v,
+                };
+                if wide {
+                    m.set64(d, l, v);
+                } else {
+                    m.set(d, l, v.map(|x| x as u32));
+                }
+            }
+        }
+        Op::Vote => {
+            // VOTE.ANY d, Pout, P / VOTEU.ANY URd, UPout, P
+            let pos = ops.iter().rposition(|o| matches!(o, Operand::Pred(_))).unwrap_or(0);
+            let src = &ops[pos];
+            let mut ballot = 0u32;
+            let mut known = true;
+            for l in mask_lanes(exec) {
+                match m.pred(src, l) {
+                    Some(true) => ballot |= 1 << l,
+                    Some(false) => {}
+                    None => known = false,
+                }
+            }
+            let result = if ins.has("ALL") {
+                known.then_some(ballot == exec)
+            } else if ins.has("EQ") {
+                known.then_some(ballot == exec || ballot == 0)
+            } else {
+                known.then_some(ballot != 0)
+            };
+            let ballot = known.then_some(ballot);
+            if let Some(Operand::Reg(d)) = ops.first() {
+                let d = *d;
+                for l in mask_lanes(exec) {
+                    m.set(d, l, ballot);
+                    if d.uniform {
+                        break;
+                    }
+                }
+            }
+            if let Some(Operand::Pred(p)) = ops.get(1).filter(|_| pos > 1) {
+                for l in mask_lanes(exec) {
+                    m.setp(*p, l, result);
+                }
+            }
+        }
+        Op::Redux => {
+            let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
+            let vals: Vec<Option<u32>> = mask_lanes(exec).map(|l| m.int(&ops[1], l)).collect();
+            let v = if vals.iter().all(Option::is_some) {
+                let it = vals.iter().map(|v| v.unwrap_or(0));
+                let signed = ins.has("S32");
+                Some(if ins.has("SUM") {
+                    it.fold(0u32, u32::wrapping_add)
+                } else if ins.has("AND") {
+                    it.fold(u32::MAX, |a, b| a & b)
+                } else if ins.has("OR") {
+                    it.fold(0, |a, b| a | b)
+                } else if ins.has("XOR") {
+                    it.fold(0, |a, b| a ^ b)
+                } else if ins.has("MIN") {
+                    if signed {
+                        it.map(|x| x as i32).min().unwrap_or(0) as u32
+                    } else {
+                        it.min().unwrap_or(0)
+                    }
+                } else if signed {
+                    it.map(|x| x as i32).max().unwrap_or(0) as u32
+                } else {
+                    it.max().unwrap_or(0)
+                })
+            } else {
+                None
+            };
+            for l in mask_lanes(exec) {
+                m.set(d, l, v);
+                if d.uniform {
+                    break;
+                }
+            }
+        }
+        Op::Match => {
+            let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
+            let wide = ins.has("U64") || ins.has("64");
+            let vals: Vec<(usize, Option<u64>)> = mask_lanes(exec)
+                .map(|l| (l, if wide { m.int64(&ops[1], l) } else { m.int(&ops[1], l).map(u64::from) }))
+                .collect();
+            for &(l, v) in &vals {
+                let r = v.and_then(|v| {
+                    let mut mask = 0u32;
+                    for &(k, w) in &vals {
+                        if w? == v {
+                            mask |= 1 << k;
+                        }
+                    }
+                    Some(mask)
+                });
+                let r = if ins.has("ALL") { r.map(|x| if x == exec { exec } else { 0 }) } else { r };
+                m.set(d, l, r);
+            }
+        }
+        Op::Shfl => {
+            // SHFL.mode Pout, d, a, b, c
+            let Some(Operand::Reg(d)) = ops.get(1) else { return Err(stop(ins, "has no destination register")) };
+            let d = *d;
+            let mode = ins.mods.first().map(String::as_str).unwrap_or("");
+            let mut results = Vec::with_capacity(WARP);
+            for l in mask_lanes(exec) {
+                let r = (|| {
+                    let bval = m.int(&ops[3], l)? & 0x1f;
+                    let c = m.int(&ops[4], l)?;
+                    let (cval, segmask) = (c & 0x1f, (c >> 8) & 0x1f);
+                    let lane = l as u32;
+                    let max_lane = (lane & segmask) | (cval & !segmask);
+                    let min_lane = lane & segmask;
+                    let (j, ok) = match mode {
+                        "UP" => (lane.wrapping_sub(bval), (lane as i32 - bval as i32) >= max_lane as i32),
+                        "DOWN" => (lane + bval, lane + bval <= max_lane),
+                        "BFLY" => (lane ^ bval, (lane ^ bval) <= max_lane),
+                        _ => (min_lane | (bval & !segmask), (min_lane | (bval & !segmask)) <= max_lane),
+                    };
+                    let j = if ok { j } else { lane } as usize;
+                    // A source lane outside the active ones: undefined.
+                    let v = if exec >> j & 1 == 1 { m.int(&ops[2], j) } else { None };
+                    Some((v, ok))
+                })();
+                results.push((l, r));
+            }
+            for (l, r) in results {
+                m.set(d, l, r.and_then(|x| x.0));
+                if let Some(Operand::Pred(p)) = ops.first() {
+                    m.setp(*p, l, r.map(|x| x.1));
+                }
+            }
+        }
+        Op::Hfma2 => {
+            let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
+            // `HFMA2.MMA d, -RZ, RZ, hi, lo`: a constant made of two halves.
+            let zero = |o: &Operand| matches!(o, Operand::Reg(r) if r.index == RZ);
+            let konst = ops.len() >= 5 && zero(&ops[1]) && zero(&ops[2]);
+            for &l in &lanes {
+                let v = if konst {
+                    (|| {
+                        let half = |o: &Operand| match o {
+                            Operand::Float(s) => f16_bits(s),
+                            Operand::Int(v) => Some(*v as u32 & 0xffff),
+                            _ => None,
+                        };
+                        Some(half(&ops[3])? << 16 | half(&ops[4])?)
+                    })()
+                } else {
+                    None
+                };
+                m.set(d, l, v);
+            }
+        }
+        Op::Fadd | Op::Fmul | Op::Ffma | Op::Fmnmx | Op::Mufu | Op::I2f | Op::F2i => {
+            let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
+            let ftz = |f: f32| if ins.has("FTZ") && f.is_subnormal() { 0.0f32.copysign(f) } else { f };
+            for &l in &lanes {
+                let v: Option<u32> = (|| {
+                    Some(match op {
+                        Op::Fadd => ftz(m.flt(&ops[1], l)? + m.flt(&ops[2], l)?).to_bits(),
+                        Op::Fmul => ftz(m.flt(&ops[1], l)? * m.flt(&ops[2], l)?).to_bits(),
+                        Op::Ffma => ftz(m.flt(&ops[1], l)?.mul_add(m.flt(&ops[2], l)?, m.flt(&ops[3], l)?)).to_bits(),
+                        Op::Fmnmx => {
+                            let (a, b) = (m.flt(&ops[1], l)?, m.flt(&ops[2], l)?);
+                            (if m.pred(&ops[3], l)? { a.min(b) } else { a.max(b) }).to_bits()
+                        }
+                        Op::Mufu => {
+                            let a = m.flt(&ops[1], l)?;
+                            if ins.has("RCP") {
+                                (1.0 / a).to_bits()
+                            } else if ins.has("SQRT") {
+                                a.sqrt().to_bits()
+                            } else if ins.has("RSQ") {
+                                (1.0 / a.sqrt()).to_bits()
+                            } else {
+                                // Transcendentals: hardware approximations, never exact here.
+                                return None;
+                            }
+                        }
+                        Op::I2f => {
+                            if ins.mods.iter().any(|x| x == "F64" || x == "F16" || x == "S64" || x == "U64") {
+                                return None;
+                            }
+                            i2f(ins, m.int(&ops[1], l)?).to_bits()
+                        }
+                        _ => {
+                            if ins.mods.iter().any(|x| x == "F64" || x == "S64" || x == "U64" || x == "F16") {
+                                return None;
+                            }
+                            f2i(ins, m.flt(&ops[1], l)?)
+                        }
+                    })
+                })();
+                m.set(d, l, v);
+            }
+            if matches!(op, Op::I2f | Op::F2i)
+                && ins.mods.iter().any(|x| x == "F64" || x == "S64" || x == "U64")
+            {
+                for &l in &lanes {
+                    m.set64(d, l, None);
+                }
+            }
+        }
+        Op::P2r => {
+            // P2R d, PR, a, mask: predicates P0..P6 as bits, under the mask.
+            let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
+            for &l in &lanes {
+                let v = (|| {
+                    let keep = m.int(ops.get(2)?, l)?;
+                    let mask = m.int(ops.get(3)?, l)?;
+                    let mut bits = 0u32;
+                    for p in 0..7 {
+                        if mask >> p & 1 == 1 {
+                            if m.w.pk[p] >> l & 1 == 0 {
+                                return None;
+                            }
+                            bits |= (m.w.p[p] >> l & 1) << p;
+                        }
+                    }
+                    Some((keep & !mask) | bits)
+                })();
+                m.set(d, l, v);
+            }
+        }
+        Op::R2p => {
+            // R2P PR, a, mask
+            for &l in &lanes {
+                let a = ops.get(1).and_then(|o| m.int(o, l));
+                let mask = ops.get(2).and_then(|o| m.int(o, l)).unwrap_or(0x7f);
+                for p in 0..7u8 {
+                    if mask >> p & 1 == 1 {
+                        m.setp(PredReg { index: p, not: false, uniform: false }, l, a.map(|x| x >> p & 1 == 1));
+                    }
+                }
+            }
+        }
+        Op::Opaque(n) => {
+            m.out.opaque.insert(ins.opcode.clone());
+            if let Some(d) = regs(ins).first().copied() {
+                for &l in &lanes {
+                    for k in 0..n as u16 {
+                        let idx = d.index as u16 + k;
+                        if idx < RZ as u16 {
+                            m.set(Reg { index: idx as u8, ..d }, l, None);
+                        }
+                    }
+                }
+            }
+            for o in ops.iter().take_while(|o| matches!(o, Operand::Pred(_))) {
+                if let Operand::Pred(p) = o {
+                    for &l in &lanes {
+                        m.setp(*p, l, None);
+                    }
+                }
+            }
+        }
+        Op::OpaquePred => {
+            m.out.opaque.insert(ins.opcode.clone());
+            for o in ops.iter().take_while(|o| matches!(o, Operand::Pred(_))) {
+                if let Operand::Pred(p) = o {
+                    for &l in &lanes {
+                        m.setp(*p, l, None);
+                    }
+                }
+            }
+            if let Some(Operand::Reg(d)) = ops.iter().find(|o| matches!(o, Operand::Reg(_))) {
+                for &l in &lanes {
+                    m.set(*d, l, None);
+                }
+            }
+        }
+        Op::Memory | Op::Bra | Op::Exit | Op::Call | Op::Ret | Op::Bssy | Op::Bsync | Op::Break => {}
+    }
+    Ok(())
+}
+
+/// A memory instruction's result registers: a load's value (from the fill, where the launch
+/// gives one), an atomic's old value; unknown otherwise.
+pub fn memory_result(m: &mut Machine, i: usize, class: MemClass, exec: u32, base: Option<Base>, space: Space) -> Result<()> {
+    let ins = &m.k.instrs[i];
+    let returns = matches!(class.kind, AccessKind::Load | AccessKind::Atom);
+    if !returns {
+        return Ok(());
+    }
+    let Some(Operand::Reg(d)) = ins.operands.iter().find(|o| matches!(o, Operand::Reg(_))) else { return Ok(()) };
+    let d = *d;
+    if ins.operands.first().is_some_and(|o| matches!(o, Operand::Pred(_))) {
+        if let Some(Operand::Pred(p)) = ins.operands.first() {
+            for l in mask_lanes(exec) {
+                m.setp(*p, l, None);
+            }
+        }
+    }
+    let nregs = match class.matrix {
+        Some(n) => n,
+        None => class.width.div_ceil(4),
+    };
+    let addr_op = ins.operands.iter().find_map(|o| if let Operand::Mem(a) = o { Some(a.clone()) } else { None });
+    for l in mask_lanes(exec) {
+        let mut value = None;
+        if class.kind == AccessKind::Load && space == Space::Global && nregs == 1 && class.matrix.is_none() {
+            if let Some(a) = &addr_op {
+                let addr = (|| {
+                    let mut v = a.offset;
+                    if let Some(r) = a.reg.filter(|r| r.index != RZ) {
+                        v = v.wrapping_add(if r.wide { m.reg64(r, l)? as i64 } else { m.reg(r, l)? as i64 });
+                    }
+                    if let Some(r) = a.ureg.filter(|r| r.index != RZ) {
+                        v = v.wrapping_add(if r.wide { m.reg64(r, l)? as i64 } else { m.reg(r, l)? as i64 });
+                    }
+                    Some(v)
+                })();
+                if let Some(addr) = addr {
+                    let b = base.or_else(|| {
+                        let p = (addr >> 40) - 1;
+                        (p >= 0 && (p as usize) < m.ir.params.len()).then(|| Base::Param(crate::ir::ParamId(p as u32)))
+                    });
+                    value = m.fill_value(b, addr, class.width);
+                    if value.is_some() {
+                        // Sub-word loads zero- or sign-extend as the mnemonic says.
+                        let v = value.unwrap_or(0);
+                        value = Some(match class.width {
+                            1 if ins.has("S8") => v as u8 as i8 as i32 as u32,
+                            1 => v & 0xff,
+                            2 if ins.has("S16") => v as u16 as i16 as i32 as u32,
+                            2 => v & 0xffff,
+                            _ => v,
+                        });
+                    }
+                }
+            }
+        }
+        for k in 0..nregs {
+            let idx = d.index as u32 + k;
+            if idx < RZ as u32 {
+                m.set(Reg { index: idx as u8, ..d }, l, if k == 0 { value } else { None });
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,157 @@
+//! A SASS kernel as the engines' kernel: named parameters with their types, and one memory
+//! operation per memory instruction, placed at the source line the line table gives.
+
+use super::Declaration;
+use crate::diag::Result;
+use crate::front::cuda::types::named_type;
+use crate::ir::sass::{classify, SassKernel};
+use crate::ir::{Kernel, MemOp, Param, PtrTy, Space, Ty};
+use crate::source::{SourceFiles, Span};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Bytes of a source file the lift reads to show a row's line (larger files show no text).
+const MAX_SOURCE_BYTES: u64 = 8 << 20;
+
+/// A C type as a demangler prints it (`float const*`, `unsigned int`, `Params`): its IR type.
+/// `size` is the parameter's size in bank 0 (a structure passed by value).
+pub fn type_of(text: &str, size: u32) -> Ty {
+    let stars = text.matches('*').count() + text.matches('&').count();
+    let words: Vec<&str> = text
+        .split(|c: char| c == '*' || c == '&' || c.is_whitespace())
+        .filter(|w| !w.is_empty() && !matches!(*w, "const" | "volatile" | "__restrict__" | "__restrict" | "restrict"))
+        .collect();
+    let name = words.join(" ");
+    let is_const = text.contains("const");
+    let restrict = text.contains("restrict");
+    let scalar = named_type(&name).unwrap_or_else(|| Ty::Vector { name: name.clone(), bytes: if stars == 0 { size } else { 1 } });
+    let mut ty = scalar;
+    for k in 0..stars {
+        let last = k + 1 == stars;
+        ty = Ty::Ptr(Box::new(PtrTy { pointee: ty, space: Space::Global, is_const, restrict: restrict && last, volatile: false }));
+    }
+    ty
+}
+
+/// Where the lift finds source lines: the input's own file and any other file the line table
+/// names, read once each.
+pub struct Lines<'a> {
+    pub files: &'a mut SourceFiles,
+    /// The input file's id and its path as the compiler saw it.
+    pub root: Option<(crate::source::FileId, PathBuf)>,
+    ids: HashMap<String, crate::source::FileId>,
+}
+
+impl<'a> Lines<'a> {
+    pub fn new(files: &'a mut SourceFiles, root: Option<(crate::source::FileId, PathBuf)>) -> Self {
+        Lines { files, root, ids: HashMap::new() }
+    }
+
+    fn file(&mut self, path: &str) -> crate::source::FileId {
+        if let Some(&id) = self.ids.get(path) {
+            return id;
+        }
+        let canon = std::fs::canonicalize(path).ok();
+        let id = match &self.root {
+            Some((id, root)) if canon.is_some() && std::fs::canonicalize(root).ok() == canon => *id,
+            Some((id, root)) if Path::new(path).file_name() == root.file_name() && canon.is_none() => *id,
+            _ => {
+                let text = std::fs::metadata(path)
+                    .ok()
+                    .filter(|m| m.is_file() && m.len() <= MAX_SOURCE_BYTES)
+                    .and_then(|_| std::fs::read(path).ok())
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+                    .unwrap_or_default();
+                self.files.add(PathBuf::from(path), text)
+            }
+        };
+        self.ids.insert(path.to_string(), id);
+        id
+    }
+}
+
+/// The engines' kernel for `k`: parameters named from the source declaration where there is
+/// one (else `param0`, ...), typed from the mangled name (else by size: 8 bytes a pointer).
+pub fn kernel(k: &SassKernel, decl: Option<&Declaration>, lines: &mut Lines) -> Result<Kernel> {
+    let base_name = k.name.split('<').next().unwrap_or(&k.name).to_string();
+    let root_span = match &lines.root {
+        Some((id, _)) => {
+            let text = lines.files.text(*id);
+            let line = text
+                .lines()
+                .position(|l| l.contains("__global__") && l.contains(base_name.as_str()))
+                .or_else(|| text.lines().position(|l| l.contains(base_name.as_str()) && l.contains('(')))
+                .map_or(1, |p| p as u32 + 1);
+            Span { file: *id, line, column: 1, len: 1 }
+        }
+        None => Span { file: lines.file(""), line: 1, column: 1, len: 1 },
+    };
+    let mut kernel = Kernel::new(base_name, root_span);
+    let names: Option<&Vec<String>> = decl.map(|d| &d.params).filter(|p| p.len() == k.params.len());
+    let mut guessed = false;
+    for (i, slot) in k.params.iter().enumerate() {
+        let name = names.map_or_else(|| format!("param{i}"), |n| n[i].clone());
+        let ty = match k.param_types.get(i).filter(|_| k.param_types.len() == k.params.len()) {
+            Some(t) => type_of(t, slot.size),
+            None => {
+                guessed = true;
+                match slot.size {
+                    8 => type_of("void*", 8),
+                    4 => Ty::Int(crate::ir::IntTy::I32),
+                    n => Ty::Vector { name: format!("{n}-byte value"), bytes: n },
+                }
+            }
+        };
+        kernel.params.push(Param { name, ty, span: root_span, device_variable: false });
+    }
+    if guessed && !k.params.is_empty() {
+        kernel.notes.push(format!(
+            "`{}` is not a mangled C++ name: its 8-byte parameters are taken as pointers, 4-byte ones as 32-bit integers",
+            k.symbol
+        ));
+    }
+    if let Some(d) = decl {
+        kernel.template_params = d.template_params.clone();
+    }
+    for ins in &k.instrs {
+        let Some(c) = classify(ins) else { continue };
+        let (span, text) = match &ins.loc {
+            Some(loc) => {
+                let file = lines.file(&loc.file);
+                let src = lines.files.line_text(file, loc.line).map(str::to_string).unwrap_or_default();
+                let column = src.len() - src.trim_start().len() + 1;
+                let text = src.trim();
+                let text = if text.is_empty() { ins.mnemonic() } else { text.to_string() };
+                (Span { file, line: loc.line, column: column as u32, len: text.len().max(1) as u32 }, text)
+            }
+            None => (root_span, ins.mnemonic()),
+        };
+        kernel.mem_ops.push(MemOp {
+            kind: c.kind,
+            space: c.space.unwrap_or(Space::Global),
+            width: c.width,
+            cache: c.cache,
+            volatile: false,
+            text,
+            span,
+            addr_key: String::new(),
+            warp_aggregated: false,
+        });
+    }
+    Ok(kernel)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_demangled_types() {
+        assert_eq!(type_of("float const*", 8).display(), "float*");
+        assert!(matches!(type_of("float const*", 8), Ty::Ptr(p) if p.is_const && p.pointee.size() == 4));
+        assert_eq!(type_of("unsigned int", 4).display(), "unsigned int");
+        assert_eq!(type_of("float4*", 8).display(), "float4*");
+        assert!(matches!(type_of("Params", 24), Ty::Vector { bytes: 24, .. }));
+        assert!(matches!(type_of("int**", 8), Ty::Ptr(p) if matches!(&p.pointee, Ty::Ptr(_))));
+    }
+}
