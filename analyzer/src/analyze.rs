@@ -23,6 +23,23 @@ pub const DEFAULT_TIME_LIMIT_S: u64 = 10;
 /// steps, else a sample of units ([`crate::cache::sample`]).
 pub const STREAM_WORK: u64 = crate::cache::sample::SAMPLE_WORK;
 
+mod sass;
+pub use sass::{arch_of, is_binary_input, toolkit_found};
+
+/// What is counted: the source as written, or the SASS the toolkit's compiler makes of it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+pub enum Via {
+    /// The source, read by this tool's own front ends (no toolkit needed).
+    #[default]
+    Source,
+    /// The machine code: the file compiled by `nvcc` (or a cubin, fatbin or executable as
+    /// given) and disassembled by `nvdisasm`.
+    Sass,
+    /// SASS where a CUDA toolkit is found, else the source.
+    Auto,
+}
+
 /// Which engine counts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
@@ -60,6 +77,10 @@ pub struct AnalyzeOptions {
     pub time_limit: Option<std::time::Duration>,
     /// Told the effort so far now and then while an engine runs (for a progress bar).
     pub progress: Option<crate::launch::Progress>,
+    /// Count the source or the SASS ([`Via`]); a compiled input is always counted as SASS.
+    pub via: Via,
+    /// The architecture SASS is compiled for (`sm_90`); `None`: the GPU profile's.
+    pub arch: Option<String>,
 }
 
 impl Default for AnalyzeOptions {
@@ -79,6 +100,8 @@ impl Default for AnalyzeOptions {
             shared_bytes: 0,
             time_limit: None,
             progress: None,
+            via: Via::Source,
+            arch: None,
         }
     }
 }
@@ -307,12 +330,30 @@ pub fn analyze_source(name: &str, text: &str, opts: &AnalyzeOptions) -> std::res
     analyze(Input::Source { name, text }, opts, &crate::source::NoFiles)
 }
 
+/// Whether this analysis counts SASS: a compiled input always; source when asked (`auto`: when
+/// a toolkit is found and the input is CUDA).
+pub fn counts_sass(input: &Input, opts: &AnalyzeOptions) -> bool {
+    let rust = match input {
+        Input::File(p) => p.extension().is_some_and(|e| e == "rs"),
+        Input::Source { name, .. } => name.ends_with(".rs"),
+    };
+    is_binary_input(input)
+        || match opts.via {
+            Via::Source => false,
+            Via::Sass => true,
+            Via::Auto => !rust && toolkit_found(),
+        }
+}
+
 fn analyze_inner(
     input: &Input,
     opts: &AnalyzeOptions,
     loader: &dyn FileLoader,
     files: &mut SourceFiles,
 ) -> Result<(Sheet, Vec<Diagnostic>)> {
+    if counts_sass(input, opts) {
+        return sass::analyze(input, opts, files);
+    }
     let module = lower(input, opts, loader, files)?;
     let kernel = pick_kernel(&module, opts.kernel.as_deref(), files)?;
     let setup = crate::launch::Setup::new(kernel, &opts.launch())?;

@@ -64,6 +64,20 @@ fn unit_blocks(s: Shape, blocks: u64, wave: u64, group: u64) -> impl Iterator<It
 /// `trace` is the symbolic engine's (its warp-level steps and executions); `budget` the steps
 /// the model may take.
 pub fn stream(kernel: &Kernel, setup: &Setup, trace: &Trace, budget: u64) -> Result<CacheModel> {
+    stream_with(kernel, setup, trace, budget, &mut |order, m| {
+        crate::engine::run_blocks(kernel, setup, order, m).map(|_| ())
+    })
+}
+
+/// [`stream`] with the engine that runs the blocks given: `run` runs the blocks its iterator
+/// names, in order, into the cache model (the SASS engine uses it too).
+pub fn stream_with(
+    kernel: &Kernel,
+    setup: &Setup,
+    trace: &Trace,
+    budget: u64,
+    run: &mut dyn FnMut(&mut dyn Iterator<Item = u64>, &mut CacheModel) -> Result<()>,
+) -> Result<CacheModel> {
     // Cost: the engine's steps plus the model's sectors.
     let sectors: u64 = trace
         .ops
@@ -156,7 +170,7 @@ pub fn stream(kernel: &Kernel, setup: &Setup, trace: &Trace, budget: u64) -> Res
     let info = Sample { rounds, units: counted, total_units, waves: waves.len() as u64, total_waves, l2_share };
     let shape = Shape { sms: m.profile.sms.max(1) as u64, group: m.merge_group as u64, together, rounds };
     let mut order = picks.iter().flat_map(|&(w, g)| unit_blocks(shape, blocks, w, g));
-    crate::engine::run_blocks(kernel, setup, &mut order, &mut m)?;
+    run(&mut order, &mut m)?;
     m.flush();
     m.sample = sampled.then_some(info);
     Ok(m)

@@ -102,6 +102,9 @@ enum Emit {
     Dot,
     /// The kernel's IR as the engines see it (after dead loads are removed), as text.
     Ir,
+    /// The kernel's SASS with each memory instruction's executions and sectors beside it
+    /// (needs the launch and a CUDA toolkit; implies --via sass).
+    Sass,
 }
 
 #[derive(clap::Args)]
@@ -171,9 +174,17 @@ enum Cmd {
         /// summarise); enumerate: run every lane of every warp (the reference).
         #[arg(long, value_enum, default_value = "symbolic")]
         engine: EngineKind,
-        /// Print a derived view instead of the sheet (needs no launch).
+        /// Print a derived view instead of the sheet (dot and ir need no launch).
         #[arg(long, value_enum)]
         emit: Option<Emit>,
+        /// Count the source as written, or the SASS the toolkit compiles it to (auto: SASS when a
+        /// CUDA toolkit is found). A .cubin, fatbin or executable is always counted as SASS.
+        #[arg(long, value_enum, default_value = "source")]
+        via: sector_analyzer::analyze::Via,
+        /// The architecture to compile for with --via sass (default: the --gpu profile's, sm_90
+        /// for h200).
+        #[arg(long, value_name = "sm_XX")]
+        arch: Option<String>,
         /// How errors and warnings are written to stderr.
         #[arg(long, value_enum, default_value = "full")]
         message_format: MessageFormat,
@@ -272,10 +283,18 @@ pub fn run() -> i32 {
             time_limit,
             engine,
             emit,
+            via,
+            arch,
             message_format,
             launch_site,
         } => {
+            let emit_sass = emit == Some(Emit::Sass);
+            let emit = emit.filter(|e| *e != Emit::Sass);
+            let via = if emit_sass { sector_analyzer::analyze::Via::Sass } else { via };
             // Only the sheet needs a launch; `--emit dot|ir` reads the source alone.
+            if emit_sass && (grid.is_none() || block.is_none()) && launch_site.is_none() {
+                return usage("--emit sass counts a launch: add --grid and --block (or --launch-site)");
+            }
             let (grid, block) = match (grid, block, emit) {
                 (Some(g), Some(b), _) => (g, b),
                 (g, b, Some(_)) => (g.unwrap_or_else(|| "1".into()), b.unwrap_or_else(|| "32".into())),
@@ -298,6 +317,8 @@ pub fn run() -> i32 {
                 engine,
                 shared_bytes,
                 time_limit: (time_limit > 0).then(|| std::time::Duration::from_secs(time_limit)),
+                via,
+                arch,
                 ..Default::default()
             };
             for a in &args {
@@ -390,6 +411,9 @@ pub fn run() -> i32 {
                                 if given.is_empty() { String::new() } else { format!(", {}", given.join(" ")) }
                             ),
                         );
+                    }
+                    if emit_sass {
+                        return out(a.sheet.listing.as_deref().unwrap_or(""));
                     }
                     out(&match format {
                         Format::Text => sector_analyzer::sheet::text::render(&a.sheet),

@@ -67,6 +67,8 @@ fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup)
         exact,
         assumptions,
         boundary: None,
+        sass: Vec::new(),
+        op_id: i,
     }
 }
 
@@ -185,6 +187,9 @@ pub fn build(kernel: &Kernel, setup: &Setup, trace: Trace, mut cache: CacheModel
         footprints,
         assumptions,
         work: trace.work,
+        via: None,
+        compiler: None,
+        listing: None,
     }
 }
 

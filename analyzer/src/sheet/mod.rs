@@ -56,6 +56,24 @@ pub struct Row {
     /// What this instruction's sectors cause below L1 under the cache model (global only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub boundary: Option<RowBoundary>,
+    /// Counted from SASS: the machine instructions this row's counts come from.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sass: Vec<SassInstruction>,
+    /// The memory operation this row counts (an index into the kernel's operations).
+    #[serde(skip)]
+    pub op_id: usize,
+}
+
+/// One SASS memory instruction behind a row: where it is in the kernel's code, as
+/// `nvdisasm` prints it, and its own counts.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SassInstruction {
+    pub offset: String,
+    pub instruction: String,
+    pub executions: u64,
+    pub sectors: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wavefronts: Option<u64>,
 }
 
 /// One instruction's share of the boundary traffic.
@@ -202,6 +220,15 @@ pub struct Sheet {
     pub assumptions: Vec<String>,
     /// Warp-level work the engine did, for cost reports.
     pub work: u64,
+    /// What was counted: `"sass"` when the machine code was (absent: the source).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<&'static str>,
+    /// The compiler and disassembler behind SASS counts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compiler: Option<String>,
+    /// The SASS listing with each memory instruction's counts (`--emit sass`).
+    #[serde(skip)]
+    pub listing: Option<String>,
 }
 
 impl Sheet {

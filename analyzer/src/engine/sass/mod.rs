@@ -41,6 +41,8 @@ pub struct SassTrace {
     pub data_branches: BTreeSet<usize>,
     /// Opcodes whose results the engine does not compute (their registers are unknown after).
     pub opaque: BTreeSet<String>,
+    /// By memory operation: the space its addresses fell in (generic ones resolved).
+    pub spaces: Vec<Option<Space>>,
 }
 
 /// Runs the whole launch.
@@ -87,7 +89,7 @@ pub fn run_blocks(
         op_of,
         bank0: bank0(k, ir, setup)?,
         ops: vec![OpStats::default(); mem.len()],
-        out: SassTrace::default(),
+        out: SassTrace { spaces: vec![None; mem.len()], ..SassTrace::default() },
         work: 0,
         block: [0; 3],
         w: Warp::new(),
@@ -565,10 +567,15 @@ impl Machine<'_> {
             // Addresses outside every parameter's buffer: a device variable's or a pointer read
             // from memory; counted as they fall.
         }
-        let mut op = self.ir.mem_ops[n].clone();
-        op.space = space;
+        self.out.spaces[n] = Some(space);
         let e = Execution { addrs: &self.addrs, n_unknown, lanes_active: lanes, data: false, base };
-        record(&mut self.ops[n], n, &op, &e, &mut self.scratch, sink);
+        if self.ir.mem_ops[n].space == space {
+            record(&mut self.ops[n], n, &self.ir.mem_ops[n], &e, &mut self.scratch, sink);
+        } else {
+            let mut op = self.ir.mem_ops[n].clone();
+            op.space = space;
+            record(&mut self.ops[n], n, &op, &e, &mut self.scratch, sink);
+        }
         if let (Some(Base::Param(p)), false) = (base, self.addrs.is_empty()) {
             let b = super::absolute(self.s, Base::Param(p), 0);
             let s = &mut self.ops[n];

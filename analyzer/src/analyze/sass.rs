@@ -1,0 +1,350 @@
+//! The pipeline through SASS: source compiled by the toolkit (or a cubin as given) -> the SASS
+//! engine -> the same sheet, its rows merged per source line and each naming its instructions.
+
+use super::{AnalyzeOptions, Input};
+use crate::cache::CacheModel;
+use crate::diag::{Diagnostic, ErrorKind, Result};
+use crate::front::sass::{self as front, lift, SassOptions};
+use crate::ir::sass::{SassKernel, SassModule};
+use crate::sheet::{Row, SassInstruction, Sheet};
+use crate::source::SourceFiles;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Bytes of an input file the SASS path reads (a cubin or an executable holding one).
+const MAX_INPUT_BYTES: u64 = 512 << 20;
+
+/// The architecture a GPU profile's code is compiled for.
+pub fn arch_of(gpu: &str) -> String {
+    let d = crate::gpu::lookup(gpu).map(|p| p.description).unwrap_or("(sm_90)");
+    d.split("(sm_").nth(1).and_then(|r| r.split(')').next()).map_or_else(|| "sm_90".into(), |n| format!("sm_{n}"))
+}
+
+/// Whether the input is a compiled binary (a cubin, fatbin, object or executable).
+pub fn is_binary_input(input: &Input) -> bool {
+    match input {
+        Input::File(p) => {
+            let mut head = [0u8; 4];
+            std::fs::File::open(p).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head)).is_ok()
+                && front::is_binary(&head)
+        }
+        Input::Source { .. } => false,
+    }
+}
+
+/// Whether a toolkit that can compile CUDA is on this machine (for `--via auto`).
+pub fn toolkit_found() -> bool {
+    front::toolkit::find().is_ok_and(|t| t.nvcc.is_some())
+}
+
+/// The SASS module of the input and, for source, its text and path.
+fn compile_input(
+    input: &Input,
+    opts: &AnalyzeOptions,
+    files: &mut SourceFiles,
+    instantiate: Option<(String, Vec<String>)>,
+) -> Result<(SassModule, Option<(crate::source::FileId, PathBuf, String)>)> {
+    let rust = match input {
+        Input::File(p) => p.extension().is_some_and(|e| e == "rs"),
+        Input::Source { name, .. } => name.ends_with(".rs"),
+    };
+    if rust {
+        return Err(Diagnostic::new(ErrorKind::Usage, "--via sass reads CUDA source or compiled code (a cubin, fatbin or executable), not Rust source")
+            .note("compile the Rust kernel to PTX and a cubin (e.g. with nvcc or ptxas) and give the cubin, or use --via source"));
+    }
+    let arch = opts.arch.clone().unwrap_or_else(|| arch_of(&opts.gpu));
+    let so = SassOptions { arch: arch.clone(), defines: &opts.defines, include_dirs: &opts.include_dirs, instantiate };
+    match input {
+        Input::File(path) => {
+            let meta = std::fs::metadata(path)
+                .map_err(|e| Diagnostic::new(ErrorKind::Usage, format!("cannot read {}: {e}", path.display())))?;
+            if !meta.is_file() || meta.len() > MAX_INPUT_BYTES {
+                return Err(Diagnostic::new(
+                    ErrorKind::Usage,
+                    format!("{}: not a regular file of at most {} MiB", path.display(), MAX_INPUT_BYTES >> 20),
+                ));
+            }
+            let bytes = std::fs::read(path)
+                .map_err(|e| Diagnostic::new(ErrorKind::Usage, format!("cannot read {}: {e}", path.display())))?;
+            if front::is_binary(&bytes) {
+                files.add(*path, String::new());
+                return Ok((front::load_binary(&bytes, &arch)?, None));
+            }
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let id = match files.files.iter().position(|f| f.path == *path) {
+                Some(i) => crate::source::FileId(i as u32),
+                None => files.add(*path, text.clone()),
+            };
+            Ok((front::compile(path, &text, &so)?, Some((id, path.to_path_buf(), text))))
+        }
+        Input::Source { name, text } => {
+            let id = match files.files.iter().position(|f| f.path == Path::new(name)) {
+                Some(i) => crate::source::FileId(i as u32),
+                None => files.add(*name, *text),
+            };
+            Ok((front::compile(Path::new(name), text, &so)?, Some((id, PathBuf::from(name), text.to_string()))))
+        }
+    }
+}
+
+/// The kernel `name` names: its symbol, its demangled name, or its name without template
+/// arguments (then the one instantiated with the template arguments `--arg` gives).
+fn pick<'m>(m: &'m SassModule, name: Option<&str>, targs: &[String], file: &str) -> Result<Option<&'m SassKernel>> {
+    let base = |k: &SassKernel| k.name.split('<').next().unwrap_or(&k.name).to_string();
+    let list = || m.kernels.iter().map(|k| k.name.clone()).collect::<Vec<_>>().join(", ");
+    let Some(n) = name else {
+        return match m.kernels.as_slice() {
+            [k] => Ok(Some(k)),
+            [] => Err(Diagnostic::new(ErrorKind::Unsupported, format!("{file}: the compiled file has no kernels"))),
+            _ => Err(Diagnostic::new(ErrorKind::Usage, format!("{file}: the file has several kernels; pick one with --kernel"))
+                .note(format!("kernels in this file: {}", list()))),
+        };
+    };
+    if let Some(k) = m.kernels.iter().find(|k| k.symbol == n || k.name == n) {
+        return Ok(Some(k));
+    }
+    let same: Vec<&SassKernel> = m.kernels.iter().filter(|k| base(k) == n).collect();
+    let norm = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+    match same.as_slice() {
+        [] => Ok(None),
+        [k] if targs.is_empty() => Ok(Some(k)),
+        _ => {
+            let want = norm(&format!("{n}<{}>", targs.join(",")));
+            Ok(same.iter().find(|k| norm(&k.name) == want).copied().or(if same.len() == 1 && targs.is_empty() {
+                Some(same[0])
+            } else {
+                None
+            }))
+        }
+    }
+}
+
+pub(super) fn analyze(
+    input: &Input,
+    opts: &AnalyzeOptions,
+    files: &mut SourceFiles,
+) -> Result<(Sheet, Vec<Diagnostic>)> {
+    let (mut module, mut src) = compile_input(input, opts, files, None)?;
+    let file = files.files.first().map(|f| f.path.display().to_string()).unwrap_or_default();
+    // Template arguments from `--arg`, in the template's order.
+    let decl_of = |src: &Option<(crate::source::FileId, PathBuf, String)>, name: &str| {
+        src.as_ref().and_then(|(_, _, text)| front::declaration(text, name))
+    };
+    let targs = |decl: &Option<front::Declaration>| -> Vec<String> {
+        decl.as_ref()
+            .map(|d| {
+                d.template_params
+                    .iter()
+                    .map_while(|t| opts.args.iter().find(|(n, _)| n == t).map(|(_, v)| v.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let wanted = opts.kernel.clone();
+    let decl0 = wanted.as_deref().and_then(|n| decl_of(&src, n));
+    let mut found = pick(&module, wanted.as_deref(), &targs(&decl0), &file)?.map(|k| k.symbol.clone());
+    if found.is_none() {
+        // A template nothing instantiates: instantiate it for the `--arg` values.
+        let n = wanted.clone().unwrap_or_default();
+        let d = decl0.clone().filter(|d| !d.template_params.is_empty());
+        match d {
+            Some(d) if targs(&Some(d.clone())).len() == d.template_params.len() => {
+                let (m2, s2) = compile_input(input, opts, files, Some((n.clone(), targs(&Some(d.clone())))))?;
+                module = m2;
+                src = s2;
+                found = pick(&module, Some(&n), &targs(&Some(d)), &file)?.map(|k| k.symbol.clone());
+            }
+            Some(d) => {
+                let missing: Vec<&String> =
+                    d.template_params.iter().filter(|t| !opts.args.iter().any(|(a, _)| a == *t)).collect();
+                return Err(Diagnostic::new(
+                    ErrorKind::MissingArgument,
+                    format!("`{n}` is a template; give its parameters to instantiate it"),
+                )
+                .note(format!(
+                    "--arg {}",
+                    missing.iter().map(|t| format!("{t}=...")).collect::<Vec<_>>().join(" --arg ")
+                )));
+            }
+            None => {}
+        }
+    }
+    let Some(symbol) = found else {
+        let names = module.kernels.iter().map(|k| k.name.clone()).collect::<Vec<_>>().join(", ");
+        return Err(Diagnostic::new(
+            ErrorKind::Usage,
+            format!("{file}: no kernel named `{}` in the compiled code", wanted.unwrap_or_default()),
+        )
+        .note(if names.is_empty() { "the compiled code has no kernels".to_string() } else { format!("kernels: {names}") }));
+    };
+    let sk = module.kernels.iter().find(|k| k.symbol == symbol).expect("picked from the module");
+    let base = sk.name.split('<').next().unwrap_or(&sk.name).to_string();
+    let decl = decl_of(&src, &base);
+    let root = src.as_ref().map(|(id, p, _)| (*id, p.clone()));
+    let mut lines = lift::Lines::new(files, root);
+    let mut kernel = lift::kernel(sk, decl.as_ref(), &mut lines)?;
+    let setup = crate::launch::Setup::new(&kernel, &opts.launch())?;
+    let run = crate::engine::sass::run(sk, &kernel, &setup, &mut crate::engine::NoSink)?;
+    setup.budget.spend(run.trace.work);
+    for (op, s) in kernel.mem_ops.iter_mut().zip(&run.spaces) {
+        if let Some(s) = s {
+            op.space = *s;
+        }
+    }
+    super::check_totals(&kernel, &run.trace)?;
+    let per_instr: Vec<SassInstruction> = crate::engine::sass::memory_instructions(sk)
+        .iter()
+        .zip(&run.trace.ops)
+        .zip(&kernel.mem_ops)
+        .map(|(((i, _), st), op)| {
+            let ins = &sk.instrs[*i];
+            let shared = op.space == crate::ir::Space::Shared;
+            SassInstruction {
+                offset: format!("0x{:04x}", ins.offset),
+                instruction: ins.text.clone(),
+                executions: st.executions,
+                sectors: if shared { 0 } else { st.sectors },
+                wavefronts: shared.then_some(st.wavefronts),
+            }
+        })
+        .collect();
+    let cache = stream(sk, &kernel, &setup, &run.trace)?;
+    let mut notes = Vec::new();
+    for &i in &run.data_branches {
+        let ins = &sk.instrs[i];
+        let line = ins.loc.as_ref().map_or(String::new(), |l| format!("line {} ", l.line));
+        let what = if matches!(ins.opcode.as_str(), "BRA" | "EXIT") {
+            "not taken (the code after it runs)"
+        } else {
+            "the instruction runs"
+        };
+        notes.push(format!(
+            "{line}(SASS 0x{:04x} `{}`): its condition depends on data read from memory: {what}",
+            ins.offset,
+            ins.mnemonic()
+        ));
+    }
+    if !run.opaque.is_empty() {
+        notes.push(format!(
+            "results of {} are not computed: an address or branch that used one would be marked as depending on unknown data",
+            run.opaque.iter().cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if !run.trace.used_fills.is_empty() {
+        let fills: Vec<String> = run
+            .trace
+            .used_fills
+            .iter()
+            .filter_map(|p| setup.fills[p.0 as usize].as_ref().map(|(f, _)| format!("{} = {f}", kernel.param(*p).name)))
+            .collect();
+        notes.push(format!("values loaded from arrays the launch gives: {}", fills.join(", ")));
+    }
+    let trace = run.trace;
+    let mut sheet = crate::sheet::build::build(&kernel, &setup, trace, cache, files);
+    sheet.engine = "sass";
+    sheet.via = Some("sass");
+    let made = match &module.compiler {
+        Some(c) => format!("{c} for {}, read by {}", module.arch, module.disassembler),
+        None => format!("{} code for {}, read by {}", "compiled", module.arch, module.disassembler),
+    };
+    sheet.compiler = Some(made.clone());
+    sheet.assumptions.insert(0, format!("counted from the SASS the GPU executes: {made}"));
+    sheet.assumptions.extend(notes);
+    merge_rows(&mut sheet, &per_instr);
+    sheet.listing = Some(listing(sk, &per_instr));
+    Ok((sheet, Vec::new()))
+}
+
+/// The cache model fed by the SASS engine, all blocks or a sample of them.
+fn stream(sk: &SassKernel, kernel: &crate::ir::Kernel, setup: &crate::launch::Setup, trace: &crate::engine::Trace) -> Result<CacheModel> {
+    let budget = crate::cache::sample::SAMPLE_WORK.min(setup.max_work);
+    crate::cache::sample::stream_with(kernel, setup, trace, budget, &mut |order, m| {
+        crate::engine::sass::run_blocks(sk, kernel, setup, order, m).map(|_| ())
+    })
+}
+
+/// Rows of one source line, column, text and kind of access become one, listing its
+/// instructions (an unrolled loop's copies, the pieces of a split copy).
+fn merge_rows(sheet: &mut Sheet, per_instr: &[SassInstruction]) {
+    let mut merged: Vec<Row> = Vec::new();
+    let mut at: BTreeMap<(u32, u32, String, &'static str, &'static str, u32, &'static str), usize> = BTreeMap::new();
+    for r in std::mem::take(&mut sheet.instructions) {
+        let key = (r.line, r.column, r.text.clone(), r.space, r.op, r.width, r.cache_op);
+        let ins = per_instr.get(r.op_id).cloned();
+        match at.get(&key) {
+            Some(&i) => {
+                let m = &mut merged[i];
+                m.executions += r.executions;
+                m.thread_executions += r.thread_executions;
+                m.requests += r.requests;
+                m.sectors += r.sectors;
+                m.ideal_sectors += r.ideal_sectors;
+                m.logical_bytes += r.logical_bytes;
+                let add = |a: &mut Option<u64>, b: Option<u64>| {
+                    if let (Some(x), Some(y)) = (a.as_mut(), b) {
+                        *x += y;
+                    }
+                };
+                add(&mut m.wavefronts, r.wavefronts);
+                add(&mut m.ideal_wavefronts, r.ideal_wavefronts);
+                add(&mut m.bank_conflicts, r.bank_conflicts);
+                m.sectors_min += r.sectors_min;
+                m.sectors_max += r.sectors_max;
+                m.exact &= r.exact;
+                for a in r.assumptions {
+                    if !m.assumptions.contains(&a) {
+                        m.assumptions.push(a);
+                    }
+                }
+                if let (Some(b), Some(x)) = (m.boundary.as_mut(), r.boundary) {
+                    b.l1_hit_sectors += x.l1_hit_sectors;
+                    b.l2_read_sectors += x.l2_read_sectors;
+                    b.l2_write_sectors += x.l2_write_sectors;
+                    b.dram_read_sectors += x.dram_read_sectors;
+                }
+                m.sass.extend(ins);
+            }
+            None => {
+                at.insert(key, merged.len());
+                let mut r = r;
+                r.sass = ins.into_iter().collect();
+                merged.push(r);
+            }
+        }
+    }
+    sheet.instructions = merged;
+}
+
+/// The kernel's SASS with each memory instruction's executions and sectors (or wavefronts).
+fn listing(sk: &SassKernel, per_instr: &[SassInstruction]) -> String {
+    let mut out = String::new();
+    let mem = crate::engine::sass::memory_instructions(sk);
+    let mut counts = vec![None; sk.instrs.len()];
+    for ((i, _), s) in mem.iter().zip(per_instr) {
+        counts[*i] = Some(s);
+    }
+    let mut last_loc = None;
+    for (ins, c) in sk.instrs.iter().zip(&counts) {
+        if ins.loc != last_loc {
+            if let Some(l) = &ins.loc {
+                out.push_str(&format!("        // {}:{}\n", l.file, l.line));
+            }
+            last_loc = ins.loc.clone();
+        }
+        let text = format!("/*{:04x}*/ {}", ins.offset, ins.text);
+        match c {
+            Some(s) => {
+                let what = match s.wavefronts {
+                    Some(w) => format!("{w} wavefronts"),
+                    None => format!("{} sectors", s.sectors),
+                };
+                out.push_str(&format!("{text:<64} ; {} executions, {what}\n", s.executions));
+            }
+            None => {
+                out.push_str(&text);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
