@@ -25,6 +25,7 @@ mod lowering;
 mod overloads;
 mod preprocess;
 mod rust_front;
+mod sass;
 mod scale;
 mod seed;
 mod structure;

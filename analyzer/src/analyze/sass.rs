@@ -104,19 +104,51 @@ fn pick<'m>(m: &'m SassModule, name: Option<&str>, targs: &[String], file: &str)
         return Ok(Some(k));
     }
     let same: Vec<&SassKernel> = m.kernels.iter().filter(|k| base(k) == n).collect();
-    let norm = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
     match same.as_slice() {
         [] => Ok(None),
         [k] if targs.is_empty() => Ok(Some(k)),
-        _ => {
-            let want = norm(&format!("{n}<{}>", targs.join(",")));
-            Ok(same.iter().find(|k| norm(&k.name) == want).copied().or(if same.len() == 1 && targs.is_empty() {
-                Some(same[0])
-            } else {
-                None
-            }))
+        _ if targs.is_empty() => Err(Diagnostic::new(
+            ErrorKind::Usage,
+            format!("{file}: `{n}` is instantiated several times; give its template parameters with --arg"),
+        )
+        .note(format!("instances: {}", same.iter().map(|k| k.name.as_str()).collect::<Vec<_>>().join(", ")))),
+        // The instance whose leading template arguments are the ones given (the rest defaulted).
+        _ => Ok(same.iter().find(|k| template_args_match(&k.name, targs)).copied()),
+    }
+}
+
+/// Whether `name<a, b, ...>`'s leading arguments are `given` (`256` matches `256u`, `(int)256`).
+fn template_args_match(name: &str, given: &[String]) -> bool {
+    let Some(open) = name.find('<') else { return false };
+    let inner = name[open + 1..].strip_suffix('>').unwrap_or(&name[open + 1..]);
+    let mut depth = 0i32;
+    let mut args = vec![String::new()];
+    for c in inner.chars() {
+        match c {
+            '<' | '(' => depth += 1,
+            '>' | ')' => depth -= 1,
+            _ => {}
+        }
+        if c == ',' && depth == 0 {
+            args.push(String::new());
+        } else {
+            args.last_mut().map(|a| a.push(c));
         }
     }
+    let norm = |s: &str| -> String {
+        let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+        let s = match s.rfind(')') {
+            Some(i) if s.starts_with('(') => s[i + 1..].to_string(),
+            _ => s,
+        };
+        let t = s.trim_end_matches(['u', 'U', 'l', 'L']);
+        if !t.is_empty() && t.trim_start_matches('-').chars().all(|c| c.is_ascii_digit()) {
+            t.to_string()
+        } else {
+            s
+        }
+    };
+    given.len() <= args.len() && given.iter().zip(&args).all(|(g, a)| norm(g) == norm(a))
 }
 
 pub(super) fn analyze(
@@ -148,7 +180,7 @@ pub(super) fn analyze(
         let n = wanted.clone().unwrap_or_default();
         let d = decl0.clone().filter(|d| !d.template_params.is_empty());
         match d {
-            Some(d) if targs(&Some(d.clone())).len() == d.template_params.len() => {
+            Some(d) if !targs(&Some(d.clone())).is_empty() => {
                 let (m2, s2) = compile_input(input, opts, files, Some((n.clone(), targs(&Some(d.clone())))))?;
                 module = m2;
                 src = s2;
@@ -228,6 +260,12 @@ pub(super) fn analyze(
         notes.push(format!(
             "results of {} are not computed: an address or branch that used one would be marked as depending on unknown data",
             run.opaque.iter().cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if !run.bulk.is_empty() {
+        notes.push(format!(
+            "bulk copies ({}) move data between global and shared memory through L2 with no L1 request: none of the counts above; their L2 and DRAM traffic is not in the boundaries",
+            run.bulk.iter().cloned().collect::<Vec<_>>().join(", ")
         ));
     }
     if !run.trace.used_fills.is_empty() {

@@ -26,6 +26,12 @@ pub enum Op {
     Mov,
     Imad,
     Iadd3,
+    /// `VIADD d, a, b`: a + b.
+    Viadd,
+    /// `VIADDMNMX d, a, b, c, P`: min (P) or max of a + b and c.
+    Viaddmnmx,
+    /// `ELECT Pd, URd, Pmask`: one lane (the lowest active) is elected.
+    Elect,
     Lea,
     Shf,
     Lop3,
@@ -60,6 +66,8 @@ pub enum Op {
     R2p,
     /// A memory instruction (counted by the engine; its result, if any, set after).
     Memory,
+    /// A bulk or tensor copy: no L1 request (noted on the sheet).
+    Bulk,
     /// A result the model does not compute: `n` registers from the first operand are unknown.
     Opaque(u8),
     /// Predicates the model does not compute (the first operands that are predicates).
@@ -74,6 +82,9 @@ pub fn is_control(op: Op) -> bool {
 pub fn decode(i: &Instr) -> Result<Op> {
     if crate::ir::sass::classify(i).is_some() {
         return Ok(Op::Memory);
+    }
+    if crate::ir::sass::bulk_copy(i) {
+        return Ok(Op::Bulk);
     }
     let o = i.opcode.as_str();
     let u = o.strip_prefix('U').filter(|r| UNIFORM.contains(r)).unwrap_or(o);
@@ -105,6 +116,8 @@ pub fn decode(i: &Instr) -> Result<Op> {
         "MOV" | "MOV32I" | "R2UR" | "UMOV" => Op::Mov,
         "IMAD" | "IMUL" => Op::Imad,
         "IADD3" | "IADD" => Op::Iadd3,
+        "VIADD" => Op::Viadd,
+        "VIADDMNMX" => Op::Viaddmnmx,
         "LEA" => Op::Lea,
         "SHF" => Op::Shf,
         "LOP3" => Op::Lop3,
@@ -123,7 +136,8 @@ pub fn decode(i: &Instr) -> Result<Op> {
         "S2R" | "S2UR" => Op::S2r,
         "CS2R" => Op::Cs2r,
         "LDC" | "LDCU" => Op::Ldc,
-        "VOTE" => Op::Vote,
+        "VOTE" | "VOTEU" => Op::Vote,
+        "ELECT" => Op::Elect,
         "REDUX" => Op::Redux,
         "MATCH" => Op::Match,
         "SHFL" => Op::Shfl,
@@ -133,15 +147,14 @@ pub fn decode(i: &Instr) -> Result<Op> {
         "FFMA" => Op::Ffma,
         "FMNMX" => Op::Fmnmx,
         "MUFU" => Op::Mufu,
-        "I2F" => Op::I2f,
+        "I2F" | "I2FP" => Op::I2f,
         "F2I" => Op::F2i,
         "P2R" => Op::P2r,
         "R2P" => Op::R2p,
-        "ELECT" => Op::OpaquePred,
         // Values this model does not compute: their registers become unknown.
         "DADD" | "DMUL" | "DFMA" | "DMNMX" => Op::Opaque(2),
         "DSETP" | "HSETP2" | "FCHK" => Op::OpaquePred,
-        "F2F" | "I2F64" | "F2I64" | "I2I" | "F2IP" | "I2FP" => {
+        "F2F" | "I2F64" | "F2I64" | "I2I" | "F2IP" => {
             let dest = i.mods.iter().find(|m| is_type(m)).map(String::as_str);
             Op::Opaque(if matches!(dest, Some("F64" | "S64" | "U64")) { 2 } else { 1 })
         }
@@ -533,6 +546,9 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
     };
     match op {
         Op::Nop => {}
+        Op::Bulk => {
+            m.out.bulk.insert(ins.mnemonic());
+        }
         Op::Mov => {
             let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
             for &l in &lanes {
@@ -617,6 +633,34 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
                 let carry = v.map(|x| x >> 32);
                 for (k, p) in outs.iter().enumerate() {
                     m.setp(*p, l, carry.map(|c| c > k as u64));
+                }
+            }
+        }
+        Op::Viadd | Op::Viaddmnmx => {
+            let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
+            let unsigned = ins.has("U32");
+            for &l in &lanes {
+                let v = (|| {
+                    let s = m.int(&ops[1], l)?.wrapping_add(m.int(&ops[2], l)?);
+                    if op == Op::Viadd {
+                        return Some(s);
+                    }
+                    let c = m.int(&ops[3], l)?;
+                    let min = m.pred(&ops[4], l)?;
+                    let lt = if unsigned { s < c } else { (s as i32) < (c as i32) };
+                    Some(if lt == min { s } else { c })
+                })();
+                m.set(d, l, v);
+            }
+        }
+        Op::Elect => {
+            let leader = mask_lanes(exec).next().unwrap_or(0);
+            for l in mask_lanes(exec) {
+                if let Some(Operand::Pred(p)) = ops.first() {
+                    m.setp(*p, l, Some(l == leader));
+                }
+                if let Some(Operand::Reg(r)) = ops.get(1) {
+                    m.set(*r, l, Some(leader as u32));
                 }
             }
         }

@@ -41,6 +41,8 @@ pub struct SassTrace {
     pub data_branches: BTreeSet<usize>,
     /// Opcodes whose results the engine does not compute (their registers are unknown after).
     pub opaque: BTreeSet<String>,
+    /// Bulk and tensor copies executed (no L1 request; their L2 traffic is not modelled).
+    pub bulk: BTreeSet<String>,
     /// By memory operation: the space its addresses fell in (generic ones resolved).
     pub spaces: Vec<Option<Space>>,
 }
@@ -63,9 +65,10 @@ pub fn run_blocks(
             return Err(stop(ins, "moves memory in a way this model does not count yet"));
         }
     }
-    // A scalar parameter the code reads must be given (as the source path requires).
+    // An integer parameter the code reads must be given (it may size an address or a loop; a
+    // floating-point one is data, unknown where not given).
     let names: Vec<&str> = k.params.iter().zip(&ir.params).enumerate().filter_map(|(i, (slot, p))| {
-        let scalar = matches!(p.ty, Ty::Int(_) | Ty::Float(_));
+        let scalar = matches!(p.ty, Ty::Int(_));
         let missing = setup.values.get(i).is_none_or(|v| v.is_none());
         let read = k.instrs.iter().any(|ins| ins.operands.iter().any(|o| matches!(o,
             Operand::Const(c) if c.bank == 0 && c.reg.is_none() && c.offset >= slot.offset as i64 && c.offset < (slot.offset + slot.size) as i64)));

@@ -63,8 +63,33 @@ impl Drop for Scratch {
     }
 }
 
+/// Compiled modules of this process, by everything the compile depends on: a sweep or a
+/// manifest analyses one file under many launches and compiles it once.
+fn compiled() -> &'static std::sync::Mutex<HashMap<u64, SassModule>> {
+    static CACHE: std::sync::OnceLock<std::sync::Mutex<HashMap<u64, SassModule>>> = std::sync::OnceLock::new();
+    CACHE.get_or_init(Default::default)
+}
+
 /// Compiles CUDA source (the file at `path`, whose text is `text`) and reads its SASS.
 pub fn compile(path: &Path, text: &str, opts: &SassOptions) -> Result<SassModule> {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (path, text, &opts.arch, opts.defines, opts.include_dirs, &opts.instantiate).hash(&mut h);
+    let key = h.finish();
+    if let Some(m) = compiled().lock().ok().and_then(|c| c.get(&key).cloned()) {
+        return Ok(m);
+    }
+    let m = compile_uncached(path, text, opts)?;
+    if let Ok(mut c) = compiled().lock() {
+        if c.len() >= 64 {
+            c.clear();
+        }
+        c.insert(key, m.clone());
+    }
+    Ok(m)
+}
+
+fn compile_uncached(path: &Path, text: &str, opts: &SassOptions) -> Result<SassModule> {
     let tk = toolkit::find()?;
     let nvcc = tk.nvcc.clone().ok_or_else(|| {
         failure("--via sass: no CUDA compiler (`nvcc`) was found to compile the source").note(toolkit::INSTALL_HINT)
@@ -196,7 +221,7 @@ fn read_cubin(bytes: &[u8], tk: &toolkit::Toolkit) -> Result<SassModule> {
     let toolkit_root = tk.nvdisasm.parent().and_then(Path::parent).and_then(|p| std::fs::canonicalize(p).ok());
     let mut kernels = Vec::new();
     for sym in &entries {
-        kernels.push(kernel(sym, &funcs, &secs, toolkit_root.as_deref())?);
+        kernels.push(kernel(sym, &funcs, toolkit_root.as_deref(), elf::params(&secs, sym)?, elf::shared_bytes(&secs, sym))?);
     }
     Ok(SassModule {
         kernels,
@@ -219,7 +244,19 @@ fn is_toolkit_file(file: &str, root: Option<&Path>) -> bool {
         .any(|p| file.contains(p))
 }
 
-fn kernel(symbol: &str, funcs: &[parse::RawFunction], secs: &[elf::Section], root: Option<&Path>) -> Result<SassKernel> {
+/// A kernel from `nvdisasm -c -gi` text, with its parameter layout given (what a cubin's
+/// `.nv.info` would say): for tests and for listings saved without their cubin.
+pub fn from_listing(listing: &str, symbol: &str, params: Vec<ParamSlot>, shared_bytes: u64) -> Result<SassKernel> {
+    kernel(symbol, &parse::functions(listing), None, params, shared_bytes)
+}
+
+fn kernel(
+    symbol: &str,
+    funcs: &[parse::RawFunction],
+    root: Option<&Path>,
+    params: Vec<ParamSlot>,
+    shared_bytes: u64,
+) -> Result<SassKernel> {
     let by_name: HashMap<&str, &parse::RawFunction> = funcs.iter().map(|f| (f.name.as_str(), f)).collect();
     let main = by_name.get(symbol).ok_or_else(|| failure(format!("nvdisasm printed no code for `{symbol}`")))?;
     // The kernel, then every function it calls (transitively), one code space.
@@ -228,7 +265,7 @@ fn kernel(symbol: &str, funcs: &[parse::RawFunction], secs: &[elf::Section], roo
     while i < order.len() {
         for (_, text, _) in &order[i].lines {
             if text.contains("CALL") {
-                if let Some(t) = text.split("`(").nth(1).and_then(|r| r.split(")`").next()) {
+                if let Some(t) = text.split("`(").nth(1).and_then(|r| r.split(')').next()) {
                     if let Some(f) = by_name.get(t.trim()) {
                         if !order.iter().any(|o| o.name == f.name) {
                             order.push(f);
@@ -268,8 +305,8 @@ fn kernel(symbol: &str, funcs: &[parse::RawFunction], secs: &[elf::Section], roo
         symbol: symbol.to_string(),
         name,
         param_types,
-        params: elf::params(secs, symbol)?,
-        shared_bytes: elf::shared_bytes(secs, symbol),
+        params,
+        shared_bytes,
         instrs,
     })
 }

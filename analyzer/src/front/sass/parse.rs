@@ -240,7 +240,7 @@ fn parse_operand(s: &str, labels: &dyn Fn(&str) -> Option<usize>) -> Operand {
         }
         return Operand::Other(s.to_string());
     }
-    if let Some(inner) = s.strip_prefix("`(").and_then(|r| r.strip_suffix(")`")) {
+    if let Some(inner) = s.strip_prefix("`(").and_then(|r| r.strip_suffix(")`").or_else(|| r.strip_suffix(')'))) {
         return match labels(inner.trim()) {
             Some(i) => Operand::Target(i),
             None => Operand::Other(s.to_string()),

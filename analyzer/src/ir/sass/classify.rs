@@ -80,13 +80,18 @@ fn atomic_width(i: &Instr) -> u32 {
     }
 }
 
+/// Bulk and tensor copies (TMA): they go between global memory and shared memory through L2
+/// without an L1 request, so the L1 counters never see them.
+pub fn bulk_copy(i: &Instr) -> bool {
+    let o = i.opcode.as_str();
+    o.starts_with("UTMA") || o.starts_with("UBLK")
+}
+
 /// Instructions that touch memory this model does not count or run: they stop the analysis by
 /// name rather than be skipped.
 pub fn unsupported_memory(i: &Instr) -> bool {
     let o = i.opcode.as_str();
-    o.starts_with("UTMA")
-        || o.starts_with("UBLK")
-        || o.starts_with("SU")
+    o.starts_with("SU")
         || o.starts_with("TEX")
         || o.starts_with("TLD")
         || o.starts_with("TLD4")

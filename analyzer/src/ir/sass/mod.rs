@@ -158,4 +158,4 @@ pub struct SassModule {
 }
 
 mod classify;
-pub use classify::{classify, unsupported_memory, MemClass};
+pub use classify::{bulk_copy, classify, unsupported_memory, MemClass};

@@ -1,0 +1,271 @@
+//! The SASS path. Hand-written listings run without a toolkit (the engine's semantics, worked
+//! by hand); with a CUDA toolkit on the machine, every example launch counted through SASS
+//! equals what the H200 measured (validate/results), and the source path differs from it only
+//! where docs/sass.md lists the difference.
+
+use sector_analyzer::analyze::{AnalyzeOptions, Via};
+use sector_analyzer::engine::sass as engine;
+use sector_analyzer::front::sass::{self as front, lift, Declaration};
+use sector_analyzer::ir::sass::ParamSlot;
+use sector_analyzer::launch::Setup;
+use sector_analyzer::manifest::{examples_in, Manifest};
+use sector_analyzer::source::{DiskLoader, SourceFiles};
+use sector_analyzer::{analyze, Input, Sheet};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Runs a hand-written listing of kernel `symbol` with parameters `names` at `slots`.
+fn run_listing(
+    listing: &str,
+    names: &[&str],
+    slots: &[(u32, u32)],
+    grid: &str,
+    block: &str,
+    args: &[(&str, &str)],
+) -> Vec<(u64, u64)> {
+    let params = slots.iter().map(|&(offset, size)| ParamSlot { offset, size }).collect();
+    let k = front::from_listing(listing, "k", params, 0).expect("the listing reads");
+    let decl = Declaration { template_params: Vec::new(), params: names.iter().map(|s| s.to_string()).collect() };
+    let mut files = SourceFiles::default();
+    let mut lines = lift::Lines::new(&mut files, None);
+    let mut kernel = lift::kernel(&k, Some(&decl), &mut lines).expect("lifts");
+    // No mangled name: give the types a C++ symbol would.
+    kernel.params[0].ty = lift::type_of("int*", 8);
+    let spec = AnalyzeOptions {
+        grid: grid.into(),
+        block: block.into(),
+        args: args.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(),
+        max_work: 1 << 30,
+        ..Default::default()
+    }
+    .launch();
+    let setup = Setup::new(&kernel, &spec).expect("launch");
+    let run = engine::run(&k, &kernel, &setup, &mut sector_analyzer::engine::NoSink).expect("runs");
+    run.trace.ops.iter().map(|s| (s.executions, s.sectors)).collect()
+}
+
+/// nvcc's `atomicAdd(counter, 1)` for a whole warp (CUDA 13, sm_90): the warp's active lanes
+/// are counted (`VOTEU.ANY`, `POPC`), and the lane `UFLO` names adds the count in one `REDG`.
+const AGGREGATED_ATOMIC: &str = r#"
+//--------------------- .text.k --------------------------
+k:
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+        /*0010*/                   S2R R3, SR_TID.X ;
+        /*0020*/                   S2UR UR4, SR_CTAID.X ;
+        /*0030*/                   LDC R0, c[0x0][RZ] ;
+        /*0040*/                   IMAD R0, R0, UR4, R3 ;
+        /*0050*/                   ULDC UR4, c[0x0][0x218] ;
+        /*0060*/                   ISETP.GE.AND P0, PT, R0, UR4, PT ;
+        /*0070*/               @P0 EXIT ;
+        /*0080*/                   S2R R0, SR_LANEID ;
+        /*0090*/                   LDC.64 R2, c[0x0][0x210] ;
+        /*00a0*/                   VOTEU.ANY UR4, UPT, PT ;
+        /*00b0*/                   UFLO.U32 UR5, UR4 ;
+        /*00c0*/                   POPC R5, UR4 ;
+        /*00d0*/                   ISETP.EQ.U32.AND P0, PT, R0, UR5, PT ;
+        /*00e0*/                   ULDC.64 UR4, c[0x0][0x208] ;
+        /*00f0*/               @P0 REDG.E.ADD.STRONG.GPU desc[UR4][R2.64], R5 ;
+        /*0100*/                   EXIT ;
+.L_x_7:
+        /*0110*/                   BRA `(.L_x_7);
+"#;
+
+#[test]
+fn a_warp_aggregated_atomic_is_one_sector_a_warp() {
+    // 64 blocks of 256 threads, n = 16384: every thread adds, 512 warps, one lane of each
+    // issues the RED: 512 executions, one sector each.
+    let ops = run_listing(AGGREGATED_ATOMIC, &["counter", "n"], &[(0x210, 8), (0x218, 4)], "64", "256", &[("n", "16384")]);
+    assert_eq!(ops, vec![(512, 512)]);
+    // n = 16000: the last 384 threads exit; the 500 warps with any thread left still add once.
+    let ops = run_listing(AGGREGATED_ATOMIC, &["counter", "n"], &[(0x210, 8), (0x218, 4)], "64", "256", &[("n", "16000")]);
+    assert_eq!(ops, vec![(500, 500)]);
+}
+
+/// Lane `l` loads `a[0]`, ..., `a[l]`: a loop whose trip count differs between lanes.
+const VARYING_LOOP: &str = r#"
+//--------------------- .text.k --------------------------
+k:
+        /*0000*/                   S2R R0, SR_TID.X ;
+        /*0010*/                   LDC.64 R2, c[0x0][0x210] ;
+        /*0020*/                   IMAD.MOV.U32 R4, RZ, RZ, RZ ;
+.L_x_0:
+        /*0030*/                   IMAD.WIDE R6, R4, 0x4, R2 ;
+        /*0040*/                   LDG.E R8, desc[UR4][R6.64] ;
+        /*0050*/                   IADD3 R4, R4, 0x1, RZ ;
+        /*0060*/                   ISETP.GT.AND P0, PT, R4, R0, PT ;
+        /*0070*/              @!P0 BRA `(.L_x_0) ;
+        /*0080*/                   EXIT ;
+"#;
+
+#[test]
+fn a_loop_with_lane_varying_trips_runs_each_iteration_once() {
+    // Iteration k runs in lanes k..31 (32 - k lanes), all loading a[k]: one sector each;
+    // 32 iterations in the one warp of a 32-thread block, 64 in two 32-lane warps.
+    assert_eq!(run_listing(VARYING_LOOP, &["a"], &[(0x210, 8)], "1", "32", &[]), vec![(32, 32)]);
+    assert_eq!(run_listing(VARYING_LOOP, &["a"], &[(0x210, 8)], "2", "32", &[]), vec![(64, 64)]);
+    // A 16-thread block: lanes 0..15, 16 iterations.
+    assert_eq!(run_listing(VARYING_LOOP, &["a"], &[(0x210, 8)], "1", "16", &[]), vec![(16, 16)]);
+}
+
+#[test]
+fn an_unknown_opcode_stops_the_analysis_by_name() {
+    let listing = "//--------------------- .text.k --------------------------\nk:\n        /*0000*/                   FROBNICATE R0, R1 ;\n        /*0010*/                   EXIT ;\n";
+    let k = front::from_listing(listing, "k", Vec::new(), 0).unwrap();
+    let mut files = SourceFiles::default();
+    let mut lines = lift::Lines::new(&mut files, None);
+    let kernel = lift::kernel(&k, None, &mut lines).unwrap();
+    let spec = AnalyzeOptions { max_work: 1000, ..Default::default() }.launch();
+    let setup = Setup::new(&kernel, &spec).unwrap();
+    let e = engine::run(&k, &kernel, &setup, &mut sector_analyzer::engine::NoSink).err().expect("refused");
+    assert!(e.message.contains("FROBNICATE") && e.message.contains("0x0000"), "{}", e.message);
+}
+
+// ---- With a toolkit: the examples against the H200 ----
+
+fn toolkit() -> bool {
+    let found = sector_analyzer::analyze::toolkit_found();
+    if !found {
+        eprintln!("no CUDA toolkit (nvcc, nvdisasm) found: the SASS path's example tests are skipped");
+    }
+    found
+}
+
+const COUNTERS: &[&str] = &[
+    "global_load_requests",
+    "global_load_sectors",
+    "global_store_requests",
+    "global_store_sectors",
+    "global_red_requests",
+    "global_red_sectors",
+    "global_atom_requests",
+    "global_atom_sectors",
+    "global_async_copy_requests",
+    "global_async_copy_sectors",
+    "global_async_copy_bypass_requests",
+    "global_async_copy_bypass_sectors",
+    "shared_load_requests",
+    "shared_store_requests",
+];
+
+fn counter(sheet: &Sheet, key: &str) -> u64 {
+    let t = &sheet.totals;
+    match key {
+        "global_load_requests" => t.global_load.requests,
+        "global_load_sectors" => t.global_load.sectors,
+        "global_store_requests" => t.global_store.requests,
+        "global_store_sectors" => t.global_store.sectors,
+        "global_red_requests" => t.global_red.requests,
+        "global_red_sectors" => t.global_red.sectors,
+        "global_atom_requests" => t.global_atom.requests,
+        "global_atom_sectors" => t.global_atom.sectors,
+        "global_async_copy_requests" => t.global_async_copy.requests,
+        "global_async_copy_sectors" => t.global_async_copy.sectors,
+        "global_async_copy_bypass_requests" => t.global_async_copy_bypass.requests,
+        "global_async_copy_bypass_sectors" => t.global_async_copy_bypass.sectors,
+        "shared_load_requests" => t.shared_load.requests,
+        "shared_store_requests" => t.shared_store.requests,
+        _ => unreachable!("{key}"),
+    }
+}
+
+/// Measured engine counters by case name, from the H200 reports in the repository.
+fn measured() -> BTreeMap<String, BTreeMap<String, u64>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut out = BTreeMap::new();
+    for r in ["validate/results/report.json", "validate/results/gpu/recompared/report.json", "validate/results/cpp/report.json"] {
+        let Ok(text) = std::fs::read_to_string(root.join(r)) else { continue };
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        for c in v["cases"].as_array().unwrap() {
+            if c["status"] != "compared" {
+                continue;
+            }
+            let mut m = BTreeMap::new();
+            for k in c["counters"].as_array().into_iter().flatten() {
+                let key = k["key"].as_str().unwrap_or("");
+                if k["class"] == "engine" && COUNTERS.contains(&key) {
+                    if let Some(x) = k["measured"].as_f64() {
+                        m.insert(key.to_string(), x as u64);
+                    }
+                }
+            }
+            out.insert(c["name"].as_str().unwrap().to_string(), m);
+        }
+    }
+    out
+}
+
+/// The example cases the differential test runs: (name, source, options).
+fn example_cases() -> Vec<(String, std::path::PathBuf, AnalyzeOptions)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    let mut v = Vec::new();
+    for (src, manifest) in examples_in(&dir) {
+        if src.extension().is_some_and(|e| e == "rs") {
+            continue;
+        }
+        for case in Manifest::load(&manifest).unwrap().cases {
+            let mut o = case.options().unwrap();
+            o.time_limit = None;
+            v.push((case.name.clone(), src.clone(), o));
+        }
+    }
+    v
+}
+
+/// Known differences between the source path and SASS: the names listed in docs/sass.md's
+/// "Known differences" table (first column).
+fn documented_differences() -> BTreeSet<String> {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/sass.md")).unwrap();
+    let section = doc.split("## Known differences").nth(1).unwrap_or("");
+    let section = section.split("\n## ").next().unwrap_or("");
+    section
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split('`').next())
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+#[allow(clippy::print_stderr)]
+fn examples_through_sass_equal_the_h200_and_differ_from_source_only_as_documented() {
+    if !toolkit() {
+        return;
+    }
+    let measured = measured();
+    let mut wrong = Vec::new();
+    let mut differ = BTreeSet::new();
+    let mut compared = 0;
+    for (name, src, opts) in example_cases() {
+        let sass_opts = AnalyzeOptions { via: Via::Sass, ..opts.clone() };
+        let sass = match analyze(Input::File(&src), &sass_opts, &DiskLoader) {
+            Ok(a) => a.sheet,
+            Err(f) => {
+                wrong.push(format!("{name}: --via sass failed: {}", f.one_line()));
+                continue;
+            }
+        };
+        if let Some(m) = measured.get(&name) {
+            compared += 1;
+            for (k, want) in m {
+                let got = counter(&sass, k);
+                if got != *want {
+                    wrong.push(format!("{name}: {k}: SASS says {got}, the H200 measured {want}"));
+                }
+            }
+        }
+        if let Ok(a) = analyze(Input::File(&src), &opts, &DiskLoader) {
+            if COUNTERS.iter().any(|k| counter(&a.sheet, k) != counter(&sass, k)) {
+                differ.insert(name.clone());
+            }
+        }
+    }
+    eprintln!("{compared} example launches compared with the H200 through SASS");
+    assert!(wrong.is_empty(), "{} differences from the H200:\n{}", wrong.len(), wrong.join("\n"));
+    let documented = documented_differences();
+    let undocumented: Vec<&String> = differ.difference(&documented).collect();
+    let stale: Vec<&String> = documented.difference(&differ).collect();
+    assert!(
+        undocumented.is_empty() && stale.is_empty(),
+        "source and SASS differ on {undocumented:?} (not in docs/sass.md's known differences); listed but equal now: {stale:?}"
+    );
+}
