@@ -11,6 +11,7 @@ mod compiler_model;
 mod cpp_census;
 mod cpp_front;
 mod cpp_modern;
+mod cpp_round3;
 mod engine_property;
 mod engines;
 mod engines_property;

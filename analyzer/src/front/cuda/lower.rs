@@ -401,6 +401,16 @@ enum Sym {
     Group(coop_groups::Group),
     /// A pointer to a known `__device__` function (`fn_t f = dbl;`).
     Func(String),
+    /// A pointer to a thread's own object (`f(&x)`, `swap(&a, &b)` bound to a helper's `T *p`):
+    /// reads and writes through it (`*p`, `p[0]`, `p->m`) are the object itself, registers or
+    /// local memory, never global or shared traffic.
+    LocalPtr(Box<Sym>),
+    /// A file-scope `__shared__` variable: each kernel that names it gets its allocation
+    /// (made when the kernel is lowered, [`Lowerer::file_shared`]).
+    FileShared(SharedArray),
+    /// A parameter written in array syntax with inner dimensions (`T a[][N][M]`): a pointer
+    /// (`base`, a parameter or a local) to rows of `inner` elements of `elem`, row-major.
+    Rows { base: Box<Sym>, elem: Ty, inner: Vec<u64> },
     /// A file-scope `__device__` variable (`__device__ int n;`, `__device__ float a[N];`):
     /// global memory of its own, reached through a kernel parameter made on first use.
     /// A file-scope texture or surface reference (`texture<float, 1> t;`): refused where used.
@@ -492,7 +502,11 @@ fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> 
                     let Some(pname) = pname else { continue };
                     let id = ParamId(l.k.params.len() as u32);
                     l.k.params.push(Param { name: pname.clone(), ty, span: unit.span(p), device_variable: false });
-                    l.scopes[0].insert(pname, Sym::Param(id));
+                    let sym = match l.param_rows(p)? {
+                        Some((elem, inner)) => Sym::Rows { base: Box::new(Sym::Param(id)), elem, inner },
+                        None => Sym::Param(id),
+                    };
+                    l.scopes[0].insert(pname, sym);
                 }
                 "comment" => {}
                 _ => return Err(l.unsupported(p, "this kind of parameter")),
@@ -502,6 +516,7 @@ fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> 
     let body = f
         .child_by_field_name("body")
         .ok_or_else(|| Diagnostic::at(ErrorKind::Syntax, span, "kernel without a body"))?;
+    l.file_shared(f);
     // Parameters the body assigns (`A += row * K`, `p++`) live in locals from the start.
     let mut out = l.params_to_locals(body);
     l.block(body, &mut out)?;
@@ -545,6 +560,44 @@ fn is_void(ty: &Ty) -> bool {
 }
 
 impl<'u, 'a> Lowerer<'u, 'a> {
+    /// File-scope `__shared__` variables the kernel or the unit's device functions name: one
+    /// allocation each in this kernel's shared memory.
+    fn file_shared(&mut self, f: Node) {
+        let mut names: Vec<(String, SharedArray)> = self.scopes[0]
+            .iter()
+            .filter_map(|(k, s)| match s {
+                Sym::FileShared(a) => Some((k.clone(), a.clone())),
+                _ => None,
+            })
+            .collect();
+        if names.is_empty() {
+            return;
+        }
+        names.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut texts = vec![self.text(f)];
+        texts.extend(self.unit.device_fns.values().map(|d| self.unit.text(*d)));
+        let named = |name: &str| {
+            texts.iter().any(|t| {
+                t.match_indices(name).any(|(i, _)| {
+                    let before = t[..i].chars().next_back();
+                    let after = t[i + name.len()..].chars().next();
+                    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+                    !word(before) && !word(after)
+                })
+            })
+        };
+        for (name, arr) in names {
+            if !named(&name) {
+                self.scopes[0].remove(&name);
+                continue;
+            }
+            let id = SharedId(self.k.shared.len() as u32);
+            let scalar = arr.dims.is_empty();
+            self.k.shared.push(SharedArray { dims: if scalar { vec![1] } else { arr.dims.clone() }, ..arr });
+            self.scopes[0].insert(name, if scalar { Sym::SharedScalar(id) } else { Sym::Shared(id) });
+        }
+    }
+
     fn text(&self, n: Node) -> &'a str {
         self.unit.text(n)
     }
@@ -717,10 +770,34 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         match p.child_by_field_name("declarator") {
             None => Ok((None, base)),
             Some(d) => {
-                let (name, ty, _) = self.declarator(d, base, &quals)?;
+                let (name, ty, dims) = self.declarator(d, base, &quals)?;
+                // A parameter in array syntax (`float v[3]`, `float out[]`, `T a[][N][M]`) is a
+                // pointer to its first element (C's adjustment); `param_rows` keeps the inner
+                // dimensions.
+                let ty = if dims.is_some() { self.ptr(ty, &quals, &[]) } else { ty };
                 Ok((Some(name), ty))
             }
         }
+    }
+
+    /// The element type and inner dimensions of a parameter declared `T a[][N][M]` (more
+    /// than one dimension); `None` for any other parameter.
+    fn param_rows(&self, p: Node) -> Result<Option<(Ty, Vec<u64>)>> {
+        let (Some(t), Some(d)) = (p.child_by_field_name("type"), p.child_by_field_name("declarator")) else {
+            return Ok(None);
+        };
+        let base = type_of_specifier(self.unit, t, &self.tmpl)?;
+        let quals = self.quals(p);
+        let (_, ty, dims) = self.declarator(d, base, &quals)?;
+        let Some(dims) = dims.filter(|d| d.len() > 1) else { return Ok(None) };
+        let mut inner = Vec::new();
+        for x in &dims[1..] {
+            match x {
+                Some(x) => inner.push(*x),
+                None => return Err(self.unsupported(d, "an array parameter whose inner dimension has no size")),
+            }
+        }
+        Ok(Some((ty, inner)))
     }
 
     /// Walks a declarator: returns the name, the type, and array dimensions (outermost first)

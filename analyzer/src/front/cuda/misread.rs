@@ -35,12 +35,20 @@ pub fn repair_casts(src: &str, root: Node) -> Option<String> {
                     types.insert(text(x));
                 }
             }
-            // A name declared as a variable or parameter.
-            "init_declarator" | "parameter_declaration" | "optional_parameter_declaration" | "declaration" => {
-                if let Some(d) = n.child_by_field_name("declarator") {
-                    if d.kind() == "identifier" {
-                        vars.insert(text(d));
+            // A name declared as a variable, parameter, member or enumerator (every declarator
+            // of `int a, *b, c[4];`).
+            "init_declarator" | "parameter_declaration" | "optional_parameter_declaration" | "declaration"
+            | "field_declaration" => {
+                let mut c = n.walk();
+                for d in n.children_by_field_name("declarator", &mut c) {
+                    if let Some(name) = declared_name(d) {
+                        vars.insert(text(name));
                     }
+                }
+            }
+            "enumerator" => {
+                if let Some(name) = n.child_by_field_name("name") {
+                    vars.insert(text(name));
                 }
             }
             "cast_expression" => casts.push(n),
@@ -75,4 +83,26 @@ pub fn repair_casts(src: &str, root: Node) -> Option<String> {
         bytes[close] = b' ';
     }
     out.and_then(|b| String::from_utf8(b).ok())
+}
+
+/// The name a declarator declares: `x`, `*p`, `&r`, `a[4]`, `x = 1`.
+fn declared_name(mut d: Node) -> Option<Node> {
+    for _ in 0..16 {
+        match d.kind() {
+            "identifier" | "field_identifier" => return Some(d),
+            "pointer_declarator" | "reference_declarator" | "array_declarator" | "init_declarator"
+            | "parenthesized_declarator" => {
+                d = match d.child_by_field_name("declarator") {
+                    Some(x) => x,
+                    None => {
+                        let mut c = d.walk();
+                        let inner = d.named_children(&mut c).find(|x| x.kind() != "type_qualifier");
+                        inner?
+                    }
+                };
+            }
+            _ => return None,
+        }
+    }
+    None
 }

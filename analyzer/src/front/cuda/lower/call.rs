@@ -225,6 +225,25 @@ impl Lowerer<'_, '_> {
             args.push(e);
             tys.push(t);
         }
+        // `std::abs`, `::fabsf`, `cuda::std::max`: the C library's names, qualified.
+        let name = match name.trim_start_matches("::").trim_start_matches("cuda::").strip_prefix("std::") {
+            Some(last) if matches!(last, "abs" | "min" | "max" | "llabs" | "labs") || known_function(last).is_some() => {
+                last
+            }
+            _ => name,
+        };
+        // `<stdint.h>`'s constant macros, when the header was not read: the literal of the type.
+        let literal_ty = match name {
+            "INT8_C" | "INT16_C" | "INT32_C" | "UINT8_C" | "UINT16_C" => Some(IntTy::I32),
+            "UINT32_C" => Some(IntTy::U32),
+            "INT64_C" | "INTMAX_C" => Some(IntTy::I64),
+            "UINT64_C" | "UINTMAX_C" => Some(IntTy::U64),
+            _ => None,
+        };
+        if let (Some(t), 1) = (literal_ty, args.len()) {
+            let a = self.convert(args.pop().unwrap(), &tys[0], &Ty::Int(t), n)?;
+            return Ok((a, Ty::Int(t)));
+        }
         match name {
             "min" | "max" | "umin" | "umax" | "llmin" | "llmax" | "ullmin" | "ullmax" | "std::min" | "std::max"
                 if args.len() == 2 =>
@@ -324,6 +343,13 @@ impl Lowerer<'_, '_> {
 }
 
 pub(super) fn known_function(name: &str) -> Option<Ty> {
+    // The SIMD video intrinsics on packed halves and bytes (`__vabs2`, `__vmaxs4`, `__vadd2`,
+    // `__vcmpeq4`, `__vsads2`, ...): unsigned int values, computed in registers.
+    if let Some(op) = name.strip_prefix("__v").and_then(|r| r.strip_suffix(['2', '4'])) {
+        if !op.is_empty() && op.chars().all(|c| c.is_ascii_lowercase()) {
+            return Some(Ty::Int(IntTy::U32));
+        }
+    }
     const FLOAT: &[&str] = &[
         "sqrtf",
         "rsqrtf",

@@ -4,14 +4,17 @@
 //! in registers, and in memory at their C layout). A child of `lower`, so that lower.rs keeps
 //! the C core and this file the additions: `cpp/layout.rs` indexes the structures and class
 //! templates the unit declares, `cpp/objects.rs` lowers structures in a kernel, `cpp/inline.rs`
-//! inlines functions, constructors and member functions.
+//! inlines functions, constructors and member functions, `cpp/local_ptr.rs` the address of a
+//! thread's own object passed to a helper (`f(&x)`).
 
 use super::*;
 use std::collections::HashSet;
 
 mod inline;
 mod layout;
+mod local_ptr;
 mod objects;
+mod value_types;
 
 use layout::*;
 pub(super) use layout::{

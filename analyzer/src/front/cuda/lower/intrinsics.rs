@@ -462,7 +462,9 @@ fn half_function(name: &str) -> Option<Ty> {
         _ if name.starts_with("__h") && (name.ends_with('2') || name.contains("2_")) => half2(),
         "__float2half" | "__float2half_rn" | "__float2half_rz" | "__int2half_rn" | "__uint2half_rn"
         | "__ushort_as_half" | "__short_as_half" | "__low2half" | "__high2half" | "hsqrt" | "hrsqrt" | "hexp"
-        | "hlog" | "hsin" | "hcos" | "hrcp" | "hfloor" | "hceil" | "htrunc" | "__double2half" => Some(Ty::Float(2)),
+        | "hlog" | "hsin" | "hcos" | "hrcp" | "hfloor" | "hceil" | "htrunc" | "__double2half" | "hlog2" | "hlog10"
+        | "hexp2" | "hexp10" | "hrint" | "__habs" | "__hneg" => Some(Ty::Float(2)),
+        "h2log2" | "h2log10" | "h2exp2" | "h2exp10" | "h2rint" => half2(),
         _ if name.starts_with("__h") && name.len() <= 12 => Some(Ty::Float(2)),
         _ => None,
     }
@@ -710,6 +712,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 .filter(|x| x.kind() == "identifier")
                 .and_then(|x| match self.lookup(self.text(x)) {
                     Some(Sym::Local(id, ty)) => Some((*id, ty.clone())),
+                    _ => None,
+                })
+                // A helper's pointer parameter bound to the caller's `&x`.
+                .or_else(|| match self.pointed_own_object(*a) {
+                    Some(Sym::Local(id, ty)) => Some((id, ty)),
                     _ => None,
                 });
             match (outs.contains(&i), local) {

@@ -100,6 +100,9 @@ impl Lowerer<'_, '_> {
             },
             "pointer_expression" if n.child_by_field_name("operator").map(|o| self.text(o)) == Some("*") => {
                 let arg = n.child_by_field_name("argument").ok_or_else(|| self.unsupported(n, "this expression"))?;
+                if let Some(obj) = self.pointed_own_object(arg) {
+                    return self.sym_place(obj, n);
+                }
                 if let Some(ty) = self.local_view(arg)? {
                     return Ok(Place::LocalArray(ty));
                 }
@@ -264,6 +267,9 @@ impl Lowerer<'_, '_> {
             }
         }
         idx_nodes.reverse();
+        if let Some(p) = self.own_object_subscript(root, &idx_nodes, n)? {
+            return Ok(p);
+        }
         if idx_nodes.len() == 1 {
             if let Some(ty) = self.local_view(root)? {
                 let (e, _) = self.expr(idx_nodes[0])?;
@@ -286,6 +292,19 @@ impl Lowerer<'_, '_> {
         }
         if root.kind() == "identifier" {
             match self.lookup(self.text(root)).cloned() {
+                // `a[i][j][k]` of a parameter `T a[][N][M]`: one element, row-major.
+                Some(Sym::Rows { base, elem, inner }) => {
+                    if idx_nodes.len() != inner.len() + 1 {
+                        return Err(self.unsupported(n, "a row of an array parameter used as a pointer"));
+                    }
+                    let (p, pt) = self.sym_value(*base, root)?;
+                    let Ty::Ptr(pt) = pt else { return Err(self.unsupported(root, "this array parameter")) };
+                    let mut dims = vec![0];
+                    dims.extend(inner.iter().copied());
+                    let lin = self.row_major(&idx_nodes, &dims)?;
+                    let addr = Expr::PtrOffset { ptr: Box::new(p), bytes: Box::new(mul64(lin, elem.size() as i128)) };
+                    return Ok(Place::Mem { addr, ty: elem, space: pt.space, volatile: pt.volatile, text, span });
+                }
                 Some(Sym::Shared(id)) => {
                     let arr = self.k.shared[id.0 as usize].clone();
                     let dims = arr.dims.clone();

@@ -280,7 +280,7 @@ impl Lowerer<'_, '_> {
     }
 
     pub(super) fn declaration(&mut self, n: Node, out: &mut Vec<Stmt>) -> Result<()> {
-        if self.group_declaration(n, out)? {
+        if self.group_declaration(n, out)? || self.value_type_declaration(n, out)? {
             return Ok(());
         }
         let t = n.child_by_field_name("type").ok_or_else(|| self.unsupported(n, "this declaration"))?;

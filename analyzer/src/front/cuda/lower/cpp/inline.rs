@@ -150,9 +150,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             // it stay in registers (the array is bound by name, as a reference would be).
             let own_array = match cpp::unparen(*a) {
                 x if x.kind() == "identifier" => match self.lookup(self.text(x)) {
-                    Some(sym @ Sym::LocalArray(_)) => Some(sym.clone()),
+                    Some(sym @ (Sym::LocalArray(_) | Sym::LocalPtr(_))) => Some(sym.clone()),
                     _ => None,
                 },
+                // `f(&x)`, `swap(&a, &b)`, `f(&v[k])`: the address of the thread's own object.
+                _ if !is_ref => self.own_object_address(*a)?,
                 _ => None,
             };
             if let Some(ty) = list_ty {
@@ -213,6 +215,27 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             let mut ty = match (&vals[i], &refs[i]) {
                 (Some((_, ty)), _) => ty.clone(),
                 (None, Some(Sym::Local(_, ty))) | (None, Some(Sym::Ref { ty, .. })) => ty.clone(),
+                // `T *p` bound to `&x`: T is x's type.
+                (None, Some(Sym::LocalPtr(inner))) => match &**inner {
+                    Sym::Local(_, ty) => Ty::Ptr(Box::new(PtrTy {
+                        pointee: ty.clone(),
+                        space: Space::Global,
+                        is_const: false,
+                        restrict: false,
+                        volatile: false,
+                    })),
+                    Sym::Struct(v) => match self.unit.layout(&v.name) {
+                        Some(l) => Ty::Ptr(Box::new(PtrTy {
+                            pointee: l.ty(),
+                            space: Space::Global,
+                            is_const: false,
+                            restrict: false,
+                            volatile: false,
+                        })),
+                        None => continue,
+                    },
+                    _ => continue,
+                },
                 _ => continue,
             };
             let mut d = p.child_by_field_name("declarator");
@@ -419,7 +442,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             let a = self.convert(a, &at, &pty, n)?;
             body.push(Stmt::Assign { local, value: a, span: self.span(n) });
             if let Some(pn) = pn {
-                scope.insert(pn, Sym::Local(local, pty));
+                let sym = match self.param_rows(*p)? {
+                    Some((elem, inner)) => Sym::Rows { base: Box::new(Sym::Local(local, pty)), elem, inner },
+                    None => Sym::Local(local, pty),
+                };
+                scope.insert(pn, sym);
             }
         }
         let ret_flag = self.temp(Ty::Int(IntTy::I32));

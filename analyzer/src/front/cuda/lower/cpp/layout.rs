@@ -646,7 +646,8 @@ pub(in crate::front::cuda::lower) fn global_values<'a>(unit: &Unit<'a>, decls: &
             let d = n.children(&mut c).any(|x| unit.text(x) == "__device__");
             d
         } && !quals.contains(&"__shared__");
-        if !constant && !is_const && !device {
+        let file_shared = quals.contains(&"__shared__");
+        if !constant && !is_const && !device && !file_shared {
             continue;
         }
         let Some(t) = n.child_by_field_name("type") else { continue };
@@ -662,6 +663,18 @@ pub(in crate::front::cuda::lower) fn global_values<'a>(unit: &Unit<'a>, decls: &
             let Ok((name, ty, dims)) = l.declarator(target, base.clone(), &quals) else { continue };
             if constant {
                 l.scopes[0].insert(name, Sym::Opaque(ty, "`__constant__` memory"));
+                continue;
+            }
+            if file_shared {
+                // `__shared__ float tile[32][33];` at file scope: sized (or `extern` unsized).
+                let is_extern = quals.contains(&"extern");
+                let dims = dims.unwrap_or_default();
+                if dims.iter().skip(1).all(|d| d.is_some()) && (is_extern || dims.iter().all(|d| d.is_some())) {
+                    let is_extern = is_extern || dims.first().is_some_and(|d| d.is_none());
+                    let dims = dims.into_iter().map(|d| d.unwrap_or(0)).collect();
+                    let arr = SharedArray { name: name.clone(), elem: ty, dims, is_extern, span: unit.span(d) };
+                    l.scopes[0].insert(name, Sym::FileShared(arr));
+                }
                 continue;
             }
             if let (true, Ty::Int(it), None, Some(i)) = (is_const, &ty, &dims, init) {

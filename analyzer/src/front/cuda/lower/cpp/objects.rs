@@ -19,6 +19,10 @@ impl Lowerer<'_, '_> {
                 if t.kind() == "identifier" {
                     assigned.insert(self.text(t).to_string());
                 }
+                // `p.n = 3`, `p.in += stride` on a structure parameter's member.
+                if t.kind() == "field_expression" {
+                    assigned.insert(self.text(t).chars().filter(|c| !c.is_whitespace()).collect());
+                }
             }
             let mut c = n.walk();
             stack.extend(n.named_children(&mut c));
@@ -33,7 +37,45 @@ impl Lowerer<'_, '_> {
             out.push(Stmt::Assign { local: id, value: Expr::Param(ParamId(i as u32)), span: p.span });
             self.scopes[0].insert(p.name.clone(), Sym::Local(id, p.ty.clone()));
         }
+        // Members of structure parameters the body assigns: locals from the start too.
+        let structs: Vec<(String, StructVal)> = self.scopes[0]
+            .iter()
+            .filter_map(|(k, s)| match s {
+                Sym::Struct(v) => Some((k.clone(), v.clone())),
+                _ => None,
+            })
+            .collect();
+        for (name, v) in structs {
+            let v = self.member_params_to_locals(&name, v, &assigned, &mut out);
+            self.scopes[0].insert(name, Sym::Struct(v));
+        }
         out
+    }
+
+    fn member_params_to_locals(
+        &mut self,
+        path: &str,
+        mut v: StructVal,
+        assigned: &HashSet<String>,
+        out: &mut Vec<Stmt>,
+    ) -> StructVal {
+        for (f, sym) in v.fields.iter_mut() {
+            let full = format!("{path}.{f}");
+            match sym {
+                Sym::Param(p) if assigned.contains(&full) => {
+                    let param = self.k.param(*p).clone();
+                    let id = self.new_local(&full, param.ty.clone());
+                    out.push(Stmt::Assign { local: id, value: Expr::Param(*p), span: param.span });
+                    *sym = Sym::Local(id, param.ty);
+                }
+                Sym::Struct(inner) => {
+                    let inner = std::mem::replace(inner, StructVal { name: String::new(), fields: Vec::new() });
+                    *sym = Sym::Struct(self.member_params_to_locals(&full, inner, assigned, out));
+                }
+                _ => {}
+            }
+        }
+        v
     }
 
     /// A kernel parameter of structure type passed by value: each scalar or pointer member
@@ -166,6 +208,12 @@ impl Lowerer<'_, '_> {
                 Expr::Opaque { args: self.member_values(&v), what: format!("structure `{}`", v.name) },
                 self.unit.layout(&v.name).map(|l| l.ty()).unwrap_or(Ty::Void),
             )),
+            // The array decays to a pointer to its first element.
+            Sym::Rows { base, .. } => self.sym_value(*base, n),
+            Sym::LocalPtr(_) => Err(self.unsupported(
+                n,
+                "a pointer to a thread's own variable used as a value (only `*p`, `p[0]`, `p->m` and passing it on are modelled)",
+            )),
             _ => Err(self.unsupported(n, "this name")),
         }
     }
@@ -249,6 +297,10 @@ impl Lowerer<'_, '_> {
             }
             Sym::LocalArray(ty) => Ok(Place::LocalArray(ty)),
             Sym::Param(_) => Err(self.unsupported(n, "assigning to a kernel parameter")),
+            Sym::LocalPtr(_) => Err(self.unsupported(
+                n,
+                "changing a pointer to a thread's own variable (only `*p`, `p[0]`, `p->m` and passing it on are modelled)",
+            )),
             _ => Err(self.unsupported(n, "assigning to this name")),
         }
     }
@@ -263,6 +315,9 @@ impl Lowerer<'_, '_> {
             if let Some(sym) = self.member_sym(n) {
                 return self.sym_place(sym, n).map(Some);
             }
+        }
+        if let Some(p) = self.own_object_member(n)? {
+            return Ok(Some(p));
         }
         let (addr, ty, space, volatile) = if op == "->" {
             let (p, pt) = self.expr(arg)?;

@@ -1,0 +1,105 @@
+//! The address of a thread's own object handed to a helper: `f(&x)`, `swap(&a, &b)`,
+//! `init(&s)`, `f(&v[k])`. The helper is inlined, so its pointer parameter names the object
+//! itself ([`Sym::LocalPtr`]): `*p`, `p[0]` and `p->m` read and write the caller's variable in
+//! registers, never memory. What cannot be followed exactly (pointer arithmetic on it, storing
+//! it, comparing it) is refused at its line.
+
+use super::*;
+
+impl Lowerer<'_, '_> {
+    /// `&x`, `&(x)`, `&s.m`, `&arr[k]` of the thread's own object, as the symbol a pointer
+    /// parameter bound to it names; `None` for any other argument (memory, a value).
+    pub(in crate::front::cuda::lower) fn own_object_address(&mut self, a: Node) -> Result<Option<Sym>> {
+        let a = unparen(a);
+        if a.kind() != "pointer_expression" || a.child_by_field_name("operator").map(|o| self.text(o)) != Some("&") {
+            return Ok(None);
+        }
+        let Some(obj) = a.child_by_field_name("argument").map(unparen) else { return Ok(None) };
+        if obj.kind() == "subscript_expression" {
+            // `&arr[k]`, `&arr[i][j]` of a thread's own array: the array (untracked contents).
+            let mut root = obj;
+            let mut indices = Vec::new();
+            while root.kind() == "subscript_expression" {
+                indices.extend(root.child_by_field_name("indices").and_then(|i| i.named_child(0)));
+                match root.child_by_field_name("argument") {
+                    Some(r) => root = unparen(r),
+                    None => return Ok(None),
+                }
+            }
+            if root.kind() != "identifier" {
+                return Ok(None);
+            }
+            let Some(sym @ Sym::LocalArray(_)) = self.lookup(self.text(root)).cloned() else { return Ok(None) };
+            for i in indices {
+                let (e, _) = self.expr(i)?;
+                self.pending_eval(e);
+            }
+            return Ok(Some(sym));
+        }
+        if !matches!(obj.kind(), "identifier" | "field_expression") {
+            return Ok(None);
+        }
+        Ok(match self.member_sym(obj) {
+            Some(sym @ (Sym::Local(..) | Sym::Struct(_))) => Some(Sym::LocalPtr(Box::new(sym))),
+            Some(sym @ Sym::LocalArray(_)) => Some(sym),
+            _ => None,
+        })
+    }
+
+    /// The object a pointer to a thread's own object names, when `p` (an identifier) is one.
+    pub(in crate::front::cuda::lower) fn pointed_own_object(&self, p: Node) -> Option<Sym> {
+        let p = unparen(p);
+        if p.kind() != "identifier" {
+            return None;
+        }
+        match self.lookup(self.text(p)) {
+            Some(Sym::LocalPtr(inner)) => Some((**inner).clone()),
+            _ => None,
+        }
+    }
+
+    /// `p[i]` on a pointer to a thread's own object: `p[0]` is the object; another index of a
+    /// scalar is refused (it would be another object of the caller's, or past it).
+    pub(in crate::front::cuda::lower) fn own_object_subscript(
+        &mut self,
+        root: Node,
+        idx_nodes: &[Node],
+        n: Node,
+    ) -> Result<Option<Place>> {
+        let Some(inner) = self.pointed_own_object(root) else { return Ok(None) };
+        if idx_nodes.len() == 1 {
+            let (e, _) = self.expr(idx_nodes[0])?;
+            if const_eval(&e) == Some(0) {
+                return self.sym_place(inner, n).map(Some);
+            }
+        }
+        Err(self.unsupported(n, "indexing a pointer to a thread's own variable other than at [0]"))
+    }
+
+    /// `p->m` on a pointer to a thread's own structure (or vector): the member.
+    pub(in crate::front::cuda::lower) fn own_object_member(&mut self, n: Node) -> Result<Option<Place>> {
+        let op = n.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or(".");
+        let Some(arg) = n.child_by_field_name("argument") else { return Ok(None) };
+        if op != "->" {
+            return Ok(None);
+        }
+        let Some(inner) = self.pointed_own_object(arg) else { return Ok(None) };
+        let field = n.child_by_field_name("field").map(|f| self.text(f)).unwrap_or("");
+        match inner {
+            Sym::Struct(v) => match v.fields.iter().find(|(f, _)| f == field) {
+                Some((_, s)) => self.sym_place(s.clone(), n).map(Some),
+                None => Err(Diagnostic::at(
+                    ErrorKind::Unsupported,
+                    self.span(n),
+                    format!("`{}` has no member `{field}`", v.name),
+                )),
+            },
+            Sym::Local(_, ty) => match vector_field(&ty, field) {
+                // Vector components of locals are not tracked (as `v.x` on the local itself).
+                Some((_, fty)) => Ok(Some(Place::LocalArray(fty))),
+                None => Err(self.unsupported(n, "this member")),
+            },
+            _ => Err(self.unsupported(n, "this member")),
+        }
+    }
+}
