@@ -14,6 +14,7 @@ mod cpp_modern;
 mod engine_property;
 mod engines;
 mod engines_property;
+mod estimate;
 mod examples;
 mod explain;
 mod first_hour;

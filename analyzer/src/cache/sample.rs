@@ -22,6 +22,19 @@ use crate::launch::Setup;
 /// one busy core).
 pub const SAMPLE_WORK: u64 = 2_000_000;
 
+/// The estimate's own budget, apart from the counting's (`--time-limit`, `--max-work`): the
+/// sheet's exact counts never wait on it. When it runs out the model stops where it is
+/// ([`CacheModel::out_of_budget`]) and the sheet gives the boundaries as bounds only.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EstimateBudget {
+    /// Wall-clock limit of the estimate, from its start (`None`: no limit, so that a library
+    /// caller's results never depend on the machine's speed).
+    pub time_limit: Option<std::time::Duration>,
+    /// Warp-level steps of the reference engine the estimate may take (`None`: what the
+    /// counting left of `--max-work`).
+    pub max_work: Option<u64>,
+}
+
 /// How the blocks were chosen.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Sample {
@@ -64,6 +77,28 @@ fn unit_blocks(s: Shape, blocks: u64, wave: u64, group: u64) -> impl Iterator<It
 /// `trace` is the symbolic engine's (its warp-level steps and executions); `budget` the steps
 /// the model may take.
 pub fn stream(kernel: &Kernel, setup: &Setup, trace: &Trace, budget: u64) -> Result<CacheModel> {
+    stream_within(kernel, setup, trace, budget, EstimateBudget::default())
+}
+
+/// [`stream`] within the estimate's own budget `limit`: the model comes back whatever happens
+/// to the budget (marked [`CacheModel::out_of_budget`] when it ran out); only errors of the
+/// launch itself (a fill that ran out) are errors.
+pub fn stream_within(
+    kernel: &Kernel,
+    setup: &Setup,
+    trace: &Trace,
+    budget: u64,
+    limit: EstimateBudget,
+) -> Result<CacheModel> {
+    let start = std::time::Instant::now();
+    let own = crate::launch::Budget {
+        spent: Default::default(),
+        deadline: limit.time_limit.map(|l| start + l),
+        limit: limit.time_limit,
+        progress: None,
+    };
+    let max_work = limit.max_work.unwrap_or_else(|| setup.max_work.saturating_sub(setup.budget.spent()));
+    let setup = &setup.with_budget(max_work, own);
     // Cost: the engine's steps plus the model's sectors.
     let sectors: u64 = trace
         .ops
@@ -75,6 +110,7 @@ pub fn stream(kernel: &Kernel, setup: &Setup, trace: &Trace, budget: u64) -> Res
     let cost = trace.work + sectors;
     let work = trace.work;
     let mut m = CacheModel::new(kernel, setup);
+    m.deadline = setup.budget.deadline;
     // The warps' in-step window, in their own global accesses.
     let accesses: u64 = trace
         .ops
@@ -156,7 +192,20 @@ pub fn stream(kernel: &Kernel, setup: &Setup, trace: &Trace, budget: u64) -> Res
     let info = Sample { rounds, units: counted, total_units, waves: waves.len() as u64, total_waves, l2_share };
     let shape = Shape { sms: m.profile.sms.max(1) as u64, group: m.merge_group as u64, together, rounds };
     let mut order = picks.iter().flat_map(|&(w, g)| unit_blocks(shape, blocks, w, g));
-    crate::engine::run_blocks(kernel, setup, &mut order, &mut m)?;
+    match crate::engine::run_blocks(kernel, setup, &mut order, &mut m) {
+        Ok(_) => {}
+        Err(d) if d.kind == crate::diag::ErrorKind::Limit => {
+            if m.out_of_budget.is_none() {
+                m.out_of_budget = Some(match limit.time_limit {
+                    Some(l) if setup.budget.deadline.is_some_and(|d| std::time::Instant::now() > d) => {
+                        format!("its time limit of {} s ran out while the sampled blocks ran", l.as_secs_f64())
+                    }
+                    _ => format!("the sampled blocks need more than its {} warp-level steps of work", max_work),
+                });
+            }
+        }
+        Err(d) => return Err(d),
+    }
     m.flush();
     m.sample = sampled.then_some(info);
     Ok(m)
