@@ -34,7 +34,7 @@ fn sheet(path: &std::path::Path, o: &AnalyzeOptions) -> Sheet {
 }
 
 fn with_work(o: &AnalyzeOptions, work: u64) -> AnalyzeOptions {
-    AnalyzeOptions { estimate: EstimateBudget { time_limit: None, max_work: Some(work) }, ..o.clone() }
+    AnalyzeOptions { estimate: EstimateBudget { max_work: Some(work), ..Default::default() }, ..o.clone() }
 }
 
 fn sgemm_4096() -> AnalyzeOptions {
@@ -89,7 +89,7 @@ fn register_tiled_sgemm_4096_gets_exact_counts_and_bounds() {
     // loads of 4 rows x 8 floats (4 sectors); B, 4 loads of 32 consecutive floats (4 sectors).
     // Then C: 64 loads and 64 stores per warp, 2 rows x 16 threads 32 bytes apart (32 sectors).
     let o = AnalyzeOptions {
-        estimate: EstimateBudget { time_limit: Some(Duration::from_millis(300)), max_work: None },
+        estimate: EstimateBudget { time_limit: Some(Duration::from_millis(300)), ..Default::default() },
         ..sgemm_4096()
     };
     let t = Instant::now();
@@ -114,7 +114,7 @@ fn triangular_nest_gets_exact_counts_and_bounds() {
     // 8 blocks of 256 threads at n = 2048: 64 warps, each n (n + 1) / 2 = 2,098,176 loads of 32
     // consecutive floats from a 128-byte boundary (4 sectors), and one store of 4 sectors.
     let o = AnalyzeOptions {
-        estimate: EstimateBudget { time_limit: Some(Duration::from_millis(300)), max_work: None },
+        estimate: EstimateBudget { time_limit: Some(Duration::from_millis(300)), ..Default::default() },
         ..opts("tri_nest", "8", "256", &[("n", "2048")])
     };
     let s = sheet(&here("tri_nest.cu"), &o);
@@ -183,7 +183,7 @@ fn a_sufficient_budget_changes_nothing() {
     let o = opts("stencil2d", "16,64", "32,8", &[("n", "512")]);
     let a = sheet(&example("stencil.cu"), &o);
     let timed = AnalyzeOptions {
-        estimate: EstimateBudget { time_limit: Some(Duration::from_secs(600)), max_work: Some(u64::MAX) },
+        estimate: EstimateBudget { time_limit: Some(Duration::from_secs(600)), max_work: Some(u64::MAX), warp_window: None },
         ..o
     };
     let b = sheet(&example("stencil.cu"), &timed);
@@ -211,4 +211,66 @@ fn command_line_gives_the_sheet_with_bounds() {
         .unwrap();
     let t = String::from_utf8_lossy(&text.stdout);
     assert!(t.contains("BOUNDS, not estimates") && t.contains("L1->L2 reads between"), "{t}");
+}
+
+/// The windowed model (each warp's first N global accesses through the model, the rest given
+/// the ratios: part 2 of issue 26, off by default) against the whole simulation, on the example
+/// cases whose whole simulation is small enough for a debug build. Prints a table; run with
+/// `cargo test -p sector-analyzer --test it estimate::windowed -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn windowed_against_whole_simulation() {
+    use sector_analyzer::cache::sample;
+    use sector_analyzer::manifest::{examples_in, Manifest};
+    let window: u32 = std::env::var("WINDOW").ok().and_then(|w| w.parse().ok()).unwrap_or(256);
+    let limit: u64 = std::env::var("FULL_LIMIT").ok().and_then(|w| w.parse().ok()).unwrap_or(4_000_000);
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    println!("| case | cost | warps cut | L1 hits | L2 reads | DRAM reads | time windowed / whole |");
+    let pct = |a: f64, b: f64| if b == 0.0 { if a == 0.0 { 0.0 } else { f64::INFINITY } } else { (a - b) / b * 100.0 };
+    let (mut n, mut within) = (0, [0; 3]);
+    for (src, manifest) in examples_in(&root) {
+        let Ok(m) = Manifest::load(&manifest) else { continue };
+        for case in &m.cases {
+            let Ok(opts) = case.options() else { continue };
+            let Ok((kernel, setup)) = sector_analyzer::analyze::prepare(Input::File(&src), &opts, &DiskLoader) else {
+                continue;
+            };
+            let Ok((trace, _)) = sector_analyzer::engine::symbolic::run(&kernel, &setup) else { continue };
+            let cost = trace.work + trace.ops.iter().map(|o| o.sectors).sum::<u64>();
+            if cost > limit {
+                continue;
+            }
+            let sum = |m: &sector_analyzer::cache::CacheModel| {
+                let (mut h, mut r, mut d) = (0f64, 0f64, 0f64);
+                for (t, st) in m.ops.iter().zip(&trace.ops) {
+                    if t.load_sectors == 0 {
+                        continue;
+                    }
+                    let k = st.sectors as f64 / t.load_sectors as f64;
+                    h += t.l1_hits as f64 * k;
+                    r += t.l2_reads as f64 * k;
+                    d += t.dram_reads as f64 * k;
+                }
+                (h, r, d)
+            };
+            let t0 = Instant::now();
+            let Ok(full) = sample::stream(&kernel, &setup, &trace, u64::MAX) else { continue };
+            let tf = t0.elapsed().as_secs_f64();
+            let t1 = Instant::now();
+            let b = sample::EstimateBudget { warp_window: Some(window), ..Default::default() };
+            let Ok(w) = sample::stream_within(&kernel, &setup, &trace, u64::MAX, b) else { continue };
+            let tw = t1.elapsed().as_secs_f64();
+            let (f, x) = (sum(&full), sum(&w));
+            let e = [pct(x.0, f.0), pct(x.1, f.1), pct(x.2, f.2)];
+            n += 1;
+            for i in 0..3 {
+                within[i] += (e[i].abs() <= 10.0) as u32;
+            }
+            println!(
+                "| {} | {cost} | {} | {:+.1}% | {:+.1}% | {:+.1}% | {tw:.3} s / {tf:.3} s |",
+                case.name, w.windowed_warps, e[0], e[1], e[2]
+            );
+        }
+    }
+    println!("window {window}: {n} cases; within 10% of the whole simulation: L1 hits {}, L2 reads {}, DRAM reads {}", within[0], within[1], within[2]);
 }

@@ -304,6 +304,12 @@ pub struct CacheModel {
     /// Set when the estimate's budget ran out before the launch's sample went through the
     /// model: the sheet then gives the boundaries as bounds only (why, in words).
     pub out_of_budget: Option<String>,
+    /// Global accesses of each warp (counted from its first) that go through the model; the
+    /// warp's later ones are counted only, and take the instruction's ratios (an experiment of
+    /// issue 26: cost independent of trip counts; off unless asked for).
+    pub window: Option<u32>,
+    /// Warps cut by [`CacheModel::window`].
+    pub windowed_warps: u64,
 }
 
 /// One buffered access: the `seq`-th of warp `warp`; its sectors and addresses are ranges of
@@ -440,6 +446,8 @@ impl CacheModel {
             warp_seq: 0,
             deadline: None,
             out_of_budget: None,
+            window: None,
+            windowed_warps: 0,
         }
     }
 
@@ -612,7 +620,13 @@ impl CacheModel {
         if self.out_of_budget.is_some() {
             return;
         }
-        if self.sampled() {
+        let cut = self.window.is_some_and(|w| self.warp_seq >= w);
+        if cut && self.warp_seq != u32::MAX {
+            // The first access past the window: the warp is cut here.
+            self.windowed_warps += 1;
+            self.warp_seq = u32::MAX;
+        }
+        if cut || self.sampled() {
             let t = self.op(op);
             match kind {
                 AccessKind::Load | AccessKind::AsyncCopy => t.rest_load_sectors += sectors.len() as u64,

@@ -27,12 +27,18 @@ pub const SAMPLE_WORK: u64 = 2_000_000;
 /// ([`CacheModel::out_of_budget`]) and the sheet gives the boundaries as bounds only.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct EstimateBudget {
-    /// Wall-clock limit of the estimate, from its start (`None`: no limit, so that a library
-    /// caller's results never depend on the machine's speed).
+    /// Wall-clock limit of the estimate, from its start (`None`: none of its own; it still
+    /// ends at the analysis' deadline, `AnalyzeOptions::time_limit`, where one is set, and
+    /// without either a library caller's results never depend on the machine's speed).
     pub time_limit: Option<std::time::Duration>,
     /// Warp-level steps of the reference engine the estimate may take (`None`: what the
     /// counting left of `--max-work`).
     pub max_work: Option<u64>,
+    /// Global accesses of each warp that go through the model (`None`: all). Past it a warp's
+    /// accesses are counted only and take their instruction's ratios, so that the model's cost
+    /// stops growing with trip counts (the engine still runs every iteration). Off by default:
+    /// an experiment whose error against the whole simulation `benches/sampling_error.rs` prints.
+    pub warp_window: Option<u32>,
 }
 
 /// How the blocks were chosen.
@@ -91,10 +97,12 @@ pub fn stream_within(
     limit: EstimateBudget,
 ) -> Result<CacheModel> {
     let start = std::time::Instant::now();
+    // Without a limit of its own, the estimate ends where the analysis' deadline is (what is
+    // left of `--time-limit`), with bounds instead of an error.
     let own = crate::launch::Budget {
         spent: Default::default(),
-        deadline: limit.time_limit.map(|l| start + l),
-        limit: limit.time_limit,
+        deadline: limit.time_limit.map(|l| start + l).or(setup.budget.deadline),
+        limit: limit.time_limit.or(setup.budget.limit),
         progress: None,
     };
     let max_work = limit.max_work.unwrap_or_else(|| setup.max_work.saturating_sub(setup.budget.spent()));
@@ -111,6 +119,7 @@ pub fn stream_within(
     let work = trace.work;
     let mut m = CacheModel::new(kernel, setup);
     m.deadline = setup.budget.deadline;
+    m.window = limit.warp_window;
     // The warps' in-step window, in their own global accesses.
     let accesses: u64 = trace
         .ops
@@ -196,10 +205,12 @@ pub fn stream_within(
         Ok(_) => {}
         Err(d) if d.kind == crate::diag::ErrorKind::Limit => {
             if m.out_of_budget.is_none() {
+                let late = setup.budget.deadline.is_some_and(|d| std::time::Instant::now() > d);
                 m.out_of_budget = Some(match limit.time_limit {
-                    Some(l) if setup.budget.deadline.is_some_and(|d| std::time::Instant::now() > d) => {
+                    Some(l) if late => {
                         format!("its time limit of {} s ran out while the sampled blocks ran", l.as_secs_f64())
                     }
+                    None if late => "the analysis' time limit ran out while the sampled blocks ran".to_string(),
                     _ => format!("the sampled blocks need more than its {} warp-level steps of work", max_work),
                 });
             }
@@ -207,6 +218,6 @@ pub fn stream_within(
         Err(d) => return Err(d),
     }
     m.flush();
-    m.sample = sampled.then_some(info);
+    m.sample = (sampled || m.windowed_warps > 0).then_some(info);
     Ok(m)
 }

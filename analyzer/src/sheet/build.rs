@@ -440,6 +440,13 @@ fn boundaries(
             super::text::thousands(m.blocks)
         ));
     }
+    if m.windowed_warps > 0 {
+        assumptions.push(format!(
+            "windowed: each warp's first {} global accesses went through the model ({} warps had more); the rest of every instruction's sectors take its L1-hit, L2-read and DRAM-per-L2-read ratios from those",
+            m.window.unwrap_or(0),
+            super::text::thousands(m.windowed_warps)
+        ));
+    }
     if unknown_loads + unknown_stores > 0 {
         assumptions.push(
             "data-dependent addresses: each such sector counted as a miss in L1 and L2 and one DRAM sector".into(),
