@@ -4,6 +4,11 @@
 //! steps plus sectors are listed without it.
 //!
 //! `cargo bench -p sector-analyzer --bench sampling_error`
+//!
+//! With `WINDOW=N` in the environment it also runs the windowed model (each warp's first N
+//! global accesses through the model, the rest counted and given the ratios: issue 26's cost
+//! independent of trip counts) and prints its L1-hit, L2-read and DRAM errors against the whole
+//! launch (against the sampled model where the whole is over the limit) and its time.
 
 #![allow(clippy::print_stdout)] // a bench binary: its table is its output
 
@@ -20,8 +25,14 @@ const FULL_LIMIT: u64 = 40_000_000;
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
-    println!("| case | cost | sampled units | L1 hits sampled / full | L2 reads sampled / full | DRAM reads sampled / full | time sampled / full |");
-    println!("| --- | ---: | --- | ---: | ---: | ---: | ---: |");
+    let window: Option<u32> = std::env::var("WINDOW").ok().and_then(|w| w.parse().ok());
+    if window.is_some() {
+        println!("| case | cost | sampled units | L1 hits sampled / full | L2 reads sampled / full | DRAM reads sampled / full | time sampled / full | windowed L1 hits / L2 reads / DRAM reads vs full (or sampled) | time windowed |");
+        println!("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    } else {
+        println!("| case | cost | sampled units | L1 hits sampled / full | L2 reads sampled / full | DRAM reads sampled / full | time sampled / full |");
+        println!("| --- | ---: | --- | ---: | ---: | ---: | ---: |");
+    }
     let pct = |a: f64, b: f64| {
         if b == 0.0 {
             if a == 0.0 {
@@ -65,10 +76,30 @@ fn main() {
                 None => "all".into(),
             };
             let (sh, sr, sd) = sum(&s);
+            // The windowed model, against `reference`, as its own columns.
+            let windowed = |reference: (f64, f64, f64)| -> String {
+                let Some(w) = window else { return String::new() };
+                let t2 = Instant::now();
+                let budget = sample::EstimateBudget { warp_window: Some(w), ..Default::default() };
+                let Ok(x) = sample::stream_within(&kernel, &setup, &trace, SAMPLE_WORK, budget) else {
+                    return " - | - |".into();
+                };
+                let tw = t2.elapsed().as_secs_f64();
+                let (wh, wr, wd) = sum(&x);
+                format!(
+                    " {} / {} / {} ({} warps cut) | {tw:.3} s |",
+                    pct(wh, reference.0),
+                    pct(wr, reference.1),
+                    pct(wd, reference.2),
+                    x.windowed_warps
+                )
+            };
             if cost > FULL_LIMIT {
                 println!(
-                    "| {} | {} | {units} | {sh:.0} / - | {sr:.0} / - | {sd:.0} / - | {ts:.3} s / - |",
-                    case.name, cost
+                    "| {} | {} | {units} | {sh:.0} / - | {sr:.0} / - | {sd:.0} / - | {ts:.3} s / - |{}",
+                    case.name,
+                    cost,
+                    windowed((sh, sr, sd))
                 );
                 continue;
             }
@@ -77,12 +108,13 @@ fn main() {
             let tf = t1.elapsed().as_secs_f64();
             let (fh, fr, fd) = sum(&f);
             println!(
-                "| {} | {} | {units} | {} | {} | {} | {ts:.3} s / {tf:.3} s |",
+                "| {} | {} | {units} | {} | {} | {} | {ts:.3} s / {tf:.3} s |{}",
                 case.name,
                 cost,
                 pct(sh, fh),
                 pct(sr, fr),
-                pct(sd, fd)
+                pct(sd, fd),
+                windowed((fh, fr, fd))
             );
         }
     }

@@ -18,6 +18,11 @@ pub const DEFAULT_MAX_WORK: u64 = 400_000_000;
 /// default is no limit, so that results never depend on the machine's speed.
 pub const DEFAULT_TIME_LIMIT_S: u64 = 10;
 
+/// The command line's default wall-clock limit of the boundary estimate (the cache model), in
+/// seconds, apart from [`DEFAULT_TIME_LIMIT_S`]: where it ends, the sheet still comes, its
+/// boundaries given as bounds. The library's default is no limit.
+pub const DEFAULT_ESTIMATE_TIME_LIMIT_S: f64 = 1.0;
+
 /// Launches the symbolic engine summarises are also run through the reference engine, for the
 /// sector stream the cache model needs: whole when they take at most this many warp-level
 /// steps, else a sample of units ([`crate::cache::sample`]).
@@ -81,6 +86,8 @@ pub struct AnalyzeOptions {
     pub via: Via,
     /// The architecture SASS is compiled for (`sm_90`); `None`: the GPU profile's.
     pub arch: Option<String>,
+    /// The boundary estimate's own budget (the cache model): the counts never wait on it.
+    pub estimate: crate::cache::sample::EstimateBudget,
 }
 
 impl Default for AnalyzeOptions {
@@ -102,6 +109,7 @@ impl Default for AnalyzeOptions {
             progress: None,
             via: Via::Source,
             arch: None,
+            estimate: Default::default(),
         }
     }
 }
@@ -357,7 +365,7 @@ fn analyze_inner(
     let module = lower(input, opts, loader, files)?;
     let kernel = pick_kernel(&module, opts.kernel.as_deref(), files)?;
     let setup = crate::launch::Setup::new(kernel, &opts.launch())?;
-    let (trace, cache, engine, notes) = count(kernel, &setup, opts.engine)?;
+    let (trace, cache, engine, notes) = count(kernel, &setup, opts.engine, opts.estimate)?;
     check_totals(kernel, &trace)?;
     let mut sheet = crate::sheet::build::build(kernel, &setup, trace, cache, files);
     sheet.engine = engine;
@@ -395,14 +403,19 @@ fn count(
     kernel: &crate::ir::Kernel,
     setup: &crate::launch::Setup,
     engine: EngineKind,
+    estimate: crate::cache::sample::EstimateBudget,
 ) -> Result<(crate::engine::Trace, CacheModel, &'static str, Vec<String>)> {
+    // The estimate runs within its own budget, after the counts are complete.
+    let stream = |trace: &crate::engine::Trace| {
+        let budget = crate::cache::sample::SAMPLE_WORK.min(setup.max_work);
+        crate::cache::sample::stream_within(kernel, setup, trace, budget, estimate)
+    };
     use crate::engine::symbolic::{self, Fallback};
     // The cache model is fed the same way whichever engine counted (its in-step window comes
     // from the launch's counts), so both engines give the same boundaries.
     let reference = || -> Result<(crate::engine::Trace, CacheModel)> {
         let trace = crate::engine::run(kernel, setup)?;
-        let cache =
-            crate::cache::sample::stream(kernel, setup, &trace, crate::cache::sample::SAMPLE_WORK.min(setup.max_work))?;
+        let cache = stream(&trace)?;
         Ok((trace, cache))
     };
     if engine == EngineKind::Enumerate {
@@ -418,12 +431,7 @@ fn count(
             // The cache model needs sectors in execution order: the reference engine gives
             // them for all units of the launch, or for a sample of them (its counts equal the
             // summary's).
-            let cache = crate::cache::sample::stream(
-                kernel,
-                setup,
-                &trace,
-                crate::cache::sample::SAMPLE_WORK.min(setup.max_work),
-            )?;
+            let cache = stream(&trace)?;
             Ok((trace, cache, "symbolic", notes))
         }
         // The reference engine words every error.

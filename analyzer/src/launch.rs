@@ -136,6 +136,22 @@ impl Budget {
 }
 
 impl Setup {
+    /// The same launch under another work budget (the boundary estimate runs within its own).
+    pub fn with_budget(&self, max_work: u64, budget: Budget) -> Setup {
+        Setup {
+            grid: self.grid,
+            block: self.block,
+            values: self.values.clone(),
+            args: self.args.clone(),
+            fills: self.fills.clone(),
+            offsets: self.offsets.clone(),
+            max_work,
+            budget,
+            gpu: self.gpu.clone(),
+            shared_bytes: self.shared_bytes,
+        }
+    }
+
     pub fn threads_per_block(&self) -> u64 {
         self.block.iter().map(|&d| d as u64).product()
     }

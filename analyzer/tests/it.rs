@@ -15,6 +15,7 @@ mod cpp_round3;
 mod engine_property;
 mod engines;
 mod engines_property;
+mod estimate;
 mod examples;
 mod explain;
 mod first_hour;

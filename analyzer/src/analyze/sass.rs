@@ -240,7 +240,7 @@ pub(super) fn analyze(
             }
         })
         .collect();
-    let cache = stream(sk, &kernel, &setup, &run.trace)?;
+    let cache = stream(sk, &kernel, &setup, &run.trace, opts.estimate)?;
     let mut notes = Vec::new();
     for &i in &run.data_branches {
         let ins = &sk.instrs[i];
@@ -294,9 +294,15 @@ pub(super) fn analyze(
 }
 
 /// The cache model fed by the SASS engine, all blocks or a sample of them.
-fn stream(sk: &SassKernel, kernel: &crate::ir::Kernel, setup: &crate::launch::Setup, trace: &crate::engine::Trace) -> Result<CacheModel> {
+fn stream(
+    sk: &SassKernel,
+    kernel: &crate::ir::Kernel,
+    setup: &crate::launch::Setup,
+    trace: &crate::engine::Trace,
+    estimate: crate::cache::sample::EstimateBudget,
+) -> Result<CacheModel> {
     let budget = crate::cache::sample::SAMPLE_WORK.min(setup.max_work);
-    crate::cache::sample::stream_with(kernel, setup, trace, budget, &mut |order, m| {
+    crate::cache::sample::stream_with(kernel, setup, trace, budget, estimate, &mut |setup, order, m| {
         crate::engine::sass::run_blocks(sk, kernel, setup, order, m).map(|_| ())
     })
 }

@@ -298,6 +298,18 @@ pub struct CacheModel {
     slot: u32,
     warp: u32,
     warp_seq: u32,
+    /// When the estimate's own budget ends (see [`sample::EstimateBudget`]): the replay stops
+    /// there, and [`CacheModel::out_of_budget`] says why.
+    pub deadline: Option<std::time::Instant>,
+    /// Set when the estimate's budget ran out before the launch's sample went through the
+    /// model: the sheet then gives the boundaries as bounds only (why, in words).
+    pub out_of_budget: Option<String>,
+    /// Global accesses of each warp (counted from its first) that go through the model; the
+    /// warp's later ones are counted only, and take the instruction's ratios (an experiment of
+    /// issue 26: cost independent of trip counts; off unless asked for).
+    pub window: Option<u32>,
+    /// Warps cut by [`CacheModel::window`].
+    pub windowed_warps: u64,
 }
 
 /// One buffered access: the `seq`-th of warp `warp`; its sectors and addresses are ranges of
@@ -319,6 +331,9 @@ struct Pending {
 const PENDING_LIMIT: usize = 1 << 24;
 
 const SECTORS_PER_LINE: i64 = 4;
+
+/// Replayed accesses between two looks at the estimate's deadline.
+const DEADLINE_EVERY: usize = 1 << 14;
 
 /// Sorted sectors grouped by 128-byte line: each line, the mask of its sectors present, and
 /// those sectors.
@@ -429,6 +444,10 @@ impl CacheModel {
             slot: 0,
             warp: 0,
             warp_seq: 0,
+            deadline: None,
+            out_of_budget: None,
+            window: None,
+            windowed_warps: 0,
         }
     }
 
@@ -515,6 +534,12 @@ impl CacheModel {
         if self.pending.is_empty() {
             return;
         }
+        if self.out_of_budget.is_some() {
+            self.pending.clear();
+            self.pending_sectors.clear();
+            self.pending_addrs.clear();
+            return;
+        }
         let warm = self.warm_waves.contains(&self.wave).then(|| self.ops.clone());
         let mut pending = std::mem::take(&mut self.pending);
         let sectors = std::mem::take(&mut self.pending_sectors);
@@ -536,7 +561,10 @@ impl CacheModel {
             *at += 1;
         }
         let mut step = u32::MAX;
-        for &i in &order {
+        for (n, &i) in order.iter().enumerate() {
+            if n % DEADLINE_EVERY == DEADLINE_EVERY - 1 && self.past_deadline() {
+                break;
+            }
             let p = &pending[i as usize];
             if p.seq != step {
                 step = p.seq;
@@ -562,6 +590,21 @@ impl CacheModel {
         self.pending_addrs.clear();
     }
 
+    /// Whether the estimate's deadline has passed (and if so, marks the model out of budget).
+    pub fn past_deadline(&mut self) -> bool {
+        if self.out_of_budget.is_some() {
+            return true;
+        }
+        match self.deadline {
+            Some(d) if std::time::Instant::now() > d => {
+                self.out_of_budget =
+                    Some("its time limit ran out while the cache model replayed the sampled accesses".into());
+                true
+            }
+            _ => false,
+        }
+    }
+
     fn allocates(&self, cache: CacheOp) -> bool {
         match cache {
             CacheOp::Cg | CacheOp::Cv => false,
@@ -574,7 +617,16 @@ impl CacheModel {
     /// of stores, the active lanes' addresses and the access width.
     pub fn access(&mut self, op: usize, kind: AccessKind, cache: CacheOp, sectors: &[i64], addrs: &[i64], width: u32) {
         self.fed = true;
-        if self.sampled() {
+        if self.out_of_budget.is_some() {
+            return;
+        }
+        let cut = self.window.is_some_and(|w| self.warp_seq >= w);
+        if cut && self.warp_seq != u32::MAX {
+            // The first access past the window: the warp is cut here.
+            self.windowed_warps += 1;
+            self.warp_seq = u32::MAX;
+        }
+        if cut || self.sampled() {
             let t = self.op(op);
             match kind {
                 AccessKind::Load | AccessKind::AsyncCopy => t.rest_load_sectors += sectors.len() as u64,
@@ -585,6 +637,15 @@ impl CacheModel {
         }
         self.simulated_sectors += sectors.len() as u64;
         self.op(op);
+        // Distinct sectors loaded, as they arrive (not at the replay): a lower bound on the
+        // launch's L2 reads even when the estimate's budget ends before the replay.
+        if matches!(kind, AccessKind::Load | AccessKind::AsyncCopy) {
+            for &s in sectors {
+                if self.loaded.insert(s) {
+                    self.distinct_loaded += 1;
+                }
+            }
+        }
         let s0 = self.pending_sectors.len() as u32;
         self.pending_sectors.extend_from_slice(sectors);
         let a0 = self.pending_addrs.len() as u32;
@@ -625,9 +686,6 @@ impl CacheModel {
         let allocate = self.allocates(cache);
         for (line, mask, run) in by_line(sectors) {
             for &s in run {
-                if self.loaded.insert(s) {
-                    self.distinct_loaded += 1;
-                }
                 if self.touched.insert(s) {
                     self.compulsory_sectors += 1;
                 }

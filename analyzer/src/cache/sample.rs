@@ -22,6 +22,25 @@ use crate::launch::Setup;
 /// one busy core).
 pub const SAMPLE_WORK: u64 = 2_000_000;
 
+/// The estimate's own budget, apart from the counting's (`--time-limit`, `--max-work`): the
+/// sheet's exact counts never wait on it. When it runs out the model stops where it is
+/// ([`CacheModel::out_of_budget`]) and the sheet gives the boundaries as bounds only.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EstimateBudget {
+    /// Wall-clock limit of the estimate, from its start (`None`: none of its own; it still
+    /// ends at the analysis' deadline, `AnalyzeOptions::time_limit`, where one is set, and
+    /// without either a library caller's results never depend on the machine's speed).
+    pub time_limit: Option<std::time::Duration>,
+    /// Warp-level steps of the reference engine the estimate may take (`None`: what the
+    /// counting left of `--max-work`).
+    pub max_work: Option<u64>,
+    /// Global accesses of each warp that go through the model (`None`: all). Past it a warp's
+    /// accesses are counted only and take their instruction's ratios, so that the model's cost
+    /// stops growing with trip counts (the engine still runs every iteration). Off by default:
+    /// an experiment whose error against the whole simulation `benches/sampling_error.rs` prints.
+    pub warp_window: Option<u32>,
+}
+
 /// How the blocks were chosen.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Sample {
@@ -64,20 +83,46 @@ fn unit_blocks(s: Shape, blocks: u64, wave: u64, group: u64) -> impl Iterator<It
 /// `trace` is the symbolic engine's (its warp-level steps and executions); `budget` the steps
 /// the model may take.
 pub fn stream(kernel: &Kernel, setup: &Setup, trace: &Trace, budget: u64) -> Result<CacheModel> {
-    stream_with(kernel, setup, trace, budget, &mut |order, m| {
+    stream_within(kernel, setup, trace, budget, EstimateBudget::default())
+}
+
+/// [`stream`] within the estimate's own budget `limit`: the model comes back whatever happens
+/// to the budget (marked [`CacheModel::out_of_budget`] when it ran out); only errors of the
+/// launch itself (a fill that ran out) are errors.
+pub fn stream_within(
+    kernel: &Kernel,
+    setup: &Setup,
+    trace: &Trace,
+    budget: u64,
+    limit: EstimateBudget,
+) -> Result<CacheModel> {
+    stream_with(kernel, setup, trace, budget, limit, &mut |setup, order, m| {
         crate::engine::run_blocks(kernel, setup, order, m).map(|_| ())
     })
 }
 
-/// [`stream`] with the engine that runs the blocks given: `run` runs the blocks its iterator
-/// names, in order, into the cache model (the SASS engine uses it too).
+/// [`stream_within`] with the engine that runs the blocks: `run` runs the blocks its iterator
+/// names, in order, into the cache model, under the setup it is given (the estimate's budget);
+/// the SASS engine uses it too.
 pub fn stream_with(
     kernel: &Kernel,
     setup: &Setup,
     trace: &Trace,
     budget: u64,
-    run: &mut dyn FnMut(&mut dyn Iterator<Item = u64>, &mut CacheModel) -> Result<()>,
+    limit: EstimateBudget,
+    run: &mut dyn FnMut(&Setup, &mut dyn Iterator<Item = u64>, &mut CacheModel) -> Result<()>,
 ) -> Result<CacheModel> {
+    let start = std::time::Instant::now();
+    // Without a limit of its own, the estimate ends where the analysis' deadline is (what is
+    // left of `--time-limit`), with bounds instead of an error.
+    let own = crate::launch::Budget {
+        spent: Default::default(),
+        deadline: limit.time_limit.map(|l| start + l).or(setup.budget.deadline),
+        limit: limit.time_limit.or(setup.budget.limit),
+        progress: None,
+    };
+    let max_work = limit.max_work.unwrap_or_else(|| setup.max_work.saturating_sub(setup.budget.spent()));
+    let setup = &setup.with_budget(max_work, own);
     // Cost: the engine's steps plus the model's sectors.
     let sectors: u64 = trace
         .ops
@@ -89,6 +134,8 @@ pub fn stream_with(
     let cost = trace.work + sectors;
     let work = trace.work;
     let mut m = CacheModel::new(kernel, setup);
+    m.deadline = setup.budget.deadline;
+    m.window = limit.warp_window;
     // The warps' in-step window, in their own global accesses.
     let accesses: u64 = trace
         .ops
@@ -170,8 +217,23 @@ pub fn stream_with(
     let info = Sample { rounds, units: counted, total_units, waves: waves.len() as u64, total_waves, l2_share };
     let shape = Shape { sms: m.profile.sms.max(1) as u64, group: m.merge_group as u64, together, rounds };
     let mut order = picks.iter().flat_map(|&(w, g)| unit_blocks(shape, blocks, w, g));
-    run(&mut order, &mut m)?;
+    match run(setup, &mut order, &mut m) {
+        Ok(_) => {}
+        Err(d) if d.kind == crate::diag::ErrorKind::Limit => {
+            if m.out_of_budget.is_none() {
+                let late = setup.budget.deadline.is_some_and(|d| std::time::Instant::now() > d);
+                m.out_of_budget = Some(match limit.time_limit {
+                    Some(l) if late => {
+                        format!("its time limit of {} s ran out while the sampled blocks ran", l.as_secs_f64())
+                    }
+                    None if late => "the analysis' time limit ran out while the sampled blocks ran".to_string(),
+                    _ => format!("the sampled blocks need more than its {} warp-level steps of work", max_work),
+                });
+            }
+        }
+        Err(d) => return Err(d),
+    }
     m.flush();
-    m.sample = sampled.then_some(info);
+    m.sample = (sampled || m.windowed_warps > 0).then_some(info);
     Ok(m)
 }

@@ -1,7 +1,7 @@
 //! Flags shared by `explain` and `sweep`: the launch, given as for `analyze`.
 
 use super::{defines, split_pair, SourceArgs};
-use sector_analyzer::analyze::{DEFAULT_MAX_WORK, DEFAULT_TIME_LIMIT_S};
+use sector_analyzer::analyze::{DEFAULT_ESTIMATE_TIME_LIMIT_S, DEFAULT_MAX_WORK, DEFAULT_TIME_LIMIT_S};
 use sector_analyzer::{AnalyzeOptions, Fill};
 
 /// The one `--gpu` flag of every subcommand, checked against the library's profiles
@@ -45,6 +45,19 @@ pub struct LaunchArgs {
     /// Wall-clock limit in seconds per analysis (0: none).
     #[arg(long, default_value_t = DEFAULT_TIME_LIMIT_S)]
     pub time_limit: u64,
+    /// Wall-clock limit in seconds of the boundary estimate, apart from --time-limit: where it
+    /// runs out, the boundaries are given as bounds (0: none).
+    #[arg(long, default_value_t = DEFAULT_ESTIMATE_TIME_LIMIT_S, value_name = "SECONDS")]
+    pub estimate_time_limit: f64,
+}
+
+/// The estimate's budget from `--estimate-time-limit SECONDS` (0 or less: no limit).
+pub fn estimate_budget(seconds: f64) -> sector_analyzer::cache::sample::EstimateBudget {
+    sector_analyzer::cache::sample::EstimateBudget {
+        time_limit: (seconds > 0.0 && seconds.is_finite()).then(|| std::time::Duration::from_secs_f64(seconds)),
+        max_work: None,
+        warp_window: None,
+    }
 }
 
 impl LaunchArgs {
@@ -66,6 +79,7 @@ impl LaunchArgs {
             gpu: self.gpu.gpu.clone(),
             max_work: self.max_work,
             time_limit: (self.time_limit > 0).then(|| std::time::Duration::from_secs(self.time_limit)),
+            estimate: estimate_budget(self.estimate_time_limit),
             shared_bytes: self.shared_bytes,
             ..Default::default()
         };

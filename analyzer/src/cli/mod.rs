@@ -2,7 +2,7 @@
 //! outcomes to exit codes (0 sheet produced, 1 source or launch not analysable, 2 bad usage).
 
 use clap::{Parser, Subcommand, ValueEnum};
-use sector_analyzer::analyze::{EngineKind, Failure, DEFAULT_MAX_WORK, DEFAULT_TIME_LIMIT_S};
+use sector_analyzer::analyze::{EngineKind, Failure, DEFAULT_ESTIMATE_TIME_LIMIT_S, DEFAULT_MAX_WORK, DEFAULT_TIME_LIMIT_S};
 use sector_analyzer::ir::cfg::Cfg;
 use sector_analyzer::source::DiskLoader;
 use sector_analyzer::{AnalyzeOptions, ErrorKind, Fill, Input, SourceFiles};
@@ -170,6 +170,11 @@ enum Cmd {
         /// Wall-clock limit in seconds: the analysis is refused once it runs this long (0: none).
         #[arg(long, default_value_t = DEFAULT_TIME_LIMIT_S)]
         time_limit: u64,
+        /// Wall-clock limit in seconds of the boundary estimate (the cache model), apart from
+        /// --time-limit, which bounds the counting: where it runs out the sheet still comes, its
+        /// L2 and DRAM traffic given as bounds (JSON `boundaries.bounds_only`). 0: none.
+        #[arg(long, default_value_t = DEFAULT_ESTIMATE_TIME_LIMIT_S, value_name = "SECONDS")]
+        estimate_time_limit: f64,
         /// symbolic: count whole boxes of warps in closed form (enumerating only what it cannot
         /// summarise); enumerate: run every lane of every warp (the reference).
         #[arg(long, value_enum, default_value = "symbolic")]
@@ -281,6 +286,7 @@ pub fn run() -> i32 {
             shared_bytes,
             max_work,
             time_limit,
+            estimate_time_limit,
             engine,
             emit,
             via,
@@ -319,6 +325,7 @@ pub fn run() -> i32 {
                 time_limit: (time_limit > 0).then(|| std::time::Duration::from_secs(time_limit)),
                 via,
                 arch,
+                estimate: common::estimate_budget(estimate_time_limit),
                 ..Default::default()
             };
             for a in &args {

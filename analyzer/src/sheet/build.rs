@@ -170,7 +170,9 @@ pub fn build(kernel: &Kernel, setup: &Setup, trace: Trace, mut cache: CacheModel
     assumptions.extend(kernel.notes.iter().cloned());
 
     let footprints = footprints(kernel, &trace);
-    let boundaries = if cache.fed || totals.global_load.sectors + totals.global_store.sectors == 0 {
+    let boundaries = if let Some(why) = cache.out_of_budget.clone() {
+        boundaries_bounds_only(&cache, &totals, setup.blocks(), &why)
+    } else if cache.fed || totals.global_load.sectors + totals.global_store.sectors == 0 {
         boundaries(&cache, &totals, &mut rows, &order, &footprints)
     } else {
         boundaries_unsimulated(kernel, setup, &totals, &footprints)
@@ -443,6 +445,13 @@ fn boundaries(
             super::text::thousands(m.blocks)
         ));
     }
+    if m.windowed_warps > 0 {
+        assumptions.push(format!(
+            "windowed: each warp's first {} global accesses went through the model ({} warps had more); the rest of every instruction's sectors take its L1-hit, L2-read and DRAM-per-L2-read ratios from those",
+            m.window.unwrap_or(0),
+            super::text::thousands(m.windowed_warps)
+        ));
+    }
     if unknown_loads + unknown_stores > 0 {
         assumptions.push(
             "data-dependent addresses: each such sector counted as a miss in L1 and L2 and one DRAM sector".into(),
@@ -469,6 +478,7 @@ fn boundaries(
                 min: m.distinct_loaded.min(totals.global_load.sectors),
                 max: totals.global_load.sectors,
             },
+            l1_hit_sectors: None,
         },
         assumptions,
         gpu: p.name.to_string(),
@@ -480,6 +490,71 @@ fn boundaries(
             "simulated"
         }
         .to_string(),
+        bounds_only: false,
+        resident_blocks_per_sm: o.resident_blocks,
+        l1_bytes_per_sm: o.l1_bytes,
+        l2_bytes: p.l2_bytes,
+    }
+}
+
+/// Boundaries when the estimate's own budget ran out (`why`): the bounds that hold without a
+/// cache model, from the exact counts and what the model saw before it stopped (a subset of
+/// the launch's blocks, so its distinct sectors are a lower bound on the launch's):
+///
+/// - L1 -> L2 reads: at least the distinct sectors loaded (each misses a cold L1 once; misses
+///   merged in flight still reach L2 once), at most every load sector (none hits L1);
+/// - L1 -> L2 writes: the store sectors (stores write through: a rule, not a bound);
+/// - DRAM reads: at least the sectors loaded before any store could have written them (only
+///   when the launch stores nothing: a subset cannot tell which stores come first) plus the
+///   launch's own least, at most a DRAM granule per load or atomic sector, a read per store
+///   sector (partly written sectors are completed from DRAM) and the launch's own reads;
+/// - DRAM writes: none to [`dram_write_max`].
+///
+/// The point keys hold each bound's max (L1 hits the min): nothing built on them is too small.
+pub fn boundaries_bounds_only(m: &CacheModel, totals: &Totals, launch_blocks: u64, why: &str) -> Boundaries {
+    let p = m.profile;
+    let g = (p.dram_granule_bytes / p.sector_bytes).max(1) as u64;
+    let loads = totals.global_load.sectors;
+    let stores = totals.global_store.sectors;
+    let atomics = totals.global_red.sectors + totals.global_atom.sectors;
+    let launch = p.launch_dram_read_sectors;
+    let l2_min = m.distinct_loaded.min(loads);
+    let compulsory = if stores + atomics == 0 { m.compulsory_sectors } else { 0 };
+    let dram_read =
+        Bound { min: compulsory + p.launch_dram_read_sectors_min, max: g * (loads + atomics) + stores + launch };
+    let dram_write = Bound { min: 0, max: dram_write_max(p, totals) };
+    let o = &m.occupancy;
+    let mut assumptions = vec![
+        format!("GPU profile {}: {} ({})", p.name, p.description, p.source),
+        "cold L1 and L2 at launch (Nsight Compute's default cache control)".to_string(),
+        format!(
+            "bounds only: the boundary estimate's own budget ran out ({why}); the counts above are complete and exact, and the boundaries are the bounds that hold without a cache model: L1->L2 reads from the distinct sectors the model saw loaded ({} blocks of {}) to every load sector; L1->L2 writes are the store sectors (stores write through); DRAM reads from the compulsory sectors seen{} to a DRAM granule ({} sectors) per load and atomic sector plus a read per store sector; DRAM writes from none to every stored sector plus the L2's dirty lines; the figures printed are the upper bounds (a larger --estimate-time-limit, or a smaller launch, gives an estimate)",
+            super::text::thousands(m.simulated_blocks),
+            super::text::thousands(launch_blocks),
+            if stores + atomics == 0 { "" } else { " (none counted: the launch stores, and a store can fill a sector before its load)" },
+            g
+        ),
+    ];
+    if launch > 0 {
+        assumptions.push(format!("DRAM reads include up to {launch} sectors every launch costs besides its loads"));
+    }
+    Boundaries {
+        model: format!("{}: bounds only (the estimate's budget ran out)", p.name),
+        l1_hit_sectors: 0,
+        l2_read_sectors: loads,
+        l2_write_sectors: stores,
+        dram_read_sectors: dram_read.max,
+        dram_write_sectors: dram_write.max,
+        bounds: BoundaryBounds {
+            dram_read_sectors: dram_read,
+            dram_write_sectors: dram_write,
+            l2_read_sectors: Bound { min: l2_min, max: loads },
+            l1_hit_sectors: Some(Bound { min: 0, max: loads - l2_min }),
+        },
+        assumptions,
+        gpu: p.name.to_string(),
+        method: "bounds-only".to_string(),
+        bounds_only: true,
         resident_blocks_per_sm: o.resident_blocks,
         l1_bytes_per_sm: o.l1_bytes,
         l2_bytes: p.l2_bytes,
@@ -566,10 +641,12 @@ pub fn boundaries_unsimulated(kernel: &Kernel, setup: &Setup, totals: &Totals, f
             },
             dram_write_sectors: Bound { min: 0, max: dram_write_max(p, totals) },
             l2_read_sectors: Bound { min: 0, max: loads },
+            l1_hit_sectors: None,
         },
         assumptions,
         gpu: p.name.to_string(),
         method: "unsimulated".to_string(),
+        bounds_only: false,
         resident_blocks_per_sm: o.resident_blocks,
         l1_bytes_per_sm: o.l1_bytes,
         l2_bytes: p.l2_bytes,

@@ -85,7 +85,24 @@ pub fn render(sheet: &Sheet) -> String {
         );
     }
     let b = &sheet.boundaries;
-    let _ = writeln!(
+    if b.bounds_only {
+        let (l2, dr, dw) = (&b.bounds.l2_read_sectors, &b.bounds.dram_read_sectors, &b.bounds.dram_write_sectors);
+        let _ = writeln!(
+            o,
+            "\nBoundaries ({}; {}): **bounds, not estimates**: L1->L2 reads {}..{}, writes {}, DRAM reads {}..{}, writes {}..{}.\n",
+            b.model,
+            b.method,
+            thousands(l2.min),
+            thousands(l2.max),
+            thousands(b.l2_write_sectors),
+            thousands(dr.min),
+            thousands(dr.max),
+            thousands(dw.min),
+            thousands(dw.max)
+        );
+    }
+    if !b.bounds_only {
+        let _ = writeln!(
         o,
         "\nBoundaries ({}; {}): L1 hits {}, L1->L2 reads {}, writes {}, DRAM reads {} (bounds {}..{}), writes {}.\n",
         b.model,
@@ -98,6 +115,7 @@ pub fn render(sheet: &Sheet) -> String {
         thousands(b.bounds.dram_read_sectors.max),
         thousands(b.dram_write_sectors)
     );
+    }
     let per_row: Vec<_> = sheet.instructions.iter().filter_map(|r| r.boundary.map(|rb| (r, rb))).collect();
     if per_row.len() > 1 {
         let _ = writeln!(o, "| line:col | access | op | L1 hits | L2 reads | L2 writes | DRAM reads |");

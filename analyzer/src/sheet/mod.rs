@@ -164,6 +164,10 @@ pub struct BoundaryBounds {
     /// Distinct sectors loaded ..= sectors loaded (misses to one sector merged at most down to
     /// one read, at least every load sector missing L1).
     pub l2_read_sectors: Bound,
+    /// L1 hits on global loads: at least none, at most the load sectors less the fewest L2
+    /// reads (given only with `bounds_only`, in JSON only then).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub l1_hit_sectors: Option<Bound>,
 }
 
 /// Traffic below L1 under the cache model named in `assumptions`.
@@ -180,8 +184,15 @@ pub struct Boundaries {
     /// The `--gpu` profile.
     pub gpu: String,
     /// `simulated` (every sector through the model), `sampled` (the first sectors simulated,
-    /// the rest extrapolated) or `unsimulated` (no sector stream: footprints and bounds only).
+    /// the rest extrapolated), `sampled-units`, `unsimulated` (no sector stream: footprints and
+    /// bounds only) or `bounds-only` (the estimate's own budget ran out: see `bounds_only`).
     pub method: String,
+    /// The estimate's budget ran out: the counts are complete and exact, the boundaries are
+    /// only the bounds that hold without a cache model (`bounds`); each point key holds its
+    /// bound's max (`l1_hit_sectors` the min, 0), so nothing built on them is too small.
+    /// In JSON only when true.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub bounds_only: bool,
     pub resident_blocks_per_sm: u32,
     pub l1_bytes_per_sm: u64,
     pub l2_bytes: u64,

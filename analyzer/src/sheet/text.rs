@@ -192,18 +192,36 @@ pub fn render(sheet: &Sheet) -> String {
     }
     let b = &sheet.boundaries;
     let _ = writeln!(o);
-    let _ = writeln!(o, "4. boundaries (model: {}; {}; estimates, see assumptions)", b.model, b.method);
-    let _ = writeln!(
-        o,
-        "  L1 hits {}  L1->L2 reads {}  writes {}  DRAM reads {} (bounds {}..{})  writes {}",
-        thousands(b.l1_hit_sectors),
-        thousands(b.l2_read_sectors),
-        thousands(b.l2_write_sectors),
-        thousands(b.dram_read_sectors),
-        thousands(b.bounds.dram_read_sectors.min),
-        thousands(b.bounds.dram_read_sectors.max),
-        thousands(b.dram_write_sectors)
-    );
+    if b.bounds_only {
+        let (l2, dr, dw) = (&b.bounds.l2_read_sectors, &b.bounds.dram_read_sectors, &b.bounds.dram_write_sectors);
+        let _ = writeln!(o, "4. boundaries (model: {}; {}; BOUNDS, not estimates: see assumptions)", b.model, b.method);
+        let _ = writeln!(
+            o,
+            "  L1->L2 reads between {} and {}  writes {}  DRAM reads between {} and {}  writes between {} and {}",
+            thousands(l2.min),
+            thousands(l2.max),
+            thousands(b.l2_write_sectors),
+            thousands(dr.min),
+            thousands(dr.max),
+            thousands(dw.min),
+            thousands(dw.max)
+        );
+    } else {
+        let _ = writeln!(o, "4. boundaries (model: {}; {}; estimates, see assumptions)", b.model, b.method);
+    }
+    if !b.bounds_only {
+        let _ = writeln!(
+            o,
+            "  L1 hits {}  L1->L2 reads {}  writes {}  DRAM reads {} (bounds {}..{})  writes {}",
+            thousands(b.l1_hit_sectors),
+            thousands(b.l2_read_sectors),
+            thousands(b.l2_write_sectors),
+            thousands(b.dram_read_sectors),
+            thousands(b.bounds.dram_read_sectors.min),
+            thousands(b.bounds.dram_read_sectors.max),
+            thousands(b.dram_write_sectors)
+        );
+    }
     let per_row: Vec<_> = sheet.instructions.iter().filter_map(|r| r.boundary.map(|rb| (r, rb))).collect();
     if per_row.len() > 1 {
         let _ = writeln!(

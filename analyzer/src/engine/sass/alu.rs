@@ -10,6 +10,76 @@ use crate::engine::WARP;
 use crate::ir::sass::{Instr, MemClass, Operand, PredReg, Reg, PT, RZ};
 use crate::ir::{AccessKind, Base, Space};
 
+
+/// An instruction's modifiers as bits, read once: the engine asks for them per lane.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Mods {
+    bits: u64,
+    /// The first modifier's bit (a comparison's `LT`, a shuffle's mode).
+    first: u64,
+}
+
+/// Modifier bits.
+pub mod modbit {
+    pub const B32: u64 = 1 << 0;
+    pub const B64: u64 = 1 << 1;
+    pub const ALL: u64 = 1 << 2;
+    pub const AND: u64 = 1 << 3;
+    pub const CEIL: u64 = 1 << 4;
+    pub const EQ: u64 = 1 << 5;
+    pub const EX: u64 = 1 << 6;
+    pub const F: u64 = 1 << 7;
+    pub const F16: u64 = 1 << 8;
+    pub const F64: u64 = 1 << 9;
+    pub const FLOOR: u64 = 1 << 10;
+    pub const FTZ: u64 = 1 << 11;
+    pub const GE: u64 = 1 << 12;
+    pub const GT: u64 = 1 << 13;
+    pub const HI: u64 = 1 << 14;
+    pub const L: u64 = 1 << 15;
+    pub const LE: u64 = 1 << 16;
+    pub const LT: u64 = 1 << 17;
+    pub const MIN: u64 = 1 << 18;
+    pub const NE: u64 = 1 << 19;
+    pub const OR: u64 = 1 << 20;
+    pub const RCP: u64 = 1 << 21;
+    pub const RM: u64 = 1 << 22;
+    pub const RP: u64 = 1 << 23;
+    pub const RSQ: u64 = 1 << 24;
+    pub const RZ: u64 = 1 << 25;
+    pub const S16: u64 = 1 << 26;
+    pub const S32: u64 = 1 << 27;
+    pub const S64: u64 = 1 << 28;
+    pub const S8: u64 = 1 << 29;
+    pub const SH: u64 = 1 << 30;
+    pub const SQRT: u64 = 1 << 31;
+    pub const SUM: u64 = 1 << 32;
+    pub const SX32: u64 = 1 << 33;
+    pub const T: u64 = 1 << 34;
+    pub const TRUNC: u64 = 1 << 35;
+    pub const U16: u64 = 1 << 36;
+    pub const U32: u64 = 1 << 37;
+    pub const U64: u64 = 1 << 38;
+    pub const U8: u64 = 1 << 39;
+    pub const W: u64 = 1 << 40;
+    pub const WIDE: u64 = 1 << 41;
+    pub const X: u64 = 1 << 42;
+    pub const XOR: u64 = 1 << 43;
+}
+
+const MOD_NAMES: &[&str] = &["32", "64", "ALL", "AND", "CEIL", "EQ", "EX", "F", "F16", "F64", "FLOOR", "FTZ", "GE", "GT", "HI", "L", "LE", "LT", "MIN", "NE", "OR", "RCP", "RM", "RP", "RSQ", "RZ", "S16", "S32", "S64", "S8", "SH", "SQRT", "SUM", "SX32", "T", "TRUNC", "U16", "U32", "U64", "U8", "W", "WIDE", "X", "XOR"];
+
+impl Mods {
+    pub fn of(i: &Instr) -> Mods {
+        let bit = |s: &str| MOD_NAMES.iter().position(|n| *n == s).map_or(0, |k| 1u64 << k);
+        Mods { bits: i.mods.iter().fold(0, |b, s| b | bit(s)), first: i.mods.first().map_or(0, |s| bit(s)) }
+    }
+    #[inline]
+    pub fn has(self, b: u64) -> bool {
+        self.bits & b != 0
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
     // Control.
@@ -204,8 +274,24 @@ fn mma_regs(i: &Instr) -> u8 {
     }
 }
 
-fn mask_lanes(m: u32) -> impl Iterator<Item = usize> {
-    (0..WARP).filter(move |l| m >> l & 1 == 1)
+/// The lanes of a mask, lowest first.
+pub fn mask_lanes(m: u32) -> Lanes {
+    Lanes(m)
+}
+
+pub struct Lanes(u32);
+
+impl Iterator for Lanes {
+    type Item = usize;
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        if self.0 == 0 {
+            return None;
+        }
+        let l = self.0.trailing_zeros() as usize;
+        self.0 &= self.0 - 1;
+        Some(l)
+    }
 }
 
 /// Result of a lane's computation.
@@ -395,25 +481,23 @@ fn lop(lut: u32, a: u32, b: u32, c: u32) -> u32 {
     r
 }
 
-fn cmp(ins: &Instr, a: i64, b: i64) -> bool {
-    let c = ins.mods.first().map(String::as_str).unwrap_or("");
-    match c {
-        "LT" => a < b,
-        "LE" => a <= b,
-        "GT" => a > b,
-        "GE" => a >= b,
-        "EQ" => a == b,
-        "NE" => a != b,
-        "F" => false,
-        "T" => true,
+fn cmp(md: Mods, a: i64, b: i64) -> bool {
+    match md.first {
+        modbit::LT => a < b,
+        modbit::LE => a <= b,
+        modbit::GT => a > b,
+        modbit::GE => a >= b,
+        modbit::EQ => a == b,
+        modbit::NE => a != b,
+        modbit::T => true,
         _ => false,
     }
 }
 
-fn combine(ins: &Instr, x: bool, c: bool) -> bool {
-    if ins.has("OR") {
+fn combine(md: Mods, x: bool, c: bool) -> bool {
+    if md.has(modbit::OR) {
         x || c
-    } else if ins.has("XOR") {
+    } else if md.has(modbit::XOR) {
         x ^ c
     } else {
         x && c
@@ -421,14 +505,14 @@ fn combine(ins: &Instr, x: bool, c: bool) -> bool {
 }
 
 /// `{hi:lo}` shifted as `SHF` does.
-fn shf(ins: &Instr, lo: u32, s: u32, hi: u32) -> u32 {
-    let wide64 = ins.has("U64") || ins.has("S64");
-    let signed = ins.has("S32") || ins.has("S64");
-    let s = if ins.has("W") { s & if wide64 { 63 } else { 31 } } else { s.min(if wide64 { 64 } else { 32 }) };
+fn shf(md: Mods, lo: u32, s: u32, hi: u32) -> u32 {
+    let wide64 = md.has(modbit::U64) || md.has(modbit::S64);
+    let signed = md.has(modbit::S32) || md.has(modbit::S64);
+    let s = if md.has(modbit::W) { s & if wide64 { 63 } else { 31 } } else { s.min(if wide64 { 64 } else { 32 }) };
     let v = (hi as u64) << 32 | lo as u64;
-    if ins.has("L") {
+    if md.has(modbit::L) {
         let x = if s >= 64 { 0 } else { v << s };
-        if ins.has("HI") {
+        if md.has(modbit::HI) {
             (x >> 32) as u32
         } else {
             x as u32
@@ -442,7 +526,7 @@ fn shf(ins: &Instr, lo: u32, s: u32, hi: u32) -> u32 {
         } else {
             v >> s
         };
-        if ins.has("HI") {
+        if md.has(modbit::HI) {
             (x >> 32) as u32
         } else {
             x as u32
@@ -450,20 +534,20 @@ fn shf(ins: &Instr, lo: u32, s: u32, hi: u32) -> u32 {
     }
 }
 
-fn flo(ins: &Instr, v: u32) -> u32 {
-    let v = if ins.has("U32") || (v as i32) >= 0 { v } else { !v };
+fn flo(md: Mods, v: u32) -> u32 {
+    let v = if md.has(modbit::U32) || (v as i32) >= 0 { v } else { !v };
     if v == 0 {
         return u32::MAX;
     }
     let pos = 31 - v.leading_zeros();
-    if ins.has("SH") {
+    if md.has(modbit::SH) {
         31 - pos
     } else {
         pos
     }
 }
 
-fn prmt(a: u32, sel: u32, b: u32, ins: &Instr) -> u32 {
+fn prmt(a: u32, sel: u32, b: u32, ins: &Instr, md: Mods) -> u32 {
     if ins.mods.iter().any(|m| matches!(m.as_str(), "F4E" | "B4E" | "RC8" | "ECL" | "ECR" | "RC16")) {
         // Modes other than the default selector: computed by the PTX rules only for the default.
         return prmt_mode(a, sel, b, ins);
@@ -497,32 +581,32 @@ fn prmt_mode(a: u32, sel: u32, b: u32, ins: &Instr) -> u32 {
 }
 
 /// `I2F.U32.RP`-style conversion of an integer to f32 with the rounding mode named.
-fn i2f(ins: &Instr, v: u32) -> f32 {
-    let signed = ins.mods.iter().any(|m| m == "S32") || !ins.mods.iter().any(|m| m == "U32" || m == "U16" || m == "U8");
+fn i2f(md: Mods, v: u32) -> f32 {
+    let signed = md.has(modbit::S32) || !md.has(modbit::U32 | modbit::U16 | modbit::U8);
     let x: i64 = if signed { v as i32 as i64 } else { v as i64 };
     let f = x as f32;
     let back = f as f64;
     let exact = x as f64;
-    if ins.has("RP") && back < exact {
+    if md.has(modbit::RP) && back < exact {
         f32::from_bits(if f >= 0.0 { f.to_bits() + 1 } else { f.to_bits() - 1 })
-    } else if (ins.has("RM") || ins.has("RZ")) && back > exact {
+    } else if (md.has(modbit::RM) || md.has(modbit::RZ)) && back > exact {
         f32::from_bits(if f > 0.0 { f.to_bits() - 1 } else { f.to_bits() + 1 })
     } else {
         f
     }
 }
 
-fn f2i(ins: &Instr, f: f32) -> u32 {
-    let g = if ins.has("FLOOR") {
+fn f2i(md: Mods, f: f32) -> u32 {
+    let g = if md.has(modbit::FLOOR) {
         f.floor()
-    } else if ins.has("CEIL") {
+    } else if md.has(modbit::CEIL) {
         f.ceil()
-    } else if ins.has("TRUNC") {
+    } else if md.has(modbit::TRUNC) {
         f.trunc()
     } else {
         f.round_ties_even()
     };
-    if ins.has("U32") {
+    if md.has(modbit::U32) {
         g as u32
     } else {
         g as i32 as u32
@@ -531,7 +615,9 @@ fn f2i(ins: &Instr, f: f32) -> u32 {
 
 /// Runs one non-memory, non-control instruction for the lanes `exec`.
 pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
-    let ins = &m.k.instrs[i];
+    let k = m.k;
+    let ins = &k.instrs[i];
+    let md = m.mods[i];
     let ops = &ins.operands;
     // An instruction of the uniform datapath computes once for the warp.
     let uniform = match ops.first() {
@@ -539,7 +625,8 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
         Some(Operand::Pred(p)) => p.uniform && matches!(op, Op::Isetp | Op::Plop3),
         _ => false,
     } && !matches!(op, Op::Vote | Op::Redux);
-    let lanes: Vec<usize> = if uniform { mask_lanes(exec).take(1).collect() } else { mask_lanes(exec).collect() };
+    // The lanes that compute: the lowest for the uniform datapath.
+    let run = if uniform { exec & exec.wrapping_neg() } else { exec };
     let d0 = match ops.first() {
         Some(Operand::Reg(r)) => Some(*r),
         _ => None,
@@ -551,7 +638,7 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
         }
         Op::Mov => {
             let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
-            for &l in &lanes {
+            for l in mask_lanes(run) {
                 let v = ops.get(1).and_then(|o| m.int(o, l));
                 m.set(d, l, v);
             }
@@ -559,23 +646,23 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
         Op::Imad => {
             let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
             let (a, b, c) = (&ops[1], &ops[2], &ops[3]);
-            let signed = !ins.has("U32");
+            let signed = !md.has(modbit::U32);
             let carry = |m: &Machine, l: usize| -> Option<u64> {
-                if ins.has("X") {
+                if md.has(modbit::X) {
                     ops.get(4).map_or(Some(0), |p| m.pred(p, l).map(u64::from))
                 } else {
                     Some(0)
                 }
             };
-            for &l in &lanes {
+            for l in mask_lanes(run) {
                 let ext = |x: u32| if signed { x as i32 as i64 as u64 } else { x as u64 };
-                if ins.has("WIDE") {
+                if md.has(modbit::WIDE) {
                     let v = (|| {
                         let p = ext(m.int(a, l)?).wrapping_mul(ext(m.int(b, l)?));
                         Some(p.wrapping_add(m.int64(c, l)?).wrapping_add(carry(m, l)?))
                     })();
                     m.set64(d, l, v);
-                } else if ins.has("HI") {
+                } else if md.has(modbit::HI) {
                     let v = (|| {
                         let p = (ext(m.int(a, l)?) as u128).wrapping_mul(ext(m.int(b, l)?) as u128);
                         let p = if signed {
@@ -607,8 +694,8 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
                 ops[1..].iter().map_while(|o| if let Operand::Pred(p) = o { Some(*p) } else { None }).collect();
             let s = srcs(ins, 1 + outs.len());
             let (a, b, c) = (&s[0], s.get(1), s.get(2));
-            let ins_x = ins.has("X");
-            for &l in &lanes {
+            let ins_x = md.has(modbit::X);
+            for l in mask_lanes(run) {
                 let term = |o: Option<&Operand>| -> Option<u64> {
                     match o {
                         None => Some(0),
@@ -638,8 +725,8 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
         }
         Op::Viadd | Op::Viaddmnmx => {
             let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
-            let unsigned = ins.has("U32");
-            for &l in &lanes {
+            let unsigned = md.has(modbit::U32);
+            for l in mask_lanes(run) {
                 let v = (|| {
                     let s = m.int(&ops[1], l)?.wrapping_add(m.int(&ops[2], l)?);
                     if op == Op::Viadd {
@@ -669,10 +756,10 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
             let outs: Vec<PredReg> =
                 ops[1..].iter().map_while(|o| if let Operand::Pred(p) = o { Some(*p) } else { None }).collect();
             let s = srcs(ins, 1 + outs.len());
-            let hi = ins.has("HI");
-            let sx = ins.has("SX32");
-            let x = ins.has("X");
-            for &l in &lanes {
+            let hi = md.has(modbit::HI);
+            let sx = md.has(modbit::SX32);
+            let x = md.has(modbit::X);
+            for l in mask_lanes(run) {
                 let v = (|| -> Option<u64> {
                     let a = m.int(&s[0], l)?;
                     let b = m.int(&s[1], l)? as u64;
@@ -711,8 +798,8 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
         }
         Op::Shf => {
             let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
-            for &l in &lanes {
-                let v = (|| Some(shf(ins, m.int(&ops[1], l)?, m.int(&ops[2], l)?, m.int(&ops[3], l)?)))();
+            for l in mask_lanes(run) {
+                let v = (|| Some(shf(md, m.int(&ops[1], l)?, m.int(&ops[2], l)?, m.int(&ops[3], l)?)))();
                 m.set(d, l, v);
             }
         }
@@ -725,7 +812,7 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
             let s = srcs(ins, pd.is_some() as usize);
             let Some(Operand::Reg(d)) = s.first() else { return Err(stop(ins, "has no destination register")) };
             let d = *d;
-            for &l in &lanes {
+            for l in mask_lanes(run) {
                 let v = (|| {
                     let lut = m.int(&s[4], l)?;
                     Some(lop(lut, m.int(&s[1], l)?, m.int(&s[2], l)?, m.int(&s[3], l)?))
@@ -738,7 +825,7 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
         }
         Op::Plop3 => {
             // PLOP3.LUT Pd, Pq, a, b, c, lut_d, lut_q
-            for &l in &lanes {
+            for l in mask_lanes(run) {
                 let r = (|| {
                     let (a, b, c) = (m.pred(&ops[2], l)? as u32, m.pred(&ops[3], l)? as u32, m.pred(&ops[4], l)? as u32);
                     let idx = a << 2 | b << 1 | c;
@@ -754,32 +841,26 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
         }
         Op::Isetp => {
             // ISETP.cmp[.U32].bool[.EX] Pd, Pq, a, b, Pc[, Pex]
-            let unsigned = ins.has("U32");
-            let ex = ins.has("EX");
-            for &l in &lanes {
+            let unsigned = md.has(modbit::U32);
+            let ex = md.has(modbit::EX);
+            for l in mask_lanes(run) {
                 let r = (|| {
                     let (a, b) = (m.int(&ops[2], l)?, m.int(&ops[3], l)?);
                     let (x, y) = if unsigned { (a as i64, b as i64) } else { (a as i32 as i64, b as i32 as i64) };
                     let c = m.pred(&ops[4], l)?;
                     let res = if ex {
                         let low = m.pred(ops.get(5)?, l)?;
-                        let cm = ins.mods.first().map(String::as_str).unwrap_or("");
-                        match cm {
-                            "EQ" => x == y && low,
-                            "NE" => x != y || low,
-                            "LT" | "LE" | "GT" | "GE" => {
-                                let strict = match cm {
-                                    "LT" | "LE" => x < y,
-                                    _ => x > y,
-                                };
-                                strict || (x == y && low)
-                            }
+                        match md.first {
+                            modbit::EQ => x == y && low,
+                            modbit::NE => x != y || low,
+                            modbit::LT | modbit::LE => x < y || (x == y && low),
+                            modbit::GT | modbit::GE => x > y || (x == y && low),
                             _ => return None,
                         }
                     } else {
-                        cmp(ins, x, y)
+                        cmp(md, x, y)
                     };
-                    Some((combine(ins, res, c), combine(ins, !res, c)))
+                    Some((combine(md, res, c), combine(md, !res, c)))
                 })();
                 if let Some(Operand::Pred(p)) = ops.first() {
                     m.setp(*p, l, r.map(|x| x.0));
@@ -790,7 +871,7 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
             }
         }
         Op::Fsetp => {
-            for &l in &lanes {
+            for l in mask_lanes(run) {
                 let r = (|| {
                     let (a, b) = (m.flt(&ops[2], l)?, m.flt(&ops[3], l)?);
                     let c = m.pred(&ops[4], l)?;
@@ -813,7 +894,7 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
                         "NUM" => !unordered,
                         _ => return None,
                     };
-                    Some((combine(ins, res, c), combine(ins, !res, c)))
+                    Some((combine(md, res, c), combine(md, !res, c)))
                 })();
                 if let Some(Operand::Pred(p)) = ops.first() {
                     m.setp(*p, l, r.map(|x| x.0));
@@ -825,15 +906,15 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
         }
         Op::Sel => {
             let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
-            for &l in &lanes {
+            for l in mask_lanes(run) {
                 let v = (|| if m.pred(&ops[3], l)? { m.int(&ops[1], l) } else { m.int(&ops[2], l) })();
                 m.set(d, l, v);
             }
         }
         Op::Imnmx => {
             let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
-            let unsigned = ins.has("U32");
-            for &l in &lanes {
+            let unsigned = md.has(modbit::U32);
+            for l in mask_lanes(run) {
                 let v = (|| {
                     let (a, b) = (m.int(&ops[1], l)?, m.int(&ops[2], l)?);
                     let min = m.pred(&ops[3], l)?;
@@ -845,13 +926,13 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
         }
         Op::Iabs | Op::Popc | Op::Flo | Op::Brev | Op::Sgxt | Op::Bmsk => {
             let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
-            for &l in &lanes {
+            for l in mask_lanes(run) {
                 let v = (|| {
                     let a = m.int(&ops[1], l)?;
                     Some(match op {
                         Op::Iabs => (a as i32).unsigned_abs(),
                         Op::Popc => a.count_ones(),
-                        Op::Flo => flo(ins, a),
+                        Op::Flo => flo(md, a),
                         Op::Brev => a.reverse_bits(),
                         Op::Sgxt => {
                             let bits = m.int(&ops[2], l)?.min(32);
@@ -859,7 +940,7 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
                                 0
                             } else if bits >= 32 {
                                 a
-                            } else if ins.has("U32") {
+                            } else if md.has(modbit::U32) {
                                 a & ((1 << bits) - 1)
                             } else {
                                 (((a << (32 - bits)) as i32) >> (32 - bits)) as u32
@@ -881,22 +962,22 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
         }
         Op::Prmt => {
             let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
-            for &l in &lanes {
-                let v = (|| Some(prmt(m.int(&ops[1], l)?, m.int(&ops[2], l)?, m.int(ops.get(3)?, l)?, ins)))();
+            for l in mask_lanes(run) {
+                let v = (|| Some(prmt(m.int(&ops[1], l)?, m.int(&ops[2], l)?, m.int(ops.get(3)?, l)?, ins, md)))();
                 m.set(d, l, v);
             }
         }
         Op::S2r => {
             let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
-            for &l in &lanes {
+            for l in mask_lanes(run) {
                 let v = ops.get(1).and_then(|o| m.int(o, l));
                 m.set(d, l, v);
             }
         }
         Op::Cs2r => {
             let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
-            let narrow = ins.has("32");
-            for &l in &lanes {
+            let narrow = md.has(modbit::B32);
+            for l in mask_lanes(run) {
                 let v = ops.get(1).and_then(|o| m.int(o, l));
                 if narrow {
                     m.set(d, l, v);
@@ -907,16 +988,16 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
         }
         Op::Ldc => {
             let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
-            let (bytes, wide) = if ins.has("64") {
+            let (bytes, wide) = if md.has(modbit::B64) {
                 (8, true)
-            } else if ins.has("U8") || ins.has("S8") {
+            } else if md.has(modbit::U8) || md.has(modbit::S8) {
                 (1, false)
-            } else if ins.has("U16") || ins.has("S16") {
+            } else if md.has(modbit::U16) || md.has(modbit::S16) {
                 (2, false)
             } else {
                 (4, false)
             };
-            for &l in &lanes {
+            for l in mask_lanes(run) {
                 let v = match &ops[1] {
                     Operand::Const(c) => (|| {
                         let at = c.offset + c.reg.map_or(Some(0), |r| m.reg(r, l).map(|x| x as i64))?;
@@ -924,7 +1005,7 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
                     })(),
                     o => m.int(o, l).map(u64::from),
                 };
-                let v = match (bytes, ins.has("S8") || ins.has("S16")) {
+                let v = match (bytes, md.has(modbit::S8) || md.has(modbit::S16)) {
                     (1, true) => v.map(|x| x as i8 as i32 as u32 as u64),
                     (2, true) => v.map(|x| x as i16 as i32 as u32 as u64),
                     _ => v,
@@ -949,9 +1030,9 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
                     None => known = false,
                 }
             }
-            let result = if ins.has("ALL") {
+            let result = if md.has(modbit::ALL) {
                 known.then_some(ballot == exec)
-            } else if ins.has("EQ") {
+            } else if md.has(modbit::EQ) {
                 known.then_some(ballot == exec || ballot == 0)
             } else {
                 known.then_some(ballot != 0)
@@ -977,16 +1058,16 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
             let vals: Vec<Option<u32>> = mask_lanes(exec).map(|l| m.int(&ops[1], l)).collect();
             let v = if vals.iter().all(Option::is_some) {
                 let it = vals.iter().map(|v| v.unwrap_or(0));
-                let signed = ins.has("S32");
-                Some(if ins.has("SUM") {
+                let signed = md.has(modbit::S32);
+                Some(if md.has(modbit::SUM) {
                     it.fold(0u32, u32::wrapping_add)
-                } else if ins.has("AND") {
+                } else if md.has(modbit::AND) {
                     it.fold(u32::MAX, |a, b| a & b)
-                } else if ins.has("OR") {
+                } else if md.has(modbit::OR) {
                     it.fold(0, |a, b| a | b)
-                } else if ins.has("XOR") {
+                } else if md.has(modbit::XOR) {
                     it.fold(0, |a, b| a ^ b)
-                } else if ins.has("MIN") {
+                } else if md.has(modbit::MIN) {
                     if signed {
                         it.map(|x| x as i32).min().unwrap_or(0) as u32
                     } else {
@@ -1009,7 +1090,7 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
         }
         Op::Match => {
             let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
-            let wide = ins.has("U64") || ins.has("64");
+            let wide = md.has(modbit::U64) || md.has(modbit::B64);
             let vals: Vec<(usize, Option<u64>)> = mask_lanes(exec)
                 .map(|l| (l, if wide { m.int64(&ops[1], l) } else { m.int(&ops[1], l).map(u64::from) }))
                 .collect();
@@ -1023,7 +1104,7 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
                     }
                     Some(mask)
                 });
-                let r = if ins.has("ALL") { r.map(|x| if x == exec { exec } else { 0 }) } else { r };
+                let r = if md.has(modbit::ALL) { r.map(|x| if x == exec { exec } else { 0 }) } else { r };
                 m.set(d, l, r);
             }
         }
@@ -1066,7 +1147,7 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
             // `HFMA2.MMA d, -RZ, RZ, hi, lo`: a constant made of two halves.
             let zero = |o: &Operand| matches!(o, Operand::Reg(r) if r.index == RZ);
             let konst = ops.len() >= 5 && zero(&ops[1]) && zero(&ops[2]);
-            for &l in &lanes {
+            for l in mask_lanes(run) {
                 let v = if konst {
                     (|| {
                         let half = |o: &Operand| match o {
@@ -1084,8 +1165,8 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
         }
         Op::Fadd | Op::Fmul | Op::Ffma | Op::Fmnmx | Op::Mufu | Op::I2f | Op::F2i => {
             let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
-            let ftz = |f: f32| if ins.has("FTZ") && f.is_subnormal() { 0.0f32.copysign(f) } else { f };
-            for &l in &lanes {
+            let ftz = |f: f32| if md.has(modbit::FTZ) && f.is_subnormal() { 0.0f32.copysign(f) } else { f };
+            for l in mask_lanes(run) {
                 let v: Option<u32> = (|| {
                     Some(match op {
                         Op::Fadd => ftz(m.flt(&ops[1], l)? + m.flt(&ops[2], l)?).to_bits(),
@@ -1097,11 +1178,11 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
                         }
                         Op::Mufu => {
                             let a = m.flt(&ops[1], l)?;
-                            if ins.has("RCP") {
+                            if md.has(modbit::RCP) {
                                 (1.0 / a).to_bits()
-                            } else if ins.has("SQRT") {
+                            } else if md.has(modbit::SQRT) {
                                 a.sqrt().to_bits()
-                            } else if ins.has("RSQ") {
+                            } else if md.has(modbit::RSQ) {
                                 (1.0 / a.sqrt()).to_bits()
                             } else {
                                 // Transcendentals: hardware approximations, never exact here.
@@ -1109,25 +1190,23 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
                             }
                         }
                         Op::I2f => {
-                            if ins.mods.iter().any(|x| x == "F64" || x == "F16" || x == "S64" || x == "U64") {
+                            if md.has(modbit::F64 | modbit::F16 | modbit::S64 | modbit::U64) {
                                 return None;
                             }
-                            i2f(ins, m.int(&ops[1], l)?).to_bits()
+                            i2f(md, m.int(&ops[1], l)?).to_bits()
                         }
                         _ => {
-                            if ins.mods.iter().any(|x| x == "F64" || x == "S64" || x == "U64" || x == "F16") {
+                            if md.has(modbit::F64 | modbit::S64 | modbit::U64 | modbit::F16) {
                                 return None;
                             }
-                            f2i(ins, m.flt(&ops[1], l)?)
+                            f2i(md, m.flt(&ops[1], l)?)
                         }
                     })
                 })();
                 m.set(d, l, v);
             }
-            if matches!(op, Op::I2f | Op::F2i)
-                && ins.mods.iter().any(|x| x == "F64" || x == "S64" || x == "U64")
-            {
-                for &l in &lanes {
+            if matches!(op, Op::I2f | Op::F2i) && md.has(modbit::F64 | modbit::S64 | modbit::U64) {
+                for l in mask_lanes(run) {
                     m.set64(d, l, None);
                 }
             }
@@ -1135,7 +1214,7 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
         Op::P2r => {
             // P2R d, PR, a, mask: predicates P0..P6 as bits, under the mask.
             let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
-            for &l in &lanes {
+            for l in mask_lanes(run) {
                 let v = (|| {
                     let keep = m.int(ops.get(2)?, l)?;
                     let mask = m.int(ops.get(3)?, l)?;
@@ -1155,7 +1234,7 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
         }
         Op::R2p => {
             // R2P PR, a, mask
-            for &l in &lanes {
+            for l in mask_lanes(run) {
                 let a = ops.get(1).and_then(|o| m.int(o, l));
                 let mask = ops.get(2).and_then(|o| m.int(o, l)).unwrap_or(0x7f);
                 for p in 0..7u8 {
@@ -1168,7 +1247,7 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
         Op::Opaque(n) => {
             m.out.opaque.insert(ins.opcode.clone());
             if let Some(d) = regs(ins).first().copied() {
-                for &l in &lanes {
+                for l in mask_lanes(run) {
                     for k in 0..n as u16 {
                         let idx = d.index as u16 + k;
                         if idx < RZ as u16 {
@@ -1179,7 +1258,7 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
             }
             for o in ops.iter().take_while(|o| matches!(o, Operand::Pred(_))) {
                 if let Operand::Pred(p) = o {
-                    for &l in &lanes {
+                    for l in mask_lanes(run) {
                         m.setp(*p, l, None);
                     }
                 }
@@ -1189,13 +1268,13 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
             m.out.opaque.insert(ins.opcode.clone());
             for o in ops.iter().take_while(|o| matches!(o, Operand::Pred(_))) {
                 if let Operand::Pred(p) = o {
-                    for &l in &lanes {
+                    for l in mask_lanes(run) {
                         m.setp(*p, l, None);
                     }
                 }
             }
             if let Some(Operand::Reg(d)) = ops.iter().find(|o| matches!(o, Operand::Reg(_))) {
-                for &l in &lanes {
+                for l in mask_lanes(run) {
                     m.set(*d, l, None);
                 }
             }
@@ -1208,7 +1287,9 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
 /// A memory instruction's result registers: a load's value (from the fill, where the launch
 /// gives one), an atomic's old value; unknown otherwise.
 pub fn memory_result(m: &mut Machine, i: usize, class: MemClass, exec: u32, base: Option<Base>, space: Space) -> Result<()> {
-    let ins = &m.k.instrs[i];
+    let k = m.k;
+    let ins = &k.instrs[i];
+    let md = m.mods[i];
     let returns = matches!(class.kind, AccessKind::Load | AccessKind::Atom);
     if !returns {
         return Ok(());
@@ -1251,9 +1332,9 @@ pub fn memory_result(m: &mut Machine, i: usize, class: MemClass, exec: u32, base
                         // Sub-word loads zero- or sign-extend as the mnemonic says.
                         let v = value.unwrap_or(0);
                         value = Some(match class.width {
-                            1 if ins.has("S8") => v as u8 as i8 as i32 as u32,
+                            1 if md.has(modbit::S8) => v as u8 as i8 as i32 as u32,
                             1 => v & 0xff,
-                            2 if ins.has("S16") => v as u16 as i16 as i32 as u32,
+                            2 if md.has(modbit::S16) => v as u16 as i16 as i32 as u32,
                             2 => v & 0xffff,
                             _ => v,
                         });

@@ -27,6 +27,9 @@ use std::collections::BTreeSet;
 /// parameters' buffers ([`super::param_base`]).
 pub const SHARED_WINDOW_HI: u32 = 0x00ff_0000;
 
+/// Where file-scope `__device__` variables live (constant bank 4 holds their addresses).
+const DEVICE_WINDOW: u64 = 0x00f0_0000_0000_0000;
+
 /// The memory instructions of a kernel in order, with their class: the `i`-th is memory
 /// operation `i` of the kernel the front end lifts.
 pub fn memory_instructions(k: &SassKernel) -> Vec<(usize, MemClass)> {
@@ -88,8 +91,17 @@ pub fn run_blocks(
         ir,
         s: setup,
         decoded: k.instrs.iter().map(alu::decode).collect::<Result<Vec<_>>>()?,
+        mods: k.instrs.iter().map(alu::Mods::of).collect(),
         class: mem.iter().map(|(_, c)| *c).collect(),
         op_of,
+        bsync: k
+            .instrs
+            .iter()
+            .map(|i| match (i.opcode.as_str(), i.operands.first()) {
+                ("BSYNC", Some(Operand::Barrier(b))) => Some(*b),
+                _ => None,
+            })
+            .collect(),
         bank0: bank0(k, ir, setup)?,
         ops: vec![OpStats::default(); mem.len()],
         out: SassTrace { spaces: vec![None; mem.len()], ..SassTrace::default() },
@@ -250,10 +262,14 @@ pub(crate) struct Machine<'a> {
     pub ir: &'a Kernel,
     pub s: &'a Setup,
     pub decoded: Vec<alu::Op>,
+    /// By instruction: its modifiers.
+    pub mods: Vec<alu::Mods>,
     /// By memory operation: its class.
     class: Vec<MemClass>,
     /// By instruction: its memory operation, or `usize::MAX`.
     op_of: Vec<usize>,
+    /// By instruction: the barrier a `BSYNC` waits on.
+    bsync: Vec<Option<u8>>,
     pub bank0: Vec<Option<u8>>,
     ops: Vec<OpStats>,
     pub out: SassTrace,
@@ -297,6 +313,13 @@ impl Machine<'_> {
             if live == 0 {
                 return Ok(());
             }
+            // Converged (the usual case): every live lane at one instruction.
+            let first = self.w.pc[live.trailing_zeros() as usize];
+            if alu::mask_lanes(live).all(|l| self.w.pc[l] == first) && first < n && self.bsync[first].is_none() {
+                self.tick(first)?;
+                self.step(first, live, sink)?;
+                continue;
+            }
             // The lanes to run: those at the lowest instruction among lanes not waiting at a
             // BSYNC for others of their group.
             let mut best = usize::MAX;
@@ -331,12 +354,8 @@ impl Machine<'_> {
 
     /// Whether lane `l` at instruction `pc` waits at a `BSYNC` for lanes of its group.
     fn waiting(&self, l: usize, pc: usize) -> bool {
-        let ins = &self.k.instrs[pc];
-        if ins.opcode != "BSYNC" {
-            return false;
-        }
-        let Some(Operand::Barrier(b)) = ins.operands.first() else { return false };
-        let group = self.w.barrier[*b as usize & 15] & self.w.live;
+        let Some(b) = self.bsync.get(pc).copied().flatten() else { return false };
+        let group = self.w.barrier[b as usize & 15] & self.w.live;
         let _ = l;
         (0..WARP).any(|m| group >> m & 1 == 1 && self.w.pc[m] != pc)
     }
@@ -490,6 +509,16 @@ impl Machine<'_> {
 
     /// Bank-0 bytes `[at, at + n)` as a little-endian number.
     pub fn const_bytes(&self, bank: u32, at: i64, n: usize) -> Option<u64> {
+        if bank == 4 && at >= 0 && n <= 8 {
+            // Bank 4 holds the addresses of file-scope `__device__` variables, 8 bytes each:
+            // each its own buffer, 256-byte aligned, far from the parameters' and the shared
+            // window.
+            let slot = (at / 8) as u64;
+            let addr = DEVICE_WINDOW + (slot << 32);
+            let shift = 8 * (at % 8) as u32;
+            let v = addr >> shift;
+            return Some(if n >= 8 { v } else { v & ((1u64 << (8 * n)) - 1) });
+        }
         if bank != 0 || at < 0 {
             return None;
         }
@@ -502,19 +531,17 @@ impl Machine<'_> {
 
     fn memory(&mut self, i: usize, n: usize, exec: u32, sink: &mut dyn SectorSink) -> Result<()> {
         let class = self.class[n];
-        let ins = &self.k.instrs[i];
+        let k = self.k;
+        let ins = &k.instrs[i];
         // The address operand: the global one for LDGSTS (its shared side is not counted).
-        let mems: Vec<&crate::ir::sass::Address> = ins
-            .operands
-            .iter()
-            .filter_map(|o| match o {
-                Operand::Mem(a) => Some(a),
-                _ => None,
-            })
-            .collect();
-        let a = match (class.kind, mems.as_slice()) {
-            (crate::ir::AccessKind::AsyncCopy, [_, g, ..]) => (*g).clone(),
-            (_, [m, ..]) => (*m).clone(),
+        let mut mems = ins.operands.iter().filter_map(|o| match o {
+            Operand::Mem(a) => Some(a),
+            _ => None,
+        });
+        let first = mems.next();
+        let a = match (class.kind, first, mems.next()) {
+            (crate::ir::AccessKind::AsyncCopy, Some(_), Some(g)) => g,
+            (_, Some(m), _) => m,
             _ => return Err(stop(ins, "has no address this reader can read")),
         };
         self.addrs.clear();
