@@ -32,6 +32,7 @@ pub mod front;
 pub mod fuzzing;
 pub mod gpu;
 pub mod ir;
+pub mod cint;
 pub mod launch;
 pub mod manifest;
 pub mod sheet;

@@ -416,10 +416,17 @@ pub(super) fn layout_of<'a>(
             let a = align_of(unit, &ty);
             let a = explicit_align(unit.text(f)).unwrap_or(a).max(a);
             let count: u64 = dims.iter().product();
-            let size = ty.size() as u64 * count.max(1);
+            let size = (ty.size() as u64).checked_mul(count.max(1));
             let at = if union { 0 } else { off.div_ceil(a) * a };
+            // Sizes and offsets are 32-bit here: a structure of 2^32 bytes or more is not
+            // modelled (left unknown, so its use is refused), never wrapped into a small one.
+            let end = size.and_then(|z| if union { Some(z.max(off as u64)) } else { (at as u64).checked_add(z) });
+            let Some(end) = end.and_then(|e| u32::try_from(e).ok()).filter(|e| e.checked_add(a).is_some()) else {
+                ok = false;
+                break;
+            };
             fields.push(Field { name: fname, offset: at, ty, dims });
-            off = if union { off.max(size as u32) } else { at + size as u32 };
+            off = end;
             align = align.max(a);
         }
     }
