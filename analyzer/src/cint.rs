@@ -484,7 +484,7 @@ impl Parser<'_> {
             let c = match self.s.get(self.i..self.i + 2) {
                 Some([b'\\', e]) => {
                     self.i += 2;
-                    match e {
+                    match *e {
                         b'n' => 10,
                         b't' => 9,
                         b'0' => 0,
@@ -604,7 +604,7 @@ pub fn eval(e: &Expr, env: &dyn Env) -> R<Value> {
         Expr::Cond(c, a, b) => {
             let t = CType::common(type_of(a, env)?, type_of(b, env)?);
             let c = eval(c, env)?;
-            if c.v != 0 { eval(a, env)? } else { eval(b, env)? }.to(t)
+            (if c.v != 0 { eval(a, env)? } else { eval(b, env)? }).to(t)
         }
         Expr::Binary(op, a, b) => {
             match *op {

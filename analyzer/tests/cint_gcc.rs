@@ -112,10 +112,13 @@ fn random_expressions_agree_with_gcc() {
         eprintln!("note: no gcc on PATH: the C integer evaluator's property test is skipped");
         return;
     };
-    let mut g = Gen(0x5EC7_0E57_1A7E_0029);
+    // CINT_GCC_SEED and CINT_GCC_CASES explore further than CI's fixed 600.
+    let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
+    let mut g = Gen(env("CINT_GCC_SEED").unwrap_or(0x5EC7_0E57_1A7E_0029));
+    let want = env("CINT_GCC_CASES").unwrap_or(600) as usize;
     let mut cases: Vec<(String, String)> = Vec::new();
     let mut undefined = 0;
-    while cases.len() < 600 {
+    while cases.len() < want {
         let e = g.expr(3);
         match eval_str(&e, &no_names) {
             Ok(v) => {
@@ -126,7 +129,7 @@ fn random_expressions_agree_with_gcc() {
             Err(other) => panic!("the evaluator cannot read `{e}`: {other}"),
         }
     }
-    assert!(undefined < 600, "most random expressions should be defined ({undefined} were not)");
+    assert!(undefined < want, "most random expressions should be defined ({undefined} were not)");
     let mut c = String::from("#include <stdio.h>\n#define TY(e) _Generic((e), ");
     for (i, t) in TYPES.iter().enumerate() {
         c.push_str(&format!("{}: {i}, ", c_name(*t)));
@@ -143,6 +146,7 @@ fn random_expressions_agree_with_gcc() {
     let exe = dir.join("exprs");
     // With the sanitizer an expression the evaluator wrongly calls defined stops the run.
     let mut ok = false;
+    let mut sanitized = false;
     for flags in [&["-fsanitize=undefined", "-fno-sanitize-recover=all"][..], &[][..]] {
         let out = Command::new(cc)
             .args(["-std=c11", "-O0", "-w"])
@@ -154,6 +158,7 @@ fn random_expressions_agree_with_gcc() {
             .unwrap();
         if out.status.success() {
             ok = true;
+            sanitized = !flags.is_empty();
             break;
         }
         if flags.is_empty() {
@@ -173,6 +178,10 @@ fn random_expressions_agree_with_gcc() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+    eprintln!(
+        "{} expressions compared with gcc ({undefined} undefined ones left out; sanitizer: {sanitized})",
+        cases.len()
+    );
     assert!(wrong.is_empty(), "{} of {} disagree:\n{}", wrong.len(), cases.len(), wrong[..wrong.len().min(10)].join("\n"));
 }
 

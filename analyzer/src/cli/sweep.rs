@@ -74,7 +74,7 @@ pub fn run(a: SweepArgs) -> i32 {
     if let Some(n) = a.jobs.filter(|&n| n > MAX_JOBS) {
         return usage(&format!("--jobs {n}: at most {MAX_JOBS} threads"));
     }
-    let total = match super::common::time_limit("--total-time-limit", a.total_time_limit) {
+    let total_limit = match super::common::time_limit("--total-time-limit", a.total_time_limit) {
         Ok(t) => t,
         Err(m) => return usage(&m),
     };
@@ -123,7 +123,7 @@ pub fn run(a: SweepArgs) -> i32 {
         indicatif::ProgressBar::hidden()
     };
     let progress = || bar.inc(1);
-    let run = || sweep::sweep_within(Input::File(&a.src.file), &opts, &DiskLoader, &progress, total);
+    let run = || sweep::sweep_within(Input::File(&a.src.file), &opts, &DiskLoader, &progress, total_limit);
     let result = match a.jobs {
         Some(n) => match rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build() {
             Ok(pool) => pool.install(run),
