@@ -207,7 +207,9 @@ pub fn apply_launch_site(
         let sites = crate::front::cuda::launch_sites_of_file(&mut files, root, &opts.cuda(), loader)?;
         let site = sites
             .iter()
-            .find(|s| opts.kernel.as_ref().is_none_or(|k| &s.kernel == k) && line.is_none_or(|l| s.line == l))
+            .find(|s| {
+                opts.kernel.as_deref().is_none_or(|k| s.kernel == split_signature(k).0) && line.is_none_or(|l| s.line == l)
+            })
             .ok_or_else(|| {
                 let what = match (&opts.kernel, line) {
                     (Some(k), Some(l)) => format!("no launch of `{k}` on line {l}"),
@@ -218,7 +220,10 @@ pub fn apply_launch_site(
                 Diagnostic::new(ErrorKind::Usage, format!("--launch-site: {what}"))
             })?;
         let mut o = opts.clone();
-        o.kernel = Some(site.kernel.clone());
+        // A kernel given by its signature (`scale(double*, int)`) stays so: it names the overload.
+        if o.kernel.is_none() {
+            o.kernel = Some(site.kernel.clone());
+        }
         if o.grid.is_empty() {
             o.grid = site.grid.clone().ok_or_else(|| {
                 Diagnostic::new(
@@ -510,7 +515,11 @@ fn signature_key(sig: &str) -> String {
                 })
                 .collect();
             let base = words.join(" ");
-            let base = crate::cint::CType::parse(&base).map_or(base.replace(' ', ""), |t| t.name().to_string());
+            // Integer types as the IR names them (by width and sign: `long` is `long long`).
+            let base = crate::cint::CType::parse(&base).map_or(base.replace(' ', ""), |t| {
+                let bits = if t.bits() == 1 { 1 } else { t.bits() as u8 };
+                crate::ir::IntTy { bits, signed: t.signed() }.name().to_string()
+            });
             format!("{base}{}", "*".repeat(stars))
         })
         .filter(|p| !p.is_empty())

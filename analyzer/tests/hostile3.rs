@@ -279,3 +279,17 @@ fn a_permutation_is_not_built_past_the_deadline() {
     assert_eq!(f.table_until(Some(Instant::now() - Duration::from_millis(1))), None);
     assert!(started.elapsed() < Duration::from_secs(1));
 }
+
+// ---- (3) numbers: structures of 2^32 bytes ----
+
+#[test]
+fn a_structure_of_2_to_the_32_bytes_is_refused_not_wrapped() {
+    // `float v[1 << 30]` is 2^30 * 4 = 2^32 bytes: in 32 bits it would wrap to 0 and lanes'
+    // elements would overlap (4 sectors). Refused by name instead.
+    let big = "struct Big { float v[1 << 30]; };\n__global__ void k(Big* b) {\n    b[threadIdx.x].v[0] = 1.0f;\n}\n";
+    let f = analyze_source("b.cu", big, &opts("1", "32")).err().expect("a refusal");
+    assert!(f.diagnostic.message.contains("structure `Big` is 4294967296 bytes (2^32) or more"), "{}", f.diagnostic.message);
+    // 2^20 floats = 4 MiB per element: the 32 lanes' stores are 4 MiB apart, one sector each: 32.
+    let ok = big.replace("1 << 30", "1 << 20");
+    assert_eq!(analyze_source("b.cu", &ok, &opts("1", "32")).unwrap().sheet.totals.global_store.sectors, 32);
+}

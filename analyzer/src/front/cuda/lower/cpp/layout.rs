@@ -422,6 +422,7 @@ pub(super) fn layout_of<'a>(
             // modelled (left unknown, so its use is refused), never wrapped into a small one.
             let end = size.and_then(|z| if union { Some(z.max(off as u64)) } else { (at as u64).checked_add(z) });
             let Some(end) = end.and_then(|e| u32::try_from(e).ok()).filter(|e| e.checked_add(a).is_some()) else {
+                unit.too_large.borrow_mut().insert(first.to_string());
                 ok = false;
                 break;
             };
@@ -541,6 +542,13 @@ pub(in crate::front::cuda::lower) fn other_type(
     let bare = t.child_by_field_name("name").map(|x| unit.text(x)).unwrap_or(last);
     if unit.polymorphic.contains(bare.rsplit("::").next().unwrap_or(bare).trim()) {
         return Err(virtual_refusal(unit.span(t), text));
+    }
+    if unit.too_large.borrow().contains(bare.rsplit("::").next().unwrap_or(bare).trim()) {
+        return Err(Diagnostic::at(
+            ErrorKind::Unsupported,
+            unit.span(t),
+            format!("structure `{text}` is 4294967296 bytes (2^32) or more: sizes that large are not modelled; refused rather than counted with a wrapped size"),
+        ));
     }
     // Tag types (`std::true_type`, `std::bool_constant<B>`): empty, passed by value.
     let tname = t.child_by_field_name("name").map(|x| unit.text(x)).unwrap_or(last);
