@@ -89,7 +89,7 @@ pub fn read_bounded(path: &Path, max: u64, what: &str) -> std::result::Result<Ve
         } else if !m.is_file() {
             Some(format!("{} is not a regular file (a device, a pipe or a socket): not read", path.display()))
         } else if m.len() > max {
-            Some(format!("{} is {} bytes; a {what} over {} is refused", path.display(), m.len(), human(max)))
+            Some(format!("{} is {} bytes; {what}s over {} are refused", path.display(), m.len(), human(max)))
         } else {
             None
         }
@@ -108,7 +108,7 @@ pub fn read_bounded(path: &Path, max: u64, what: &str) -> std::result::Result<Ve
         .read_to_end(&mut bytes)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     if bytes.len() as u64 > max {
-        return Err(format!("{} grew past {} while it was read; a {what} over that is refused", path.display(), human(max)));
+        return Err(format!("{} grew past {} while it was read; {what}s over {} are refused", path.display(), human(max), human(max)));
     }
     Ok(bytes)
 }

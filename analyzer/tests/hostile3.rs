@@ -126,7 +126,7 @@ fn devices_fifos_and_huge_files_are_refused_by_every_reader() {
     std::fs::File::create(&big).unwrap().set_len(17 << 20).unwrap();
     let o = bin(&["check", "--config", big.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("over 16 MiB is refused"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("config files over 16 MiB are refused"), "{}", stderr(&o));
     // An include of a device.
     let inc = write("inc.cu", b"#include \"/dev/zero\"\n__global__ void k(float* a) { a[threadIdx.x] = 1.0f; }\n");
     let f = analyze(Input::File(&inc), &opts("1", "32"), &DiskLoader).err().expect("a refusal");

@@ -103,12 +103,11 @@ pub fn launch_sites(pre: &Preprocessed) -> Result<Vec<LaunchSite>> {
         for (name, value) in tnames.iter().zip(targs) {
             let value = value.trim().to_string();
             let c = cint::eval_str(&value, &|n: &str| host_value(n, &host_vars, &typed, 0));
+            // As written (the front end binds them); an integer one also sizes the grid.
             if let Ok(v) = c {
                 typed.insert(name.clone(), v);
-                site.template_args.push((name.clone(), v.v.to_string()));
-            } else {
-                site.template_args.push((name.clone(), value));
             }
+            site.template_args.push((name.clone(), value));
         }
         if let Some(args) = call.child_by_field_name("arguments") {
             let mut cc = args.walk();
