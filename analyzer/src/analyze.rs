@@ -208,7 +208,8 @@ pub fn apply_launch_site(
         let site = sites
             .iter()
             .find(|s| {
-                opts.kernel.as_deref().is_none_or(|k| s.kernel == split_signature(k).0) && line.is_none_or(|l| s.line == l)
+                opts.kernel.as_deref().is_none_or(|k| s.kernel == split_signature(k).0)
+                    && line.is_none_or(|l| s.line == l)
             })
             .ok_or_else(|| {
                 let what = match (&opts.kernel, line) {
@@ -429,7 +430,9 @@ pub(crate) fn pick_kernel<'m>(
         let listed = || same.iter().map(|k| kernel_signature(k)).collect::<Vec<_>>().join(", ");
         match wanted {
             Some(sig) => {
-                return same.iter().find(|k| signature_key(&kernel_signature(k)) == signature_key(&format!("{n}({sig})")))
+                return same
+                    .iter()
+                    .find(|k| signature_key(&kernel_signature(k)) == signature_key(&format!("{n}({sig})")))
                     .copied()
                     .ok_or_else(|| {
                         Diagnostic::new(ErrorKind::Usage, format!("{file}: no kernel `{n}({sig})`")).note(

@@ -172,7 +172,8 @@ impl CType {
                 return Some(t);
             }
         }
-        let (mut signed, mut unsigned, mut longs, mut short, mut char, mut int) = (false, false, 0, false, false, false);
+        let (mut signed, mut unsigned, mut longs, mut short, mut char, mut int) =
+            (false, false, 0, false, false, false);
         for w in &words {
             match *w {
                 "signed" => signed = true,

@@ -24,6 +24,7 @@
 //! proc macro needs: `sector-analyzer = { default-features = false }`.
 
 pub mod cache;
+pub mod cint;
 pub mod diag;
 pub mod engine;
 pub mod fill;
@@ -32,7 +33,6 @@ pub mod front;
 pub mod fuzzing;
 pub mod gpu;
 pub mod ir;
-pub mod cint;
 pub mod launch;
 pub mod manifest;
 pub mod sheet;

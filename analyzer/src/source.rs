@@ -108,7 +108,12 @@ pub fn read_bounded(path: &Path, max: u64, what: &str) -> std::result::Result<Ve
         .read_to_end(&mut bytes)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     if bytes.len() as u64 > max {
-        return Err(format!("{} grew past {} while it was read; {what}s over {} are refused", path.display(), human(max), human(max)));
+        return Err(format!(
+            "{} grew past {} while it was read; {what}s over {} are refused",
+            path.display(),
+            human(max),
+            human(max)
+        ));
     }
     Ok(bytes)
 }

@@ -43,26 +43,8 @@ impl Gen {
     }
     fn value(&mut self) -> u128 {
         const EDGES: [u128; 20] = [
-            0,
-            1,
-            2,
-            3,
-            7,
-            31,
-            32,
-            100,
-            127,
-            128,
-            255,
-            256,
-            288,
-            32767,
-            65535,
-            65536,
-            2147483647,
-            2147483648,
-            4294967295,
-            4294967296,
+            0, 1, 2, 3, 7, 31, 32, 100, 127, 128, 255, 256, 288, 32767, 65535, 65536, 2147483647, 2147483648,
+            4294967295, 4294967296,
         ];
         match self.next(4) {
             0 => u64::MAX as u128 - self.next(3) as u128,
@@ -97,7 +79,12 @@ impl Gen {
                 let op = if self.next(2) == 0 { "<<" } else { ">>" };
                 format!("(({}) {op} {})", self.expr(depth - 1), self.next(40))
             }
-            _ => format!("(({}) {} ({}))", self.expr(depth - 1), OPS[self.next(OPS.len() as u64) as usize], self.expr(depth - 1)),
+            _ => format!(
+                "(({}) {} ({}))",
+                self.expr(depth - 1),
+                OPS[self.next(OPS.len() as u64) as usize],
+                self.expr(depth - 1)
+            ),
         }
     }
 }
@@ -168,7 +155,11 @@ fn random_expressions_agree_with_gcc() {
     assert!(ok);
     let run = Command::new(&exe).output().unwrap();
     let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(run.status.success(), "the program stopped (undefined behaviour?): {}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "the program stopped (undefined behaviour?): {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     let got: Vec<&str> = stdout.lines().collect();
     assert_eq!(got.len(), cases.len());
     let mut wrong = Vec::new();
@@ -182,7 +173,13 @@ fn random_expressions_agree_with_gcc() {
         "{} expressions compared with gcc ({undefined} undefined ones left out; sanitizer: {sanitized})",
         cases.len()
     );
-    assert!(wrong.is_empty(), "{} of {} disagree:\n{}", wrong.len(), cases.len(), wrong[..wrong.len().min(10)].join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "{} of {} disagree:\n{}",
+        wrong.len(),
+        cases.len(),
+        wrong[..wrong.len().min(10)].join("\n")
+    );
 }
 
 /// Truncation on assignment to a narrow type, as in `const unsigned char b = 256 + 32;`.

@@ -3,8 +3,8 @@
 //! `#line`, overloaded kernels, flags given twice, UTF-16/32 and CR-only sources, sweeps and
 //! checks bounded in time. Every expected number is worked out by hand in the comment beside it.
 
-use sector_analyzer::{analyze, analyze_source, AnalyzeOptions, Input};
 use sector_analyzer::source::DiskLoader;
+use sector_analyzer::{analyze, analyze_source, AnalyzeOptions, Input};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -105,8 +105,11 @@ fn devices_fifos_and_huge_files_are_refused_by_every_reader() {
     let src = write("m.cu", STORE.as_bytes());
     let cfg = write(
         "dev.toml",
-        format!("[[kernel]]\nfile = \"{}\"\nmanifest = \"/dev/zero\"\nbudgets = {{ max_sectors_per_request = 4 }}\n", src.display())
-            .as_bytes(),
+        format!(
+            "[[kernel]]\nfile = \"{}\"\nmanifest = \"/dev/zero\"\nbudgets = {{ max_sectors_per_request = 4 }}\n",
+            src.display()
+        )
+        .as_bytes(),
     );
     let o = bin(&["check", "--config", cfg.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
@@ -145,7 +148,8 @@ fn line_follows_hash_line() {
     let a = analyze_source("k.cu", src, &opts("1", "32")).unwrap();
     assert_eq!(a.sheet.totals.global_store.sectors, 32);
     // Macros in `#line` are expanded; a line marker `# N "file"` counts the same.
-    let src = "#define L 200\n__global__ void k(float* a) {\n#line L\n    a[threadIdx.x * (__LINE__ - 192)] = 1.0f;\n}\n";
+    let src =
+        "#define L 200\n__global__ void k(float* a) {\n#line L\n    a[threadIdx.x * (__LINE__ - 192)] = 1.0f;\n}\n";
     // __LINE__ = 200, so 8 floats = 32 bytes apart: one sector per lane, 32 sectors.
     assert_eq!(analyze_source("k.cu", src, &opts("1", "32")).unwrap().sheet.totals.global_store.sectors, 32);
     let src = "__global__ void k(float* a) {\n# 1 \"x.cu\"\n    a[threadIdx.x * __LINE__] = 1.0f;\n}\n";
@@ -158,7 +162,8 @@ fn line_follows_hash_line() {
 fn site(src: &str) -> Result<sector_analyzer::Analysis, String> {
     let f = write("site.cu", src.as_bytes());
     let o = AnalyzeOptions { grid: String::new(), block: String::new(), ..Default::default() };
-    let (o, _) = sector_analyzer::analyze::apply_launch_site(Input::File(&f), &o, None, &DiskLoader).map_err(|f| f.one_line())?;
+    let (o, _) = sector_analyzer::analyze::apply_launch_site(Input::File(&f), &o, None, &DiskLoader)
+        .map_err(|f| f.one_line())?;
     analyze(Input::File(&f), &o, &DiskLoader).map_err(|f| f.one_line())
 }
 
@@ -166,7 +171,9 @@ fn site(src: &str) -> Result<sector_analyzer::Analysis, String> {
 fn launch_site_uses_cs_integer_types() {
     // 256 + 32 = 288 in int; `unsigned char` keeps 288 mod 256 = 32: one warp of 32 threads
     // storing consecutive floats, 128 bytes, 4 sectors (288 threads would be 9 warps: 36).
-    let src = format!("{STORE}int main() {{\n    float* a;\n    const unsigned char b = 256 + 32;\n    k<<<1, b>>>(a);\n}}\n");
+    let src = format!(
+        "{STORE}int main() {{\n    float* a;\n    const unsigned char b = 256 + 32;\n    k<<<1, b>>>(a);\n}}\n"
+    );
     let a = site(&src).unwrap();
     assert_eq!(a.sheet.launch.block, [32, 1, 1]);
     assert_eq!(a.sheet.totals.global_store.sectors, 4);
@@ -207,7 +214,9 @@ fn overloaded_kernels_are_picked_by_signature() {
     o.kernel = Some("scale".into());
     let e = analyze_source("o.cu", OVERLOADS, &o).err().expect("ambiguous");
     assert!(e.diagnostic.message.contains("2 overloaded kernels"), "{}", e.diagnostic.message);
-    assert!(e.diagnostic.message.contains("scale(float*, int)") && e.diagnostic.message.contains("scale(double*, int)"));
+    assert!(
+        e.diagnostic.message.contains("scale(float*, int)") && e.diagnostic.message.contains("scale(double*, int)")
+    );
     // 32 lanes x 8-byte doubles = 256 bytes: 8 sectors (floats would be 4).
     o.kernel = Some("scale(double *, int)".into());
     assert_eq!(analyze_source("o.cu", OVERLOADS, &o).unwrap().sheet.totals.global_store.sectors, 8);
@@ -224,7 +233,8 @@ fn overloaded_kernels_are_picked_by_signature() {
 
 #[test]
 fn a_flag_given_twice_with_different_values_is_an_error() {
-    let src = write("n.cu", b"__global__ void k(float* a, int n) {\n    if (threadIdx.x < n) a[threadIdx.x] = 1.0f;\n}\n");
+    let src =
+        write("n.cu", b"__global__ void k(float* a, int n) {\n    if (threadIdx.x < n) a[threadIdx.x] = 1.0f;\n}\n");
     let f = src.to_str().unwrap();
     let o = bin(&["analyze", f, "--grid", "1", "--block", "32", "--arg", "n=32", "--arg", "n=64"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
@@ -288,7 +298,11 @@ fn a_structure_of_2_to_the_32_bytes_is_refused_not_wrapped() {
     // elements would overlap (4 sectors). Refused by name instead.
     let big = "struct Big { float v[1 << 30]; };\n__global__ void k(Big* b) {\n    b[threadIdx.x].v[0] = 1.0f;\n}\n";
     let f = analyze_source("b.cu", big, &opts("1", "32")).err().expect("a refusal");
-    assert!(f.diagnostic.message.contains("structure `Big` is 4294967296 bytes (2^32) or more"), "{}", f.diagnostic.message);
+    assert!(
+        f.diagnostic.message.contains("structure `Big` is 4294967296 bytes (2^32) or more"),
+        "{}",
+        f.diagnostic.message
+    );
     // 2^20 floats = 4 MiB per element: the 32 lanes' stores are 4 MiB apart, one sector each: 32.
     let ok = big.replace("1 << 30", "1 << 20");
     assert_eq!(analyze_source("b.cu", &ok, &opts("1", "32")).unwrap().sheet.totals.global_store.sectors, 32);

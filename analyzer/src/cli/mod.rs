@@ -288,16 +288,8 @@ pub fn run() -> i32 {
                 }
             };
             // The same checks as `explain` and `sweep` (one place: common::LaunchArgs).
-            let launch_args = common::LaunchArgs {
-                kernel,
-                args,
-                fills,
-                offsets,
-                gpu,
-                shared_bytes,
-                max_work,
-                time_limit,
-            };
+            let launch_args =
+                common::LaunchArgs { kernel, args, fills, offsets, gpu, shared_bytes, max_work, time_limit };
             let mut opts = match launch_args.options(&src, &grid, &block, true) {
                 Ok(o) => AnalyzeOptions { engine, ..o },
                 Err(m) => return usage(&m),
@@ -465,7 +457,11 @@ fn kernel_list(m: &sector_analyzer::ir::Module, format: ListFormat) -> String {
                     e.name,
                     e.params.iter().map(|(n, t)| format!("{t} {n}")).collect::<Vec<_>>().join(", "),
                     e.line,
-                    if overloaded(&e.name) { format!("  (overloaded: --kernel '{}')", e.signature) } else { String::new() }
+                    if overloaded(&e.name) {
+                        format!("  (overloaded: --kernel '{}')", e.signature)
+                    } else {
+                        String::new()
+                    }
                 ),
                 Some(err) => format!("{}  line {}: cannot be analysed: {err}\n", e.name, e.line),
             })

@@ -343,6 +343,9 @@ fn type_of_specifier(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) 
             if unit.polymorphic.contains(text) {
                 return Err(cpp::virtual_refusal(unit.span(t), text));
             }
+            if let Some(d) = cpp::too_large_refusal(unit, unit.span(t), text) {
+                return Err(d);
+            }
             if let Some(l) = cpp::injected_class(unit, text, tmpl) {
                 return Ok(l.ty());
             }

@@ -420,7 +420,9 @@ impl Pp<'_> {
             // `#line N ["file"]` (macros expanded): the next line is line N for `__LINE__`.
             "line" => {
                 let toks = self.expand(args, None, Ctx { span, if_mode: false })?;
-                if let Some(n) = toks.first().filter(|t| t.kind == Kind::Number).and_then(|t| t.text.parse::<u32>().ok()) {
+                if let Some(n) =
+                    toks.first().filter(|t| t.kind == Kind::Number).and_then(|t| t.text.parse::<u32>().ok())
+                {
                     self.line_shift.insert(s.file, n as i64 - (last_line as i64 + 1));
                 }
             }

@@ -543,12 +543,8 @@ pub(in crate::front::cuda::lower) fn other_type(
     if unit.polymorphic.contains(bare.rsplit("::").next().unwrap_or(bare).trim()) {
         return Err(virtual_refusal(unit.span(t), text));
     }
-    if unit.too_large.borrow().contains(bare.rsplit("::").next().unwrap_or(bare).trim()) {
-        return Err(Diagnostic::at(
-            ErrorKind::Unsupported,
-            unit.span(t),
-            format!("structure `{text}` is 4294967296 bytes (2^32) or more: sizes that large are not modelled; refused rather than counted with a wrapped size"),
-        ));
+    if let Some(d) = too_large_refusal(unit, unit.span(t), bare) {
+        return Err(d);
     }
     // Tag types (`std::true_type`, `std::bool_constant<B>`): empty, passed by value.
     let tname = t.child_by_field_name("name").map(|x| unit.text(x)).unwrap_or(last);
@@ -702,4 +698,16 @@ pub(in crate::front::cuda::lower) fn global_values<'a>(unit: &Unit<'a>, decls: &
         }
     }
     l.scopes.pop().unwrap_or_default()
+}
+
+/// A structure of 2^32 bytes or more (see `Unit::too_large`): refused by name.
+pub(in crate::front::cuda::lower) fn too_large_refusal(unit: &Unit, span: Span, name: &str) -> Option<Diagnostic> {
+    let name = name.rsplit("::").next().unwrap_or(name).trim();
+    unit.too_large.borrow().contains(name).then(|| {
+        Diagnostic::at(
+            ErrorKind::Unsupported,
+            span,
+            format!("structure `{name}` is 4294967296 bytes (2^32) or more: sizes that large are not modelled; refused rather than counted with a wrapped size"),
+        )
+    })
 }
