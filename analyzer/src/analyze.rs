@@ -192,14 +192,10 @@ impl Failure {
 fn read_input(input: &Input, files: &mut SourceFiles) -> Result<crate::source::FileId> {
     match input {
         Input::File(path) => {
-            if let Some(why) = crate::source::not_a_source(path) {
-                return Err(Diagnostic::new(ErrorKind::Usage, why));
-            }
-            let bytes = std::fs::read(path)
-                .map_err(|e| Diagnostic::new(ErrorKind::Usage, format!("cannot read {}: {e}", path.display())))?;
-            Ok(files.add(*path, String::from_utf8_lossy(&bytes).into_owned()))
+            let text = crate::source::read_source(path).map_err(|why| Diagnostic::new(ErrorKind::Usage, why))?;
+            Ok(files.add(*path, text))
         }
-        Input::Source { name, text } => Ok(files.add(*name, *text)),
+        Input::Source { name, text } => Ok(files.add(*name, crate::source::lone_cr_to_lf(text.to_string()))),
     }
 }
 
@@ -242,7 +238,10 @@ pub fn apply_launch_site(
         let sites = crate::front::cuda::launch_sites_of_file(&mut files, root, &opts.cuda(), loader)?;
         let site = sites
             .iter()
-            .find(|s| opts.kernel.as_ref().is_none_or(|k| &s.kernel == k) && line.is_none_or(|l| s.line == l))
+            .find(|s| {
+                opts.kernel.as_deref().is_none_or(|k| s.kernel == split_signature(k).0)
+                    && line.is_none_or(|l| s.line == l)
+            })
             .ok_or_else(|| {
                 let what = match (&opts.kernel, line) {
                     (Some(k), Some(l)) => format!("no launch of `{k}` on line {l}"),
@@ -253,7 +252,10 @@ pub fn apply_launch_site(
                 Diagnostic::new(ErrorKind::Usage, format!("--launch-site: {what}"))
             })?;
         let mut o = opts.clone();
-        o.kernel = Some(site.kernel.clone());
+        // A kernel given by its signature (`scale(double*, int)`) stays so: it names the overload.
+        if o.kernel.is_none() {
+            o.kernel = Some(site.kernel.clone());
+        }
         if o.grid.is_empty() {
             o.grid = site.grid.clone().ok_or_else(|| {
                 Diagnostic::new(
@@ -467,6 +469,40 @@ pub(crate) fn pick_kernel<'m>(
             .collect::<Vec<_>>()
             .join(", ")
     };
+    // `--kernel 'scale(double*, int)'` picks one of overloaded kernels by its parameter types.
+    let (name, wanted) = match name.map(split_signature) {
+        Some((n, sig)) => (Some(n), sig),
+        None => (None, None),
+    };
+    if let Some(n) = name {
+        let same: Vec<&crate::ir::Kernel> = module.kernels.iter().filter(|k| k.name == n).collect();
+        let listed = || same.iter().map(|k| kernel_signature(k)).collect::<Vec<_>>().join(", ");
+        match wanted {
+            Some(sig) => {
+                return same
+                    .iter()
+                    .find(|k| signature_key(&kernel_signature(k)) == signature_key(&format!("{n}({sig})")))
+                    .copied()
+                    .ok_or_else(|| {
+                        Diagnostic::new(ErrorKind::Usage, format!("{file}: no kernel `{n}({sig})`")).note(
+                            if same.is_empty() {
+                                format!("kernels in this file: {}", names())
+                            } else {
+                                format!("kernels named `{n}`: {}", listed())
+                            },
+                        )
+                    });
+            }
+            None if same.len() > 1 => {
+                return Err(Diagnostic::new(
+                    ErrorKind::Usage,
+                    format!("{file}: `{n}` names {} overloaded kernels: {}", same.len(), listed()),
+                )
+                .note(format!("pick one by its parameter types: --kernel '{}'", kernel_signature(same[0]))));
+            }
+            None => {}
+        }
+    }
     // A kernel that failed to lower is an error only when it is the one asked for.
     let failed = |n: &str| module.failed.iter().find(|(f, _)| f == n).map(|(_, d)| d.clone());
     if let Some(n) = name {
@@ -499,4 +535,46 @@ pub(crate) fn pick_kernel<'m>(
             .note(format!("kernels in this file: {}", names()))),
         },
     }
+}
+
+/// `scale(double*, int)` -> (`scale`, Some(`double*, int`)); a bare name -> (name, None).
+fn split_signature(n: &str) -> (&str, Option<&str>) {
+    let n = n.trim();
+    match (n.find('('), n.ends_with(')')) {
+        (Some(i), true) => (n[..i].trim(), Some(&n[i + 1..n.len() - 1])),
+        _ => (n, None),
+    }
+}
+
+/// A kernel's signature as `--kernel` takes it and `kernels` lists it: `scale(double*, int)`.
+pub fn kernel_signature(k: &crate::ir::Kernel) -> String {
+    format!("{}({})", k.name, k.params.iter().map(|p| p.ty.display()).collect::<Vec<_>>().join(", "))
+}
+
+/// A signature compared without spaces, qualifiers (`const`, `__restrict__`) or parameter
+/// names' spelling of integer types (`unsigned` is `unsigned int`, `size_t` is `unsigned long`).
+fn signature_key(sig: &str) -> String {
+    let (name, params) = split_signature(sig);
+    let params: Vec<String> = params
+        .unwrap_or("")
+        .split(',')
+        .map(|p| {
+            let stars = p.matches('*').count();
+            let words: Vec<&str> = p
+                .split(|c: char| c.is_whitespace() || c == '*' || c == '&')
+                .filter(|w| {
+                    !w.is_empty() && !matches!(*w, "const" | "volatile" | "__restrict__" | "__restrict" | "restrict")
+                })
+                .collect();
+            let base = words.join(" ");
+            // Integer types as the IR names them (by width and sign: `long` is `long long`).
+            let base = crate::cint::CType::parse(&base).map_or(base.replace(' ', ""), |t| {
+                let bits = if t.bits() == 1 { 1 } else { t.bits() as u8 };
+                crate::ir::IntTy { bits, signed: t.signed() }.name().to_string()
+            });
+            format!("{base}{}", "*".repeat(stars))
+        })
+        .filter(|p| !p.is_empty())
+        .collect();
+    format!("{name}({})", params.join(","))
 }

@@ -171,8 +171,7 @@ impl Config {
         Ok(c)
     }
     pub fn load(path: &Path) -> Result<Config> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Diagnostic::new(ErrorKind::Usage, format!("cannot read {}: {e}", path.display())))?;
+        let text = crate::source::read_config(path).map_err(|why| Diagnostic::new(ErrorKind::Usage, why))?;
         Config::parse(&text, path)
     }
 }
@@ -222,6 +221,7 @@ pub struct CheckReport {
     pub files: Vec<SourceFiles>,
 }
 
+#[derive(Clone)]
 struct Job {
     path: PathBuf,
     display: String,
@@ -307,13 +307,46 @@ pub fn check(config_path: &Path, loader: &(dyn FileLoader + Sync)) -> Result<Che
 }
 
 pub fn check_config(config: &Config, config_path: &Path, loader: &(dyn FileLoader + Sync)) -> Result<CheckReport> {
+    check_config_within(config, config_path, loader, Limits::default())
+}
+
+/// Time limits of a `check` run: per launch (where the launch's options set none) and in all.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Limits {
+    pub per_launch: Option<std::time::Duration>,
+    pub total: Option<std::time::Duration>,
+}
+
+/// [`check`] under time limits: each launch gets at most what is left of `limits.total`, and
+/// launches not started when it has run out are findings that say so.
+pub fn check_within(config_path: &Path, loader: &(dyn FileLoader + Sync), limits: Limits) -> Result<CheckReport> {
+    let config = Config::load(config_path)?;
+    check_config_within(&config, config_path, loader, limits)
+}
+
+pub fn check_config_within(
+    config: &Config,
+    config_path: &Path,
+    loader: &(dyn FileLoader + Sync),
+    limits: Limits,
+) -> Result<CheckReport> {
     let dir = config_path.parent().unwrap_or(Path::new(""));
     let jobs = jobs(config, dir)?;
+    let deadline = limits.total.and_then(|t| std::time::Instant::now().checked_add(t));
+    let bounded = |j: &Job| -> (Checked, Vec<CheckFinding>, SourceFiles) {
+        let mut j = j.clone();
+        j.opts.time_limit = j.opts.time_limit.or(limits.per_launch);
+        if let Some(d) = deadline {
+            let left = d.saturating_duration_since(std::time::Instant::now());
+            j.opts.time_limit = Some(j.opts.time_limit.map_or(left, |l| l.min(left)));
+        }
+        run_job(&j, loader)
+    };
     #[cfg(feature = "cli")]
     let jobs = jobs.par_iter();
     #[cfg(not(feature = "cli"))]
     let jobs = jobs.iter();
-    let results: Vec<(Checked, Vec<CheckFinding>, SourceFiles)> = jobs.map(|j| run_job(j, loader)).collect();
+    let results: Vec<(Checked, Vec<CheckFinding>, SourceFiles)> = jobs.map(bounded).collect();
     let mut report = CheckReport {
         config: config_path.display().to_string(),
         passed: true,
@@ -392,6 +425,14 @@ fn run_job(j: &Job, loader: &dyn FileLoader) -> (Checked, Vec<CheckFinding>, Sou
         }
         f
     };
+    // No time left of `check`'s total (see `check_config_within`): not started.
+    if j.opts.time_limit == Some(std::time::Duration::ZERO) {
+        let d = Diagnostic::new(
+            ErrorKind::Limit,
+            "not analysed: `check` ran past its total time limit (--total-time-limit SECONDS)",
+        );
+        return (checked, vec![failed(d, SourceFiles::default(), &kernel_name)], SourceFiles::default());
+    }
     // The kernel's spans (the sheet gives lines and columns only), then the sheet.
     let mut files = SourceFiles::default();
     let module = crate::analyze::lower(&Input::File(&j.path), &j.opts, loader, &mut files).and_then(|m| {

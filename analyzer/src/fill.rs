@@ -69,17 +69,34 @@ impl Fill {
 
     /// Materialises what must be (a permutation); cheap fills need nothing.
     pub fn table(&self) -> Option<Vec<u32>> {
+        self.table_until(None).flatten()
+    }
+
+    /// [`Fill::table`], given up (`None`) once `deadline` has passed; `Some(None)` for fills
+    /// that need no table.
+    pub fn table_until(&self, deadline: Option<std::time::Instant>) -> Option<Option<Vec<u32>>> {
+        let late = || deadline.is_some_and(|d| std::time::Instant::now() > d);
         match *self {
             Fill::Permutation { len, seed } => {
-                let mut v: Vec<u32> = (0..len as u32).collect();
+                let len = len.min(MAX_PERMUTATION) as u32;
+                let mut v: Vec<u32> = Vec::new();
+                for chunk in (0..len).step_by(1 << 20) {
+                    if late() {
+                        return None;
+                    }
+                    v.extend(chunk..len.min(chunk.saturating_add(1 << 20)));
+                }
                 let mut st = seed;
                 for i in (1..v.len()).rev() {
+                    if i % (1 << 20) == 0 && late() {
+                        return None;
+                    }
                     let j = (splitmix64(&mut st) % (i as u64 + 1)) as usize;
                     v.swap(i, j);
                 }
-                Some(v)
+                Some(Some(v))
             }
-            _ => None,
+            _ => Some(None),
         }
     }
 

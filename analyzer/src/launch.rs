@@ -160,6 +160,9 @@ impl Setup {
     }
 
     pub fn new(kernel: &Kernel, opts: &LaunchSpec) -> Result<Setup> {
+        // The time limit covers the setup too (a large permutation fill takes seconds). A limit
+        // past what `Instant` can hold is no deadline rather than a panic.
+        let deadline = opts.time_limit.and_then(|l| std::time::Instant::now().checked_add(l));
         let mut values = vec![None; kernel.params.len()];
         let mut args = BTreeMap::new();
         let mut named: BTreeMap<String, i128> = BTreeMap::new();
@@ -273,7 +276,17 @@ impl Setup {
                     }
                 }
             }
-            fills[p] = Some((fill.clone(), fill.table()));
+            let table = fill.table_until(deadline).ok_or_else(|| {
+                Diagnostic::new(
+                    ErrorKind::Limit,
+                    format!(
+                        "--fill {name}={fill}: building the fill took longer than the time limit ({} s)",
+                        opts.time_limit.map_or(0.0, |l| l.as_secs_f64())
+                    ),
+                )
+                .note("give a shorter permutation, or allow more time (--time-limit SECONDS)")
+            })?;
+            fills[p] = Some((fill.clone(), table));
         }
         let mut offsets = vec![0; kernel.params.len()];
         for (name, off) in &opts.offsets {
@@ -294,19 +307,20 @@ impl Setup {
             offsets[p] = *off;
         }
         crate::gpu::lookup(&opts.gpu).map_err(|m| Diagnostic::new(ErrorKind::Usage, m))?;
-        let static_shared: u64 = kernel.shared.iter().map(|a| a.bytes()).sum();
+        // Saturating: sizes near 2^64 are refused below, never wrapped into small ones.
+        let static_shared: u64 = kernel.shared.iter().fold(0u64, |t, a| t.saturating_add(a.bytes()));
         if static_shared > MAX_STATIC_SHARED {
             return Err(Diagnostic::new(
                 ErrorKind::Launch,
                 format!("kernel `{}` declares {static_shared} bytes of static shared memory; CUDA allows at most {MAX_STATIC_SHARED}", kernel.name),
             ));
         }
-        if static_shared + opts.shared_bytes > MAX_SHARED_PER_BLOCK {
+        if static_shared.checked_add(opts.shared_bytes).is_none_or(|t| t > MAX_SHARED_PER_BLOCK) {
             return Err(Diagnostic::new(
                 ErrorKind::Launch,
                 format!(
                     "{} bytes of shared memory per block ({static_shared} static + {} dynamic); an H200 block may use at most {MAX_SHARED_PER_BLOCK}",
-                    static_shared + opts.shared_bytes,
+                    static_shared as u128 + opts.shared_bytes as u128,
                     opts.shared_bytes
                 ),
             ));
@@ -331,7 +345,7 @@ impl Setup {
             max_work: opts.max_work,
             budget: Budget {
                 spent: Default::default(),
-                deadline: opts.time_limit.map(|l| std::time::Instant::now() + l),
+                deadline,
                 limit: opts.time_limit,
                 progress: opts.progress.clone(),
             },

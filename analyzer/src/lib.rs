@@ -24,6 +24,7 @@
 //! proc macro needs: `sector-analyzer = { default-features = false }`.
 
 pub mod cache;
+pub mod cint;
 pub mod diag;
 pub mod engine;
 pub mod fill;

@@ -72,8 +72,7 @@ impl Manifest {
         toml::from_str(text).map_err(|e| Diagnostic::new(ErrorKind::Usage, format!("{}: {e}", path.display())))
     }
     pub fn load(path: &Path) -> Result<Manifest> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Diagnostic::new(ErrorKind::Usage, format!("cannot read {}: {e}", path.display())))?;
+        let text = crate::source::read_config(path).map_err(|why| Diagnostic::new(ErrorKind::Usage, why))?;
         Manifest::parse(&text, path)
     }
 }

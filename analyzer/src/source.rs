@@ -74,6 +74,127 @@ pub fn not_a_source(path: &Path) -> Option<String> {
     }
 }
 
+/// Largest config (`check --config`) or manifest read: a bigger one is refused before reading.
+pub const MAX_CONFIG_BYTES: u64 = 16 << 20;
+
+/// Reads the file at `path`, at most `max` bytes: what is not a regular file (a directory, a
+/// device such as /dev/zero, a pipe, a socket) is refused from its metadata before it is opened
+/// (opening a FIFO would wait for a writer), and a file that is or grows past `max` is refused
+/// after reading at most `max + 1` bytes. `what` names the file in messages ("source file").
+pub fn read_bounded(path: &Path, max: u64, what: &str) -> std::result::Result<Vec<u8>, String> {
+    use std::io::Read;
+    let refuse = |m: &std::fs::Metadata| -> Option<String> {
+        if m.is_dir() {
+            Some(format!("{} is a directory, not a {what}", path.display()))
+        } else if !m.is_file() {
+            Some(format!("{} is not a regular file (a device, a pipe or a socket): not read", path.display()))
+        } else if m.len() > max {
+            Some(format!("{} is {} bytes; {what}s over {} are refused", path.display(), m.len(), human(max)))
+        } else {
+            None
+        }
+    };
+    let m = std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if let Some(why) = refuse(&m) {
+        return Err(why);
+    }
+    let f = std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    // The file opened may not be the one looked at (replaced in between): look again.
+    if let Some(why) = f.metadata().ok().as_ref().and_then(refuse) {
+        return Err(why);
+    }
+    let mut bytes = Vec::new();
+    f.take(max.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if bytes.len() as u64 > max {
+        return Err(format!(
+            "{} grew past {} while it was read; {what}s over {} are refused",
+            path.display(),
+            human(max),
+            human(max)
+        ));
+    }
+    Ok(bytes)
+}
+
+fn human(bytes: u64) -> String {
+    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+/// A source file's bytes as text: UTF-16 and UTF-32 (told by their byte-order mark, or by NUL
+/// bytes where ASCII text has none) are refused with what they are, since the C preprocessor
+/// reads UTF-8; invalid UTF-8 is replaced (U+FFFD); lone CR line endings (old Mac files, which
+/// GCC accepts) become LF, so lines count as GCC counts them (same byte length: spans hold).
+pub fn decode_source(path: &Path, bytes: &[u8]) -> std::result::Result<String, String> {
+    let encoding = if bytes.starts_with(&[0xFF, 0xFE, 0, 0]) {
+        Some("UTF-32 (little-endian, byte-order mark FF FE 00 00)")
+    } else if bytes.starts_with(&[0, 0, 0xFE, 0xFF]) {
+        Some("UTF-32 (big-endian, byte-order mark 00 00 FE FF)")
+    } else if bytes.starts_with(&[0xFF, 0xFE]) {
+        Some("UTF-16 (little-endian, byte-order mark FF FE)")
+    } else if bytes.starts_with(&[0xFE, 0xFF]) {
+        Some("UTF-16 (big-endian, byte-order mark FE FF)")
+    } else if let Some(at) = bytes.iter().position(|&b| b == 0) {
+        // Without a mark: NULs at every other (or every fourth) byte are UTF-16 (UTF-32) text.
+        let head = &bytes[..bytes.len().min(4096)];
+        let zeros_at = |k: usize, r: usize| head.iter().enumerate().filter(|(i, &b)| i % k == r && b == 0).count();
+        let n = head.len().max(1);
+        Some(if zeros_at(4, 1) + zeros_at(4, 2) + zeros_at(4, 3) >= n * 3 / 4 - 3 && n >= 8 {
+            "UTF-32 (NUL bytes in three of every four; no byte-order mark)"
+        } else if zeros_at(2, 1) >= n / 2 - 1 || zeros_at(2, 0) >= n / 2 - 1 {
+            "UTF-16 (a NUL byte in every other; no byte-order mark)"
+        } else {
+            return Err(format!(
+                "{}: a NUL byte at offset {at}: this is not a text source file (binary data?)",
+                path.display()
+            ));
+        })
+    } else {
+        None
+    };
+    if let Some(e) = encoding {
+        return Err(format!(
+            "{} is encoded in {e}; sources are read as UTF-8 (as nvcc reads them): convert it first, e.g. `iconv -f UTF-16 -t UTF-8`",
+            path.display()
+        ));
+    }
+    let text = String::from_utf8_lossy(bytes).into_owned();
+    Ok(lone_cr_to_lf(text))
+}
+
+/// `\r` not followed by `\n` becomes `\n` (CR-only line endings); CRLF stays as it is.
+pub fn lone_cr_to_lf(text: String) -> String {
+    if !text.contains('\r') {
+        return text;
+    }
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    for (i, &c) in b.iter().enumerate() {
+        out.push(if c == b'\r' && b.get(i + 1) != Some(&b'\n') { b'\n' } else { c });
+    }
+    // Only ASCII bytes were replaced by ASCII bytes: still UTF-8.
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Reads a source file (root or included): bounded by [`MAX_SOURCE_BYTES`], regular files
+/// only, decoded by [`decode_source`].
+pub fn read_source(path: &Path) -> std::result::Result<String, String> {
+    let bytes = read_bounded(path, MAX_SOURCE_BYTES, "source file")?;
+    decode_source(path, &bytes)
+}
+
+/// Reads a config or manifest (TOML): bounded by [`MAX_CONFIG_BYTES`], regular files only,
+/// decoded as sources are.
+pub fn read_config(path: &Path) -> std::result::Result<String, String> {
+    let bytes = read_bounded(path, MAX_CONFIG_BYTES, "config file")?;
+    decode_source(path, &bytes)
+}
+
 /// Reads included files; the CLI reads the disk, tests and the attribute may serve memory.
 pub trait FileLoader {
     fn load(&self, path: &Path) -> Option<String>;
@@ -88,14 +209,10 @@ pub struct DiskLoader;
 
 impl FileLoader for DiskLoader {
     fn refusal(&self, path: &Path) -> Option<String> {
-        not_a_source(path)
+        not_a_source(path).or_else(|| read_source(path).err().filter(|_| path.is_file()))
     }
     fn load(&self, path: &Path) -> Option<String> {
-        if not_a_source(path).is_some() {
-            return None;
-        }
-        let bytes = std::fs::read(path).ok()?;
-        Some(String::from_utf8_lossy(&bytes).into_owned())
+        read_source(path).ok()
     }
 }
 

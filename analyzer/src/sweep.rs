@@ -160,7 +160,10 @@ pub fn parse_values(flag: &str, text: &str, shapes: bool) -> Result<Vec<String>>
                 }
                 while v <= to {
                     out.push(v.to_string());
-                    v *= f;
+                    match v.checked_mul(f) {
+                        Some(n) => v = n,
+                        None => break,
+                    }
                     if out.len() > MAX_CONFIGURATIONS {
                         break;
                     }
@@ -172,7 +175,10 @@ pub fn parse_values(flag: &str, text: &str, shapes: bool) -> Result<Vec<String>>
                 }
                 while v <= to {
                     out.push(v.to_string());
-                    v += s;
+                    match v.checked_add(s) {
+                        Some(n) => v = n,
+                        None => break,
+                    }
                     if out.len() > MAX_CONFIGURATIONS {
                         break;
                     }
@@ -239,6 +245,24 @@ pub fn sweep(
     loader: &(dyn FileLoader + Sync),
     progress: &(dyn Fn() + Sync),
 ) -> Result<SweepResult> {
+    sweep_within(input, opts, loader, progress, None)
+}
+
+/// Default bound on a whole sweep's wall-clock time (`sweep --total-time-limit`), in seconds.
+pub const DEFAULT_TOTAL_TIME_LIMIT_S: u64 = 300;
+
+/// [`sweep`] bounded in total time: every analysis gets at most what is left of `total` (beside
+/// its own limit), and configurations not started when it has run out are failed cells that
+/// say so. `None`: each analysis has only its own limit.
+pub fn sweep_within(
+    input: Input,
+    opts: &SweepOptions,
+    loader: &(dyn FileLoader + Sync),
+    progress: &(dyn Fn() + Sync),
+    total: Option<std::time::Duration>,
+) -> Result<SweepResult> {
+    let start = std::time::Instant::now();
+    let deadline = total.and_then(|t| start.checked_add(t));
     let configs = opts.configurations()?;
     let axes = opts.axes();
     let (name, text): (String, Option<String>) = match &input {
@@ -266,6 +290,18 @@ pub fn sweep(
                 (Some(p), _) => Input::File(p),
                 (None, t) => Input::Source { name: &name, text: t.as_deref().unwrap_or("") },
             };
+            if let Some(d) = deadline {
+                let left = d.saturating_duration_since(std::time::Instant::now());
+                if left.is_zero() {
+                    progress();
+                    let t = total.map_or(0, |t| t.as_secs());
+                    let msg = format!(
+                        "not analysed: the sweep ran past its total time limit ({t} s; --total-time-limit SECONDS)"
+                    );
+                    return (Cell { values: values.clone(), metrics: None, error: Some(msg) }, None);
+                }
+                o.time_limit = Some(o.time_limit.map_or(left, |l| l.min(left)));
+            }
             let cell = match analyze(input, &o, loader) {
                 Ok(a) => {
                     let kernel = a.sheet.kernel.clone();

@@ -6,6 +6,7 @@
 mod attribute;
 mod boundaries;
 mod check;
+mod cint_gcc;
 mod cli;
 mod compiler_model;
 mod cpp_census;
@@ -22,6 +23,7 @@ mod first_hour;
 mod fuzz_regressions;
 mod gpu_census;
 mod hostile;
+mod hostile3;
 mod layers;
 mod lowering;
 mod overloads;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// Lowest first. Modules of one layer do not use each other.
 const LAYERS: &[&[&str]] = &[
-    &["source"],
+    &["source", "cint"],
     &["diag"],
     &["fill", "finding", "gpu"],
     &["ir"],

@@ -12,6 +12,10 @@ use std::path::{Path, PathBuf};
 
 pub const CONFIG_NAME: &str = "sector-estimate.toml";
 
+/// Default bound on a whole `check` (an hour: the repository's 150 launches take minutes on a
+/// busy 2-core machine).
+const DEFAULT_CHECK_TOTAL_TIME_LIMIT_S: u64 = 3600;
+
 #[derive(Clone, Copy, PartialEq, clap::ValueEnum)]
 pub enum CheckFormat {
     /// Findings with source snippets, then a summary.
@@ -40,6 +44,14 @@ pub struct CheckArgs {
     /// How to report findings.
     #[arg(long, value_enum, default_value = "text")]
     format: CheckFormat,
+    /// Wall-clock limit in seconds of each launch's analysis (0, the default: none beyond the
+    /// total; a CI machine may be slow, and a budget must not fail on it for that).
+    #[arg(long, default_value_t = 0)]
+    time_limit: u64,
+    /// Wall-clock limit in seconds of the whole check (0: none); launches not analysed by then
+    /// are findings that say so.
+    #[arg(long, default_value_t = DEFAULT_CHECK_TOTAL_TIME_LIMIT_S)]
+    total_time_limit: u64,
 }
 
 /// `sector-estimate.toml` in `dir` or the nearest directory above it, as cargo and ruff look
@@ -87,7 +99,14 @@ pub fn run(a: CheckArgs) -> i32 {
             return config_error(&d, CONFIG_NAME, a.format, &cwd, root.as_deref());
         }
     };
-    let mut r = match check::check(&config, &DiskLoader) {
+    let limits = match (
+        super::common::time_limit("--time-limit", a.time_limit),
+        super::common::time_limit("--total-time-limit", a.total_time_limit),
+    ) {
+        (Ok(per_launch), Ok(total)) => check::Limits { per_launch, total },
+        (Err(m), _) | (_, Err(m)) => return super::usage(&m),
+    };
+    let mut r = match check::check_within(&config, &DiskLoader, limits) {
         Ok(r) => r,
         Err(d) => return config_error(&d, &config.display().to_string(), a.format, &cwd, root.as_deref()),
     };

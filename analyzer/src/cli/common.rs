@@ -60,6 +60,44 @@ pub fn estimate_budget(seconds: f64) -> sector_analyzer::cache::sample::Estimate
     }
 }
 
+/// Longest `--time-limit` (and sweep `--total-time-limit`) taken, in seconds: about 31 years.
+/// Past it a deadline could not be represented (`Instant` + 2^64 s overflows).
+pub const MAX_TIME_LIMIT_S: u64 = 1_000_000_000;
+/// Largest `--max-work`: the engines add efforts in 64 bits, far below this stays exact.
+pub const MAX_WORK_LIMIT: u64 = 1_000_000_000_000_000_000;
+
+/// `--time-limit SECONDS` as a duration (0: none), or a usage message.
+pub fn time_limit(flag: &str, seconds: u64) -> Result<Option<std::time::Duration>, String> {
+    if seconds > MAX_TIME_LIMIT_S {
+        return Err(format!(
+            "{flag} {seconds}: at most {MAX_TIME_LIMIT_S} seconds (about 31 years); give 0 for no limit"
+        ));
+    }
+    Ok((seconds > 0).then(|| std::time::Duration::from_secs(seconds)))
+}
+
+/// `--max-work N` checked, or a usage message.
+pub fn max_work(n: u64) -> Result<u64, String> {
+    if n == 0 {
+        return Err("--max-work 0: give at least 1 warp-level step of work".into());
+    }
+    if n > MAX_WORK_LIMIT {
+        return Err(format!("--max-work {n}: at most {MAX_WORK_LIMIT} warp-level steps"));
+    }
+    Ok(n)
+}
+
+/// `NAME=VALUE` flags given more than once: the same value twice is fine, two different values
+/// are a usage error (which one was meant cannot be guessed).
+pub fn no_conflicts(flag: &str, pairs: &[(String, String)]) -> Result<(), String> {
+    for (i, (k, v)) in pairs.iter().enumerate() {
+        if let Some((_, w)) = pairs[..i].iter().find(|(k2, w)| k2 == k && w != v) {
+            return Err(format!("{flag} {k} is given twice with different values ({k}={w} and {k}={v}); give it once"));
+        }
+    }
+    Ok(())
+}
+
 impl LaunchArgs {
     /// The options `analyze` would build from the same flags; `Err` is a usage message. `args`
     /// are left as written (`sweep` expands ranges itself).
@@ -77,23 +115,27 @@ impl LaunchArgs {
             defines: defines(src),
             include_dirs: src.include.clone(),
             gpu: self.gpu.gpu.clone(),
-            max_work: self.max_work,
-            time_limit: (self.time_limit > 0).then(|| std::time::Duration::from_secs(self.time_limit)),
+            max_work: max_work(self.max_work)?,
+            time_limit: time_limit("--time-limit", self.time_limit)?,
             estimate: estimate_budget(self.estimate_time_limit),
             shared_bytes: self.shared_bytes,
             ..Default::default()
         };
+        no_conflicts("-D", &opts.defines)?;
+        let args = self.args.iter().map(|a| split_pair("--arg", a)).collect::<Result<Vec<_>, _>>()?;
         if with_args {
-            for a in &self.args {
-                opts.args.push(split_pair("--arg", a)?);
-            }
+            no_conflicts("--arg", &args)?;
+            opts.args = args;
         }
-        for f in &self.fills {
-            let (k, v) = split_pair("--fill", f)?;
+        let fills = self.fills.iter().map(|f| split_pair("--fill", f)).collect::<Result<Vec<_>, _>>()?;
+        no_conflicts("--fill", &fills)?;
+        for (k, v) in fills {
             opts.fills.push((k, Fill::parse(&v).map_err(|d| d.message)?));
         }
-        for o in &self.offsets {
-            let (k, v) = split_pair("--offset", o)?;
+        let offsets = self.offsets.iter().map(|o| split_pair("--offset", o)).collect::<Result<Vec<_>, _>>()?;
+        no_conflicts("--offset", &offsets)?;
+        for (k, v) in offsets {
+            let o = format!("{k}={v}");
             match v.parse::<i64>() {
                 Ok(b) if (0..1 << 20).contains(&b) => opts.offsets.push((k, b)),
                 _ => return Err(format!("--offset {o}: expected a byte count from 0 to 1048575")),

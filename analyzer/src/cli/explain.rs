@@ -51,6 +51,9 @@ pub struct ExplainArgs {
 }
 
 pub fn run(a: ExplainArgs) -> i32 {
+    if let Some(w) = a.warp.filter(|&w| w >= 32) {
+        return usage(&format!("--warp {w}: a block has at most 1024 threads, so warps 0 to 31"));
+    }
     let analyze = match a.launch.options(&a.src, &a.grid, &a.block, true) {
         Ok(o) => o,
         Err(m) => return usage(&m),

@@ -5,7 +5,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use sector_analyzer::analyze::{EngineKind, Failure, DEFAULT_ESTIMATE_TIME_LIMIT_S, DEFAULT_MAX_WORK, DEFAULT_TIME_LIMIT_S};
 use sector_analyzer::ir::cfg::Cfg;
 use sector_analyzer::source::DiskLoader;
-use sector_analyzer::{AnalyzeOptions, ErrorKind, Fill, Input, SourceFiles};
+use sector_analyzer::{AnalyzeOptions, ErrorKind, Input, SourceFiles};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -312,48 +312,22 @@ pub fn run() -> i32 {
                     ))
                 }
             };
-            let mut opts = AnalyzeOptions {
+            // The same checks as `explain` and `sweep` (one place: common::LaunchArgs).
+            let launch_args = common::LaunchArgs {
                 kernel,
-                grid,
-                block,
-                defines: defines(&src),
-                include_dirs: src.include.clone(),
-                gpu: gpu.gpu,
-                max_work,
-                engine,
+                args,
+                fills,
+                offsets,
+                gpu,
                 shared_bytes,
-                time_limit: (time_limit > 0).then(|| std::time::Duration::from_secs(time_limit)),
-                via,
-                arch,
-                estimate: common::estimate_budget(estimate_time_limit),
-                ..Default::default()
+                max_work,
+                time_limit,
+                estimate_time_limit,
             };
-            for a in &args {
-                match split_pair("--arg", a) {
-                    Ok(p) => opts.args.push(p),
-                    Err(m) => return usage(&m),
-                }
-            }
-            for f in &fills {
-                let (k, v) = match split_pair("--fill", f) {
-                    Ok(p) => p,
-                    Err(m) => return usage(&m),
-                };
-                match Fill::parse(&v) {
-                    Ok(fill) => opts.fills.push((k, fill)),
-                    Err(d) => return usage(&d.message),
-                }
-            }
-            for o in &offsets {
-                let (k, v) = match split_pair("--offset", o) {
-                    Ok(p) => p,
-                    Err(m) => return usage(&m),
-                };
-                match v.parse::<i64>() {
-                    Ok(b) if (0..1 << 20).contains(&b) => opts.offsets.push((k, b)),
-                    _ => return usage(&format!("--offset {o}: expected a byte count from 0 to 1048575")),
-                }
-            }
+            let mut opts = match launch_args.options(&src, &grid, &block, true) {
+                Ok(o) => AnalyzeOptions { engine, via, arch, ..o },
+                Err(m) => return usage(&m),
+            };
             let mut site_line = None;
             if emit.is_none() {
                 if let Some(line) = launch_site {
@@ -485,6 +459,8 @@ fn kernel_list(m: &sector_analyzer::ir::Module, format: ListFormat) -> String {
         line: u32,
         column: u32,
         params: Vec<(String, String)>,
+        /// What `--kernel` takes to pick this one among overloads: `scale(double*, int)`.
+        signature: String,
         error: Option<String>,
     }
     let mut all: Vec<Entry> = m
@@ -495,6 +471,7 @@ fn kernel_list(m: &sector_analyzer::ir::Module, format: ListFormat) -> String {
             line: k.span.line,
             column: k.span.column,
             params: k.params.iter().map(|p| (p.name.clone(), p.ty.display())).collect(),
+            signature: sector_analyzer::analyze::kernel_signature(k),
             error: None,
         })
         .collect();
@@ -503,18 +480,25 @@ fn kernel_list(m: &sector_analyzer::ir::Module, format: ListFormat) -> String {
         line: d.span.map_or(0, |s| s.line),
         column: d.span.map_or(0, |s| s.column),
         params: Vec::new(),
+        signature: n.clone(),
         error: Some(d.message.clone()),
     }));
     all.sort_by_key(|e| (e.line, e.column));
+    let overloaded = |n: &str| all.iter().filter(|e| e.name == n).count() > 1;
     match format {
         ListFormat::Text => all
             .iter()
             .map(|e| match &e.error {
                 None => format!(
-                    "{}({})  line {}\n",
+                    "{}({})  line {}{}\n",
                     e.name,
                     e.params.iter().map(|(n, t)| format!("{t} {n}")).collect::<Vec<_>>().join(", "),
-                    e.line
+                    e.line,
+                    if overloaded(&e.name) {
+                        format!("  (overloaded: --kernel '{}')", e.signature)
+                    } else {
+                        String::new()
+                    }
                 ),
                 Some(err) => format!("{}  line {}: cannot be analysed: {err}\n", e.name, e.line),
             })
@@ -525,6 +509,7 @@ fn kernel_list(m: &sector_analyzer::ir::Module, format: ListFormat) -> String {
                 .map(|e| {
                     serde_json::json!({
                         "name": e.name,
+                        "signature": e.signature,
                         "line": e.line,
                         "column": e.column,
                         "parameters": e.params.iter().map(|(n, t)| serde_json::json!({"name": n, "type": t})).collect::<Vec<_>>(),

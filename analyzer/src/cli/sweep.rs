@@ -55,7 +55,14 @@ pub struct SweepArgs {
     /// Threads to use, at least 1 (default: all cores).
     #[arg(long)]
     jobs: Option<usize>,
+    /// Wall-clock limit of the whole sweep in seconds (0: none); configurations not analysed
+    /// by then are reported as such.
+    #[arg(long, default_value_t = sweep::DEFAULT_TOTAL_TIME_LIMIT_S)]
+    total_time_limit: u64,
 }
+
+/// Most threads `--jobs` may ask for.
+const MAX_JOBS: usize = 1024;
 
 pub fn run(a: SweepArgs) -> i32 {
     if a.metric.is_some() && a.svg.is_none() {
@@ -64,17 +71,27 @@ pub fn run(a: SweepArgs) -> i32 {
     if a.jobs == Some(0) {
         return usage("--jobs 0: give at least 1 thread (or leave --jobs out for every core)");
     }
+    if let Some(n) = a.jobs.filter(|&n| n > MAX_JOBS) {
+        return usage(&format!("--jobs {n}: at most {MAX_JOBS} threads"));
+    }
+    let total_limit = match super::common::time_limit("--total-time-limit", a.total_time_limit) {
+        Ok(t) => t,
+        Err(m) => return usage(&m),
+    };
     let mut base = match a.launch.options(&a.src, &a.grid, "1", false) {
         Ok(o) => o,
         Err(m) => return usage(&m),
     };
     // An --arg with a list or range is an axis; a single value is fixed.
     let mut axes: Vec<Axis> = Vec::new();
-    for arg in &a.launch.args {
-        let (k, v) = match split_pair("--arg", arg) {
-            Ok(p) => p,
-            Err(m) => return usage(&m),
-        };
+    let pairs = match a.launch.args.iter().map(|arg| split_pair("--arg", arg)).collect::<Result<Vec<_>, _>>() {
+        Ok(p) => p,
+        Err(m) => return usage(&m),
+    };
+    if let Err(m) = super::common::no_conflicts("--arg", &pairs) {
+        return usage(&m);
+    }
+    for (k, v) in pairs {
         if v.contains("..") || v.contains(',') {
             match sweep::parse_values(&format!("--arg {k}="), &v, false) {
                 Ok(values) => {
@@ -106,7 +123,7 @@ pub fn run(a: SweepArgs) -> i32 {
         indicatif::ProgressBar::hidden()
     };
     let progress = || bar.inc(1);
-    let run = || sweep::sweep(Input::File(&a.src.file), &opts, &DiskLoader, &progress);
+    let run = || sweep::sweep_within(Input::File(&a.src.file), &opts, &DiskLoader, &progress, total_limit);
     let result = match a.jobs {
         Some(n) => match rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build() {
             Ok(pool) => pool.install(run),

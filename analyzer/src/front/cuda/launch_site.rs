@@ -6,6 +6,7 @@
 //! `--grid`/`--block`/`--arg` (which always win over the file's values).
 
 use super::preprocess::Preprocessed;
+use crate::cint::{self, CType, EvalError, Value};
 use crate::diag::{Diagnostic, ErrorKind, Result};
 use crate::launch::parse_dims;
 use std::collections::{BTreeMap, HashMap};
@@ -39,18 +40,18 @@ pub fn launch_sites(pre: &Preprocessed) -> Result<Vec<LaunchSite>> {
     let src = pre.text.as_bytes();
     let text = |n: Node| std::str::from_utf8(&src[n.byte_range()]).unwrap_or("").to_string();
     // Kernels' parameter names and template parameter names, by kernel name.
-    let mut params: HashMap<String, (Vec<String>, Vec<String>)> = HashMap::new();
+    let mut params: HashMap<String, (Vec<String>, Vec<String>, Vec<String>)> = HashMap::new();
     let mut stack = vec![tree.root_node()];
     let mut calls = Vec::new();
     while let Some(n) = stack.pop() {
         if n.kind() == "function_definition" && text(n).contains("__global__") {
-            if let Some((name, ps)) = signature(n, &text) {
+            if let Some((name, ps, types)) = signature(n, &text) {
                 let tps = n
                     .parent()
                     .filter(|p| p.kind() == "template_declaration")
                     .map(|t| template_names(t, &text))
                     .unwrap_or_default();
-                params.entry(name).or_insert((ps, tps));
+                params.entry(name).or_insert((ps, tps, types));
             }
         }
         if n.kind() == "call_expression" {
@@ -79,9 +80,11 @@ pub fn launch_sites(pre: &Preprocessed) -> Result<Vec<LaunchSite>> {
             _ => (text(f), Vec::new()),
         };
         let kname = kname.rsplit("::").next().unwrap_or(&kname).trim().to_string();
-        let Some((pnames, tnames)) = params.get(&kname) else { continue };
+        let Some((pnames, tnames, ptypes)) = params.get(&kname) else { continue };
         let host_vars = host_variables(call, &text);
         let resolve = |e: &str| substitute(e, &host_vars, 0);
+        // Host values with C's integer types (`const unsigned char b = 256 + 32` is 32).
+        let mut typed: BTreeMap<String, Value> = BTreeMap::new();
         let mut site = LaunchSite {
             kernel: kname.clone(),
             line: pre.locate(call.start_position().row, call.start_position().column, 1).line,
@@ -98,13 +101,25 @@ pub fn launch_sites(pre: &Preprocessed) -> Result<Vec<LaunchSite>> {
             })
             .unwrap_or_default();
         for (name, value) in tnames.iter().zip(targs) {
-            site.template_args.push((name.clone(), value.trim().to_string()));
+            let value = value.trim().to_string();
+            let c = cint::eval_str(&value, &|n: &str| host_value(n, &host_vars, &typed, 0));
+            // As written (the front end binds them); an integer one also sizes the grid.
+            if let Ok(v) = c {
+                typed.insert(name.clone(), v);
+            }
+            site.template_args.push((name.clone(), value));
         }
         if let Some(args) = call.child_by_field_name("arguments") {
             let mut cc = args.walk();
             let items: Vec<Node> = args.named_children(&mut cc).collect();
-            for (name, a) in pnames.iter().zip(items) {
-                if let Some(v) = constant(&resolve(&text(a))) {
+            for ((name, a), ty) in pnames.iter().zip(items).zip(ptypes) {
+                // An integer parameter receives the argument converted to its type.
+                let c = CType::parse(ty).and_then(|t| {
+                    cint::eval_str(&text(a), &|n: &str| host_value(n, &host_vars, &typed, 0)).ok().map(|v| v.to(t))
+                });
+                if let Some(v) = c {
+                    site.args.push((name.clone(), v.v.to_string()));
+                } else if let Some(v) = constant(&resolve(&text(a))) {
                     site.args.push((name.clone(), v.to_string()));
                 }
             }
@@ -117,28 +132,46 @@ pub fn launch_sites(pre: &Preprocessed) -> Result<Vec<LaunchSite>> {
             }
         }
         let dims = |n: &Node| -> Option<String> {
+            // C's semantics first: each dimension converted to dim3's unsigned int (a grid
+            // computed in `unsigned` that wraps to 0 is 0, refused by the launch check).
+            match c_dims(&text(*n), &host_vars, &typed) {
+                Ok(d) => return Some(d),
+                Err(EvalError::Undefined(_)) => return None,
+                Err(_) => {}
+            }
             let t = strip_dim3(&resolve(&text(*n)));
             parse_dims("--grid", &t, &known).ok().map(|_| t)
         };
         site.grid = config.first().and_then(dims);
         site.block = config.get(1).and_then(dims);
-        site.shared_bytes = config.get(2).and_then(|n| constant(&resolve(&text(*n)))).map(|v| v as u64);
+        site.shared_bytes = config.get(2).and_then(|n| {
+            // The launch's third argument is a size_t.
+            match cint::eval_str(&text(*n), &|x: &str| host_value(x, &host_vars, &typed, 0)) {
+                Ok(v) => Some(v.to(CType::ULong).v as u64),
+                Err(EvalError::Undefined(_)) => None,
+                Err(_) => constant(&resolve(&text(*n))).map(|v| v as u64),
+            }
+        });
         out.push(site);
     }
     Ok(out)
 }
 
-/// A kernel's name and parameter names.
-fn signature(f: Node, text: &dyn Fn(Node) -> String) -> Option<(String, Vec<String>)> {
+/// A kernel's name, parameter names and parameter types (as written, without the declarator).
+fn signature(f: Node, text: &dyn Fn(Node) -> String) -> Option<(String, Vec<String>, Vec<String>)> {
     let mut d = f.child_by_field_name("declarator")?;
     while d.kind() != "function_declarator" {
         d = d.child_by_field_name("declarator")?;
     }
     let name = text(d.child_by_field_name("declarator")?);
     let mut names = Vec::new();
+    let mut types = Vec::new();
     if let Some(ps) = d.child_by_field_name("parameters") {
         let mut c = ps.walk();
         for p in ps.named_children(&mut c) {
+            // A pointer or reference declarator makes it no integer (the type field is the base).
+            let plain = p.child_by_field_name("declarator").is_some_and(|d| d.kind() == "identifier");
+            types.push(if plain { p.child_by_field_name("type").map(text).unwrap_or_default() } else { String::new() });
             let mut x = p.child_by_field_name("declarator");
             while let Some(y) = x {
                 if y.kind() == "identifier" {
@@ -149,7 +182,7 @@ fn signature(f: Node, text: &dyn Fn(Node) -> String) -> Option<(String, Vec<Stri
             names.push(x.map(text).unwrap_or_default());
         }
     }
-    Some((name.rsplit("::").next().unwrap_or(&name).to_string(), names))
+    Some((name.rsplit("::").next().unwrap_or(&name).to_string(), names, types))
 }
 
 fn template_names(t: Node, text: &dyn Fn(Node) -> String) -> Vec<String> {
@@ -169,8 +202,9 @@ fn template_names(t: Node, text: &dyn Fn(Node) -> String) -> Vec<String> {
 }
 
 /// Variables of the host function around a launch that are initialised once and never
-/// assigned again: name -> initializer text (`dim3 g(a, b)` gives `a, b`).
-fn host_variables(call: Node, text: &dyn Fn(Node) -> String) -> HashMap<String, String> {
+/// assigned again: name -> (declared type, initializer text) (`dim3 g(a, b)` gives `dim3`,
+/// `a, b`).
+fn host_variables(call: Node, text: &dyn Fn(Node) -> String) -> HashMap<String, (String, String)> {
     let mut f = call;
     while f.kind() != "function_definition" {
         match f.parent() {
@@ -193,7 +227,13 @@ fn host_variables(call: Node, text: &dyn Fn(Node) -> String) -> HashMap<String, 
                         } else {
                             text(v)
                         };
-                        if vars.insert(text(d), init).is_some() {
+                        let ty = n
+                            .parent()
+                            .filter(|p| p.kind() == "declaration")
+                            .and_then(|p| p.child_by_field_name("type"))
+                            .map(&text)
+                            .unwrap_or_default();
+                        if vars.insert(text(d), (ty, init)).is_some() {
                             assigned.insert(text(d));
                         }
                     }
@@ -219,7 +259,7 @@ fn host_variables(call: Node, text: &dyn Fn(Node) -> String) -> HashMap<String, 
 }
 
 /// Replaces host variables by their initializers (`.x` of a `dim3` by its component).
-fn substitute(e: &str, vars: &HashMap<String, String>, depth: u32) -> String {
+fn substitute(e: &str, vars: &HashMap<String, (String, String)>, depth: u32) -> String {
     if depth > 8 {
         return e.to_string();
     }
@@ -239,7 +279,7 @@ fn substitute(e: &str, vars: &HashMap<String, String>, depth: u32) -> String {
             } else {
                 None
             };
-            match vars.get(word) {
+            match vars.get(word).map(|(_, v)| v) {
                 Some(v) => {
                     let v = strip_dim3(&substitute(v, vars, depth + 1));
                     match member {
@@ -325,4 +365,107 @@ fn constant(t: &str) -> Option<i128> {
         return None;
     }
     parse_dims("--arg", &t, &BTreeMap::new()).ok().map(|d| d[0] as i128)
+}
+
+/// A host variable's value with C's types: `name` or `name.x` (a `dim3`'s component, unsigned
+/// int, 1 when left out), its initializer evaluated and converted to its declared type. Names
+/// not found in the host function are looked up in `known` (the kernel's template arguments).
+fn host_value(
+    name: &str,
+    vars: &HashMap<String, (String, String)>,
+    known: &BTreeMap<String, Value>,
+    depth: u32,
+) -> std::result::Result<Option<Value>, EvalError> {
+    if depth > 16 {
+        return Err(EvalError::Unsupported(format!("`{name}` is defined too deeply (or in a cycle)")));
+    }
+    let (base, member) = match name.rsplit_once('.') {
+        Some((b, m @ ("x" | "y" | "z"))) => (b, Some((m.as_bytes()[0] - b'x') as usize)),
+        _ => (name, None),
+    };
+    let Some((ty, init)) = vars.get(base) else {
+        return Ok(known.get(name).copied());
+    };
+    let env = |n: &str| host_value(n, vars, known, depth + 1);
+    let ty = ty.trim();
+    if ty == "dim3" || ty.ends_with(" dim3") || ty.ends_with("::dim3") {
+        let Some(k) = member else { return Ok(None) };
+        let inner = strip_outer(init.trim().strip_prefix("dim3").unwrap_or(init).trim());
+        let parts = split_commas(inner);
+        return match parts.get(k) {
+            Some(p) => Ok(Some(cint::eval_str(p, &env)?.to(CType::UInt))),
+            None => Ok(Some(Value::new(1, CType::UInt))),
+        };
+    }
+    if member.is_some() {
+        return Ok(None);
+    }
+    let expr = cint::parse(init)?;
+    let t = match CType::parse(ty) {
+        Some(t) => t,
+        None if ty.split_whitespace().any(|w| w == "auto") => cint::type_of(&expr, &env)?,
+        None => return Ok(None),
+    };
+    Ok(Some(cint::eval(&expr, &env)?.to(t)))
+}
+
+/// A launch's grid or block (`dim3(a, b)`, `{a, b}`, a `dim3` variable, or one integer
+/// expression) as `x,y,z`, each converted to dim3's unsigned int.
+fn c_dims(
+    t: &str,
+    vars: &HashMap<String, (String, String)>,
+    known: &BTreeMap<String, Value>,
+) -> std::result::Result<String, EvalError> {
+    let t = t.trim();
+    let env = |n: &str| host_value(n, vars, known, 0);
+    let is_dim3_var = vars.get(t).is_some_and(|(ty, _)| ty.trim().ends_with("dim3"));
+    let parts: Vec<String> = if is_dim3_var {
+        ["x", "y", "z"].iter().map(|m| format!("{t}.{m}")).collect()
+    } else if let Some(rest) = t.strip_prefix("dim3") {
+        split_commas(strip_outer(rest.trim())).into_iter().map(str::to_string).collect()
+    } else if t.starts_with('{') {
+        split_commas(strip_outer(t)).into_iter().map(str::to_string).collect()
+    } else {
+        vec![t.to_string()]
+    };
+    if parts.is_empty() || parts.len() > 3 {
+        return Err(EvalError::Unsupported(format!("`{t}` is not one to three dimensions")));
+    }
+    let mut out = Vec::new();
+    for p in &parts {
+        out.push(cint::eval_str(p, &env)?.to(CType::UInt).v.to_string());
+    }
+    Ok(out.join(","))
+}
+
+/// `(a, b)` or `{a, b}` -> `a, b`.
+fn strip_outer(t: &str) -> &str {
+    let t = t.trim();
+    let b = t.as_bytes();
+    if b.len() >= 2 && matches!((b[0], b[b.len() - 1]), (b'(', b')') | (b'{', b'}')) && balanced(&t[1..t.len() - 1]) {
+        &t[1..t.len() - 1]
+    } else {
+        t
+    }
+}
+
+/// Top-level comma-separated items.
+fn split_commas(t: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in t.char_indices() {
+        match c {
+            '(' | '{' => depth += 1,
+            ')' | '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(t[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if !t[start..].trim().is_empty() || !out.is_empty() {
+        out.push(t[start..].trim());
+    }
+    out
 }

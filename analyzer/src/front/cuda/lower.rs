@@ -69,6 +69,8 @@ struct Unit<'a> {
     instantiating: std::cell::RefCell<Vec<String>>,
     /// Classes (and class templates) with virtual functions, or derived from one.
     polymorphic: std::collections::HashSet<String>,
+    /// Structures of 2^32 bytes or more (sizes are 32-bit here): refused by name, never wrapped.
+    too_large: std::cell::RefCell<std::collections::HashSet<String>>,
     /// The syntax tree's root (lambdas are found again by their byte range).
     root: Option<Node<'a>>,
     args: HashMap<String, String>,
@@ -115,6 +117,7 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
         instances: Default::default(),
         instantiating: Default::default(),
         polymorphic: Default::default(),
+        too_large: Default::default(),
         root: Some(tree.root_node()),
         args: args.iter().cloned().collect(),
     };
@@ -339,6 +342,9 @@ fn type_of_specifier(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) 
             }
             if unit.polymorphic.contains(text) {
                 return Err(cpp::virtual_refusal(unit.span(t), text));
+            }
+            if let Some(d) = cpp::too_large_refusal(unit, unit.span(t), text) {
+                return Err(d);
             }
             if let Some(l) = cpp::injected_class(unit, text, tmpl) {
                 return Ok(l.ty());

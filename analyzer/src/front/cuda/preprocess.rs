@@ -273,6 +273,9 @@ struct Pp<'a> {
     counter: u64,
     /// The file being read, for `__FILE__` and `__has_include`.
     cur_path: PathBuf,
+    /// `#line N` (and `# N "file"` markers) per file: the presumed line minus the physical one,
+    /// for `__LINE__` (C11 6.10.4: the next source line has line number N).
+    line_shift: HashMap<FileId, i64>,
 }
 
 fn perr(span: Span, msg: impl Into<String>) -> Diagnostic {
@@ -309,6 +312,7 @@ impl<'a> Pp<'a> {
             work_mark: 0,
             counter: 0,
             cur_path: path.to_path_buf(),
+            line_shift: HashMap::new(),
         }
     }
 

@@ -18,8 +18,8 @@ mod value_types;
 
 use layout::*;
 pub(super) use layout::{
-    declare_struct_template, declare_types, global_values, injected_class, other_type, unknown_type, virtual_refusal,
-    wmma_refusal,
+    declare_struct_template, declare_types, global_values, injected_class, other_type, too_large_refusal, unknown_type,
+    virtual_refusal, wmma_refusal,
 };
 
 /// A structure's or class's C layout.

@@ -417,7 +417,22 @@ impl Pp<'_> {
             }
             "error" => return Err(perr(span, format!("#error {rest}"))),
             "warning" => self.warnings.push(perr(span, format!("#warning {rest}"))),
-            _ => {} // #line, #ident, unknown directives
+            // `#line N ["file"]` (macros expanded): the next line is line N for `__LINE__`.
+            "line" => {
+                let toks = self.expand(args, None, Ctx { span, if_mode: false })?;
+                if let Some(n) =
+                    toks.first().filter(|t| t.kind == Kind::Number).and_then(|t| t.text.parse::<u32>().ok())
+                {
+                    self.line_shift.insert(s.file, n as i64 - (last_line as i64 + 1));
+                }
+            }
+            // `# N "file"` line markers (what `cpp` writes) mean the same.
+            "" if toks.first().is_some_and(|(t, _)| t.kind == Kind::Number) => {
+                if let Some(n) = toks.first().and_then(|(t, _)| t.text.parse::<u32>().ok()) {
+                    self.line_shift.insert(s.file, n as i64 - (last_line as i64 + 1));
+                }
+            }
+            _ => {} // #ident, unknown directives
         }
         Ok(())
     }

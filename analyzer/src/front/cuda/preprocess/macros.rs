@@ -271,7 +271,10 @@ impl Pp<'_> {
         ctx: Ctx,
     ) -> Result<bool> {
         let mut tok = match &*t.text {
-            "__LINE__" => Tok::new(Kind::Number, &ctx.span.line.to_string()),
+            "__LINE__" => {
+                let shift = self.line_shift.get(&ctx.span.file).copied().unwrap_or(0);
+                Tok::new(Kind::Number, &(ctx.span.line as i64 + shift).max(0).to_string())
+            }
             "__FILE__" => {
                 let p = self.cur_path.display().to_string().replace('\\', "\\\\").replace('"', "\\\"");
                 Tok::new(Kind::Str, &format!("\"{p}\""))

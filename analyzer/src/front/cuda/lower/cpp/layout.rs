@@ -416,10 +416,18 @@ pub(super) fn layout_of<'a>(
             let a = align_of(unit, &ty);
             let a = explicit_align(unit.text(f)).unwrap_or(a).max(a);
             let count: u64 = dims.iter().product();
-            let size = ty.size() as u64 * count.max(1);
+            let size = (ty.size() as u64).checked_mul(count.max(1));
             let at = if union { 0 } else { off.div_ceil(a) * a };
+            // Sizes and offsets are 32-bit here: a structure of 2^32 bytes or more is not
+            // modelled (left unknown, so its use is refused), never wrapped into a small one.
+            let end = size.and_then(|z| if union { Some(z.max(off as u64)) } else { (at as u64).checked_add(z) });
+            let Some(end) = end.and_then(|e| u32::try_from(e).ok()).filter(|e| e.checked_add(a).is_some()) else {
+                unit.too_large.borrow_mut().insert(first.to_string());
+                ok = false;
+                break;
+            };
             fields.push(Field { name: fname, offset: at, ty, dims });
-            off = if union { off.max(size as u32) } else { at + size as u32 };
+            off = end;
             align = align.max(a);
         }
     }
@@ -534,6 +542,9 @@ pub(in crate::front::cuda::lower) fn other_type(
     let bare = t.child_by_field_name("name").map(|x| unit.text(x)).unwrap_or(last);
     if unit.polymorphic.contains(bare.rsplit("::").next().unwrap_or(bare).trim()) {
         return Err(virtual_refusal(unit.span(t), text));
+    }
+    if let Some(d) = too_large_refusal(unit, unit.span(t), bare) {
+        return Err(d);
     }
     // Tag types (`std::true_type`, `std::bool_constant<B>`): empty, passed by value.
     let tname = t.child_by_field_name("name").map(|x| unit.text(x)).unwrap_or(last);
@@ -700,4 +711,16 @@ pub(in crate::front::cuda::lower) fn global_values<'a>(unit: &Unit<'a>, decls: &
         }
     }
     l.scopes.pop().unwrap_or_default()
+}
+
+/// A structure of 2^32 bytes or more (see `Unit::too_large`): refused by name.
+pub(in crate::front::cuda::lower) fn too_large_refusal(unit: &Unit, span: Span, name: &str) -> Option<Diagnostic> {
+    let name = name.rsplit("::").next().unwrap_or(name).trim();
+    unit.too_large.borrow().contains(name).then(|| {
+        Diagnostic::at(
+            ErrorKind::Unsupported,
+            span,
+            format!("structure `{name}` is 4294967296 bytes (2^32) or more: sizes that large are not modelled; refused rather than counted with a wrapped size"),
+        )
+    })
 }
