@@ -249,6 +249,9 @@ fn documented_differences() -> BTreeSet<String> {
         .collect()
 }
 
+/// Reference-engine work above which an example is not run through SASS in the tests.
+const LARGE_WORK: u64 = 1_000_000;
+
 #[test]
 #[allow(clippy::print_stderr)]
 fn examples_through_sass_equal_the_h200_and_differ_from_source_only_as_documented() {
@@ -259,7 +262,15 @@ fn examples_through_sass_equal_the_h200_and_differ_from_source_only_as_documente
     let mut wrong = Vec::new();
     let mut differ = BTreeSet::new();
     let mut compared = 0;
+    let mut large = Vec::new();
     for (name, src, opts) in example_cases() {
+        let source = analyze(Input::File(&src), &opts, &DiskLoader).ok().map(|a| a.sheet);
+        // The SASS engine runs every warp instruction by instruction: launches the reference
+        // engine needs more than this many warp-level steps for are left to the source path.
+        if source.as_ref().is_some_and(|s| s.work > LARGE_WORK) {
+            large.push(name);
+            continue;
+        }
         let sass_opts = AnalyzeOptions { via: Via::Sass, ..opts.clone() };
         let sass = match analyze(Input::File(&src), &sass_opts, &DiskLoader) {
             Ok(a) => a.sheet,
@@ -277,13 +288,16 @@ fn examples_through_sass_equal_the_h200_and_differ_from_source_only_as_documente
                 }
             }
         }
-        if let Ok(a) = analyze(Input::File(&src), &opts, &DiskLoader) {
-            if COUNTERS.iter().any(|k| counter(&a.sheet, k) != counter(&sass, k)) {
+        if let Some(s) = &source {
+            if COUNTERS.iter().any(|k| counter(s, k) != counter(&sass, k)) {
                 differ.insert(name.clone());
             }
         }
     }
-    eprintln!("{compared} example launches compared with the H200 through SASS");
+    eprintln!(
+        "{compared} example launches compared with the H200 through SASS; {} left to the source path as too large: {large:?}",
+        large.len()
+    );
     assert!(wrong.is_empty(), "{} differences from the H200:\n{}", wrong.len(), wrong.join("\n"));
     let documented = documented_differences();
     let undocumented: Vec<&String> = differ.difference(&documented).collect();

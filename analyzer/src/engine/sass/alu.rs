@@ -19,7 +19,8 @@ pub struct Mods {
     first: u64,
 }
 
-/// Modifier bits.
+/// Modifier bits (some named only for completeness of the comparison set).
+#[allow(dead_code)]
 pub mod modbit {
     pub const B32: u64 = 1 << 0;
     pub const B64: u64 = 1 << 1;
@@ -547,7 +548,7 @@ fn flo(md: Mods, v: u32) -> u32 {
     }
 }
 
-fn prmt(a: u32, sel: u32, b: u32, ins: &Instr, md: Mods) -> u32 {
+fn prmt(a: u32, sel: u32, b: u32, ins: &Instr, _md: Mods) -> u32 {
     if ins.mods.iter().any(|m| matches!(m.as_str(), "F4E" | "B4E" | "RC8" | "ECL" | "ECR" | "RC16")) {
         // Modes other than the default selector: computed by the PTX rules only for the default.
         return prmt_mode(a, sel, b, ins);
