@@ -7,7 +7,7 @@ use sector_analyzer::{analyze, Input, Sheet};
 use std::path::Path;
 use std::time::Instant;
 
-fn measured(sheet: &Sheet, key: &str) -> Option<u64> {
+pub(crate) fn measured(sheet: &Sheet, key: &str) -> Option<u64> {
     let t = &sheet.totals;
     Some(match key {
         "global_load_requests" => t.global_load.requests,

@@ -148,24 +148,7 @@ const COUNTERS: &[&str] = &[
 ];
 
 fn counter(sheet: &Sheet, key: &str) -> u64 {
-    let t = &sheet.totals;
-    match key {
-        "global_load_requests" => t.global_load.requests,
-        "global_load_sectors" => t.global_load.sectors,
-        "global_store_requests" => t.global_store.requests,
-        "global_store_sectors" => t.global_store.sectors,
-        "global_red_requests" => t.global_red.requests,
-        "global_red_sectors" => t.global_red.sectors,
-        "global_atom_requests" => t.global_atom.requests,
-        "global_atom_sectors" => t.global_atom.sectors,
-        "global_async_copy_requests" => t.global_async_copy.requests,
-        "global_async_copy_sectors" => t.global_async_copy.sectors,
-        "global_async_copy_bypass_requests" => t.global_async_copy_bypass.requests,
-        "global_async_copy_bypass_sectors" => t.global_async_copy_bypass.sectors,
-        "shared_load_requests" => t.shared_load.requests,
-        "shared_store_requests" => t.shared_store.requests,
-        _ => unreachable!("{key}"),
-    }
+    crate::examples::measured(sheet, key).unwrap_or_else(|| unreachable!("{key}"))
 }
 
 /// Measured engine counters by case name, from the H200 reports in the repository.
