@@ -55,6 +55,9 @@ fn sheet(kernel: &str, grid: [u32; 3], block: [u32; 3], rows: Vec<Row>) -> Sheet
         footprints: Vec::new(),
         assumptions: Vec::new(),
         work: 0,
+        via: None,
+        compiler: None,
+        listing: None,
     }
 }
 
