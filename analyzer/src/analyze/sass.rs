@@ -24,8 +24,11 @@ pub fn arch_of(gpu: &str) -> String {
 pub fn is_binary_input(input: &Input) -> bool {
     match input {
         Input::File(p) => {
-            let mut head = [0u8; 4];
-            std::fs::File::open(p).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head)).is_ok()
+            // The ELF header (64 bytes) decides; a fatbin's magic is in its first 4.
+            let mut head = Vec::with_capacity(128);
+            std::fs::File::open(p)
+                .and_then(|f| std::io::Read::read_to_end(&mut std::io::Read::take(f, 128), &mut head))
+                .is_ok()
                 && front::is_binary(&head)
         }
         Input::Source { .. } => false,
@@ -211,7 +214,18 @@ pub(super) fn analyze(
     };
     let sk = module.kernels.iter().find(|k| k.symbol == symbol).expect("picked from the module");
     let base = sk.name.split('<').next().unwrap_or(&sk.name).to_string();
-    let decl = decl_of(&src, &base);
+    // A compiled input: the declaration from the source file its line table names (a `.py`
+    // file for Triton).
+    let decl = decl_of(&src, &base).or_else(|| {
+        let file = sk.instrs.iter().find_map(|i| i.loc.as_ref())?.file.clone();
+        std::fs::metadata(&file).ok().filter(|m| m.is_file() && m.len() < (8 << 20))?;
+        let text = String::from_utf8_lossy(&std::fs::read(&file).ok()?).into_owned();
+        if file.ends_with(".py") {
+            front::python_declaration(&text, &base)
+        } else {
+            front::declaration(&text, &base)
+        }
+    });
     let root = src.as_ref().map(|(id, p, _)| (*id, p.clone()));
     let mut lines = lift::Lines::new(files, root);
     let mut kernel = lift::kernel(sk, decl.as_ref(), &mut lines)?;

@@ -87,10 +87,12 @@ pub fn kernel(k: &SassKernel, decl: Option<&Declaration>, lines: &mut Lines) -> 
         None => Span { file: lines.file(""), line: 1, column: 1, len: 1 },
     };
     let mut kernel = Kernel::new(base_name, root_span);
-    let names: Option<&Vec<String>> = decl.map(|d| &d.params).filter(|p| p.len() == k.params.len());
+    // Names in order; a compiler's hidden trailing parameters (Triton's scratch pointers) keep
+    // their positional names.
+    let names: Option<&Vec<String>> = decl.map(|d| &d.params).filter(|p| p.len() <= k.params.len());
     let mut guessed = false;
     for (i, slot) in k.params.iter().enumerate() {
-        let name = names.map_or_else(|| format!("param{i}"), |n| n[i].clone());
+        let name = names.and_then(|n| n.get(i).cloned()).unwrap_or_else(|| format!("param{i}"));
         let ty = match k.param_types.get(i).filter(|_| k.param_types.len() == k.params.len()) {
             Some(t) => type_of(t, slot.size),
             None => {

@@ -411,6 +411,21 @@ pub fn declaration(text: &str, name: &str) -> Option<Declaration> {
     None
 }
 
+/// A Triton (Python) kernel's `def name(...)`: its parameters less the `tl.constexpr` ones,
+/// which are compiled in and are not kernel parameters.
+pub fn python_declaration(text: &str, name: &str) -> Option<Declaration> {
+    let at = text.find(&format!("def {name}("))?;
+    let rest = &text[at + 4 + name.len()..];
+    let close = matching(rest, '(', ')')?;
+    let params = split_top(&rest[1..close], ',')
+        .iter()
+        .filter(|p| !p.contains("constexpr"))
+        .map(|p| p.split([':', '=']).next().unwrap_or(p).trim().to_string())
+        .filter(|p| !p.is_empty())
+        .collect();
+    Some(Declaration { template_params: Vec::new(), params })
+}
+
 fn matching(s: &str, open: char, close: char) -> Option<usize> {
     let mut depth = 0i32;
     for (i, c) in s.char_indices() {
