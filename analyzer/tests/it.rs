@@ -20,6 +20,7 @@ mod first_hour;
 mod fuzz_regressions;
 mod gpu_census;
 mod hostile;
+mod launch_site;
 mod layers;
 mod lowering;
 mod overloads;

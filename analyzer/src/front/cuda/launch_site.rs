@@ -1,14 +1,22 @@
 //! Launches taken from the file's own host code: `kernel<T, 256><<<grid, block, smem>>>(args)`.
 //!
-//! Grid, block, dynamic shared memory, template arguments and scalar arguments are read from
-//! the call where they are constants after preprocessing, following host variables initialised
-//! once (`int threads = 256; dim3 grid(n / threads);`). What is not constant is left to
-//! `--grid`/`--block`/`--arg` (which always win over the file's values).
+//! The launch is read as a person reads the file: the host function's variables initialised
+//! once (`int threads = 256; dim3 grid(n / threads);`), file-scope and namespace constants
+//! (`const`, `constexpr`, `static const` members, enumerators), `dim3` variables, the host's
+//! `#define`s (already expanded by the preprocessor), small host helpers whose body is one
+//! `return` (`iDivUp(a, b)`), all evaluated with C's integer types (`int` and `unsigned` wrap at
+//! 32 bits, `size_t` and `long` at 64, integer division truncates).
+//!
+//! A host variable that is overwritten after its initialiser (`std::cin >> n`, `scanf("%d", &n)`,
+//! any call taking `&n`, `n = atoi(argv[1])`, `n++`), a parameter of the host function, or one
+//! declared without a value is *missing*: never guessed. Every missing piece of the launch is
+//! listed in [`LaunchSite::missing`] with the launch's own expression and why each name has no
+//! value, so that one message can ask for all of them. Values given on the command line
+//! (`--arg n=...`) fill host variables of that name.
 
 use super::preprocess::Preprocessed;
 use crate::diag::{Diagnostic, ErrorKind, Result};
-use crate::launch::parse_dims;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{HashMap, HashSet};
 use tree_sitter::{Node, Parser};
 
 /// One `<<<...>>>` launch found in the file.
@@ -17,18 +25,79 @@ pub struct LaunchSite {
     pub kernel: String,
     /// 1-based line of the launch in the preprocessed translation unit's root file.
     pub line: u32,
-    /// Grid and block as comma-separated integer expressions (`--grid` syntax), when constant.
+    /// Grid and block as comma-separated integers (`--grid` syntax), when known.
     pub grid: Option<String>,
     pub block: Option<String>,
     pub shared_bytes: Option<u64>,
-    /// Template arguments by parameter name, as written (`T` -> `float`, `BS` -> `256`).
+    /// Template arguments by parameter name, as written or as their value (`T` -> `float`,
+    /// `BS` -> `256`).
     pub template_args: Vec<(String, String)>,
-    /// Scalar arguments by parameter name, when constant.
+    /// Scalar arguments by parameter name, when known.
     pub args: Vec<(String, String)>,
+    /// The kernel's parameter names, in order.
+    pub params: Vec<String>,
+    /// The kernel's template parameter names, in order.
+    pub template_params: Vec<String>,
+    /// The pieces of the launch the file does not fix, in launch order.
+    pub missing: Vec<Missing>,
+}
+
+/// A piece of a launch whose value is not known from the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Piece {
+    Grid,
+    Block,
+    SharedBytes,
+    /// A template argument (by the kernel's template parameter name).
+    Template(String),
+    /// A scalar integer argument (by the kernel's parameter name).
+    Arg(String),
+}
+
+#[derive(Clone, Debug)]
+pub struct Missing {
+    pub piece: Piece,
+    /// The launch's own expression (`dimGrid`, `(n + 255) / 256`, `T`).
+    pub expr: String,
+    /// Where the expression's variables were defined (`dim3 dimGrid(nx / TILE_DIM, ny)` on line
+    /// 12), when it names one.
+    pub defined: Vec<String>,
+    /// The names without a value and why (`nx` -> "read by `std::cin >> nx` on line 30").
+    pub unknowns: Vec<(String, String)>,
+    /// Whether `--arg NAME=VALUE` for every unknown name fills this piece (else its own flag).
+    pub fillable: bool,
+}
+
+impl Piece {
+    /// The flag that gives this piece directly.
+    pub fn flag(&self) -> String {
+        match self {
+            Piece::Grid => "--grid X,Y,Z".into(),
+            Piece::Block => "--block X,Y,Z".into(),
+            Piece::SharedBytes => "--shared-bytes N".into(),
+            Piece::Template(t) => format!("--arg {t}=VALUE"),
+            Piece::Arg(a) => format!("--arg {a}=VALUE"),
+        }
+    }
+    pub fn describe(&self) -> String {
+        match self {
+            Piece::Grid => "grid".into(),
+            Piece::Block => "block".into(),
+            Piece::SharedBytes => "dynamic shared memory".into(),
+            Piece::Template(t) => format!("template argument `{t}`"),
+            Piece::Arg(a) => format!("argument `{a}`"),
+        }
+    }
 }
 
 /// Every launch in the file, in order.
 pub fn launch_sites(pre: &Preprocessed) -> Result<Vec<LaunchSite>> {
+    launch_sites_with(pre, &[])
+}
+
+/// Every launch in the file, in order, with host variables named in `given` (`--arg NAME=VALUE`)
+/// taking those values.
+pub fn launch_sites_with(pre: &Preprocessed, given: &[(String, String)]) -> Result<Vec<LaunchSite>> {
     let mut parser = Parser::new();
     parser
         .set_language(&tree_sitter_cuda::LANGUAGE.into())
@@ -38,31 +107,57 @@ pub fn launch_sites(pre: &Preprocessed) -> Result<Vec<LaunchSite>> {
         .ok_or_else(|| Diagnostic::new(ErrorKind::Syntax, "the CUDA parser gave up on this file"))?;
     let src = pre.text.as_bytes();
     let text = |n: Node| std::str::from_utf8(&src[n.byte_range()]).unwrap_or("").to_string();
-    // Kernels' parameter names and template parameter names, by kernel name.
-    let mut params: HashMap<String, (Vec<String>, Vec<String>)> = HashMap::new();
+    // Kernels' parameters and template parameter names, by kernel name.
+    let mut params: HashMap<String, (Vec<Param>, Vec<String>)> = HashMap::new();
+    let mut globals: HashMap<String, Def> = HashMap::new();
+    let mut funcs: HashMap<String, (Vec<(String, CTy)>, Node)> = HashMap::new();
     let mut stack = vec![tree.root_node()];
     let mut calls = Vec::new();
     while let Some(n) = stack.pop() {
-        if n.kind() == "function_definition" && text(n).contains("__global__") {
-            if let Some((name, ps)) = signature(n, &text) {
-                let tps = n
-                    .parent()
-                    .filter(|p| p.kind() == "template_declaration")
-                    .map(|t| template_names(t, &text))
-                    .unwrap_or_default();
-                params.entry(name).or_insert((ps, tps));
+        match n.kind() {
+            "function_definition" if text(n).contains("__global__") => {
+                if let Some((name, ps)) = signature(n, &text) {
+                    let tps = n
+                        .parent()
+                        .filter(|p| p.kind() == "template_declaration")
+                        .map(|t| template_names(t, &text))
+                        .unwrap_or_default();
+                    params.entry(name).or_insert((ps, tps));
+                }
             }
-        }
-        if n.kind() == "call_expression" {
-            let mut c = n.walk();
-            if n.children(&mut c).any(|ch| ch.kind() == "kernel_call_syntax") {
-                calls.push(n);
+            "function_definition" => {
+                if let Some(f) = one_return_helper(n, &text) {
+                    funcs.entry(f.0).or_insert((f.1, f.2));
+                }
             }
+            "declaration" | "field_declaration" if !in_function(n) => file_constant(n, &text, pre, &mut globals),
+            "enumerator_list" => enumerators(n, &text, pre, &mut globals),
+            "call_expression" => {
+                let mut c = n.walk();
+                if n.children(&mut c).any(|ch| ch.kind() == "kernel_call_syntax") {
+                    calls.push(n);
+                }
+            }
+            _ => {}
         }
         let mut c = n.walk();
         let children: Vec<Node> = n.children(&mut c).collect();
         stack.extend(children.into_iter().rev());
     }
+    let given: HashMap<String, Val> = given
+        .iter()
+        .filter_map(|(k, v)| {
+            let v = match v.trim() {
+                "true" => Val::Int(1, CTy::INT),
+                "false" => Val::Int(0, CTy::INT),
+                t => match crate::launch::parse_number(t)? {
+                    crate::launch::ParamValue::Int(i) => Val::Int(i, CTy::LONG),
+                    crate::launch::ParamValue::Float(f) => Val::Float(f),
+                },
+            };
+            Some((k.clone(), v))
+        })
+        .collect();
     let mut out = Vec::new();
     for call in calls {
         let Some(f) = call.child_by_field_name("function") else { continue };
@@ -72,19 +167,31 @@ pub fn launch_sites(pre: &Preprocessed) -> Result<Vec<LaunchSite>> {
                 let mut ts = Vec::new();
                 if let Some(a) = f.child_by_field_name("arguments") {
                     let mut c = a.walk();
-                    ts = a.named_children(&mut c).map(&text).collect();
+                    ts = a.named_children(&mut c).collect();
                 }
                 (name, ts)
             }
             _ => (text(f), Vec::new()),
         };
         let kname = kname.rsplit("::").next().unwrap_or(&kname).trim().to_string();
-        let Some((pnames, tnames)) = params.get(&kname) else { continue };
-        let host_vars = host_variables(call, &text);
-        let resolve = |e: &str| substitute(e, &host_vars, 0);
+        let Some((kparams, tnames)) = params.get(&kname) else { continue };
+        let (host, opaque) = host_variables(call, &text, pre);
+        let mut ev = Eval {
+            text: &text,
+            host: &host,
+            globals: &globals,
+            opaque: &opaque,
+            funcs: &funcs,
+            given: &given,
+            unknowns: Vec::new(),
+            defined: Vec::new(),
+            depth: 0,
+        };
         let mut site = LaunchSite {
             kernel: kname.clone(),
             line: pre.locate(call.start_position().row, call.start_position().column, 1).line,
+            params: kparams.iter().map(|p| p.name.clone()).collect(),
+            template_params: tnames.clone(),
             ..Default::default()
         };
         let mut c = call.walk();
@@ -97,59 +204,921 @@ pub fn launch_sites(pre: &Preprocessed) -> Result<Vec<LaunchSite>> {
                 v
             })
             .unwrap_or_default();
-        for (name, value) in tnames.iter().zip(targs) {
-            site.template_args.push((name.clone(), value.trim().to_string()));
+        let mut missing = Vec::new();
+        let mut note = |ev: &mut Eval, piece: Piece, expr: String| {
+            let unknowns = std::mem::take(&mut ev.unknowns);
+            let defined = std::mem::take(&mut ev.defined);
+            let fillable = !unknowns.is_empty()
+                && !matches!(piece, Piece::Template(_))
+                && unknowns.iter().all(|(n, _)| n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
+            let mut seen = HashSet::new();
+            let unknowns = unknowns.into_iter().filter(|(n, _)| seen.insert(n.clone())).collect();
+            let mut seen = HashSet::new();
+            let defined = defined.into_iter().filter(|d| seen.insert(d.clone())).collect();
+            missing.push(Missing { piece, expr, defined, unknowns, fillable });
+        };
+        for (name, a) in tnames.iter().zip(&targs) {
+            let t = text(*a).trim().to_string();
+            ev.unknowns.clear();
+            ev.defined.clear();
+            if a.kind() == "type_descriptor" {
+                // `kernel<THREADS>`: a bare name may be a constant as well as a type.
+                let last = t.rsplit("::").next().unwrap_or(&t);
+                let constant = ident_like(&t)
+                    && (host.contains_key(&t) || globals.contains_key(last) || given.contains_key(&t));
+                match opaque.get(&t) {
+                    Some(why) => {
+                        ev.unknowns.push((t.clone(), format!("`{t}` is {why}")));
+                        note(&mut ev, Piece::Template(name.clone()), t);
+                    }
+                    None if constant => match ev.name(&t, &HashMap::new()) {
+                        Some(Val::Int(v, _)) => site.template_args.push((name.clone(), v.to_string())),
+                        _ => note(&mut ev, Piece::Template(name.clone()), t),
+                    },
+                    None => site.template_args.push((name.clone(), t)),
+                }
+                continue;
+            }
+            match ev.eval(*a, &HashMap::new()) {
+                Some(Val::Int(v, _)) => site.template_args.push((name.clone(), v.to_string())),
+                // A name the front end resolves itself (an enumerator, a device function).
+                _ if a.kind() == "identifier" && !host.contains_key(&t) && !opaque.contains_key(&t) => {
+                    site.template_args.push((name.clone(), t))
+                }
+                _ => note(&mut ev, Piece::Template(name.clone()), t),
+            }
         }
         if let Some(args) = call.child_by_field_name("arguments") {
             let mut cc = args.walk();
             let items: Vec<Node> = args.named_children(&mut cc).collect();
-            for (name, a) in pnames.iter().zip(items) {
-                if let Some(v) = constant(&resolve(&text(a))) {
-                    site.args.push((name.clone(), v.to_string()));
+            for (p, a) in kparams.iter().zip(items) {
+                // Pointers (a literal `0` or `nullptr` too) and floating-point values need no value.
+                if p.kind != ParamKind::Int {
+                    continue;
+                }
+                ev.unknowns.clear();
+                ev.defined.clear();
+                match ev.eval(a, &HashMap::new()) {
+                    Some(Val::Int(v, _)) => site.args.push((p.name.clone(), convert(Val::Int(v, CTy::LONG), p.ty).to_string())),
+                    Some(Val::Float(_)) => {}
+                    None => note(&mut ev, Piece::Arg(p.name.clone()), text(a)),
                 }
             }
         }
-        // Grid and block may use the kernel's constant arguments and integer template arguments.
-        let mut known: BTreeMap<String, i128> = BTreeMap::new();
-        for (k, v) in site.args.iter().chain(&site.template_args) {
-            if let Ok(v) = v.parse::<i128>() {
-                known.insert(k.clone(), v);
+        for (i, piece) in [Piece::Grid, Piece::Block].into_iter().enumerate() {
+            let Some(n) = config.get(i) else { continue };
+            ev.unknowns.clear();
+            ev.defined.clear();
+            match ev.dims(*n) {
+                Some(d) => {
+                    // `(32, 8)`, `(4096)`: trailing dimensions of 1 left out.
+                    let mut d: Vec<String> = d.iter().map(|v| v.to_string()).collect();
+                    while d.len() > 1 && d.last().is_some_and(|x| x == "1") {
+                        d.pop();
+                    }
+                    let s = d.join(", ");
+                    match piece {
+                        Piece::Grid => site.grid = Some(s),
+                        _ => site.block = Some(s),
+                    }
+                }
+                None => note(&mut ev, piece, text(*n)),
             }
         }
-        let dims = |n: &Node| -> Option<String> {
-            let t = strip_dim3(&resolve(&text(*n)));
-            parse_dims("--grid", &t, &known).ok().map(|_| t)
-        };
-        site.grid = config.first().and_then(dims);
-        site.block = config.get(1).and_then(dims);
-        site.shared_bytes = config.get(2).and_then(|n| constant(&resolve(&text(*n)))).map(|v| v as u64);
+        if let Some(n) = config.get(2) {
+            ev.unknowns.clear();
+            ev.defined.clear();
+            match ev.eval(*n, &HashMap::new()) {
+                Some(Val::Int(v, _)) if v >= 0 => site.shared_bytes = Some(v as u64),
+                _ => note(&mut ev, Piece::SharedBytes, text(*n)),
+            }
+        }
+        // Launch order: grid, block, shared memory, then template and scalar arguments.
+        missing.sort_by_key(|m| match m.piece {
+            Piece::Grid => 0,
+            Piece::Block => 1,
+            Piece::SharedBytes => 2,
+            Piece::Template(_) => 3,
+            Piece::Arg(_) => 4,
+        });
+        site.missing = missing;
         out.push(site);
     }
     Ok(out)
 }
 
-/// A kernel's name and parameter names.
-fn signature(f: Node, text: &dyn Fn(Node) -> String) -> Option<(String, Vec<String>)> {
+// ---------------------------------------------------------------------------------------------
+// Values with C's integer types
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct CTy {
+    bits: u8,
+    signed: bool,
+}
+
+impl CTy {
+    const BOOL: CTy = CTy { bits: 1, signed: false };
+    const INT: CTy = CTy { bits: 32, signed: true };
+    const UINT: CTy = CTy { bits: 32, signed: false };
+    const LONG: CTy = CTy { bits: 64, signed: true };
+    const ULONG: CTy = CTy { bits: 64, signed: false };
+    fn wrap(self, v: i128) -> i128 {
+        if self.bits == 1 {
+            return (v != 0) as i128;
+        }
+        let m = 1i128 << self.bits;
+        let v = v.rem_euclid(m);
+        if self.signed && v >= m / 2 {
+            v - m
+        } else {
+            v
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Val {
+    Int(i128, CTy),
+    Float(f64),
+}
+
+/// A declared type, as far as a launch needs it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum DTy {
+    Int(CTy),
+    Float,
+    Dim3,
+    /// `auto` or a type we do not model: the value keeps its own type.
+    Other,
+}
+
+fn decl_type(t: &str) -> DTy {
+    let t: String = t
+        .split_whitespace()
+        .filter(|w| !matches!(*w, "const" | "constexpr" | "static" | "inline" | "volatile" | "register" | "extern"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let t = t.strip_prefix("std::").unwrap_or(&t);
+    DTy::Int(match t {
+        "int" | "signed" | "signed int" | "int32_t" => CTy::INT,
+        "unsigned" | "unsigned int" | "uint" | "uint32_t" => CTy::UINT,
+        "long" | "long int" | "long long" | "long long int" | "int64_t" | "ptrdiff_t" | "ssize_t" => CTy::LONG,
+        "unsigned long" | "unsigned long int" | "unsigned long long" | "unsigned long long int" | "size_t"
+        | "uint64_t" => CTy::ULONG,
+        "short" | "short int" | "int16_t" => CTy { bits: 16, signed: true },
+        "unsigned short" | "uint16_t" => CTy { bits: 16, signed: false },
+        "char" | "signed char" | "int8_t" => CTy { bits: 8, signed: true },
+        "unsigned char" | "uint8_t" => CTy { bits: 8, signed: false },
+        "bool" => CTy::BOOL,
+        "float" | "double" => return DTy::Float,
+        "dim3" => return DTy::Dim3,
+        _ => return DTy::Other,
+    })
+}
+
+fn convert(v: Val, ty: DTy) -> i128 {
+    match (v, ty) {
+        (Val::Int(i, _), DTy::Int(t)) => t.wrap(i),
+        (Val::Int(i, _), _) => i,
+        (Val::Float(f), DTy::Int(t)) => t.wrap(f as i128),
+        (Val::Float(f), _) => f as i128,
+    }
+}
+
+fn to_ty(v: Val, ty: DTy) -> Val {
+    match (v, ty) {
+        (Val::Int(i, _), DTy::Int(t)) => Val::Int(t.wrap(i), t),
+        (Val::Float(f), DTy::Int(t)) => Val::Int(t.wrap(f as i128), t),
+        (Val::Int(i, _), DTy::Float) => Val::Float(i as f64),
+        (v, _) => v,
+    }
+}
+
+/// The usual arithmetic conversions' common integer type.
+fn common(a: CTy, b: CTy) -> CTy {
+    let p = |t: CTy| if t.bits < 32 { CTy::INT } else { t };
+    let (a, b) = (p(a), p(b));
+    if a.signed == b.signed {
+        return if a.bits >= b.bits { a } else { b };
+    }
+    let (s, u) = if a.signed { (a, b) } else { (b, a) };
+    if u.bits >= s.bits {
+        u
+    } else {
+        s
+    }
+}
+
+fn literal(t: &str) -> Option<Val> {
+    let t = t.replace('\'', "");
+    let lower = t.to_ascii_lowercase();
+    let is_hex = lower.starts_with("0x");
+    if !is_hex && (lower.contains('.') || lower.contains('e') || lower.ends_with('f')) {
+        return lower.trim_end_matches(['f', 'l']).parse::<f64>().ok().map(Val::Float);
+    }
+    let body = lower.trim_end_matches(['u', 'l']);
+    let suffix = &lower[body.len()..];
+    let v = if let Some(h) = body.strip_prefix("0x") {
+        i128::from_str_radix(h, 16).ok()?
+    } else if let Some(b) = body.strip_prefix("0b") {
+        i128::from_str_radix(b, 2).ok()?
+    } else if body.len() > 1 && body.starts_with('0') {
+        i128::from_str_radix(&body[1..], 8).ok()?
+    } else {
+        body.parse::<i128>().ok()?
+    };
+    let unsigned = suffix.contains('u');
+    let long = suffix.contains('l');
+    let ty = match (unsigned, long) {
+        (false, false) if v <= i32::MAX as i128 => CTy::INT,
+        (false, false) if is_hex && v <= u32::MAX as i128 => CTy::UINT,
+        (false, _) => CTy::LONG,
+        (true, false) if v <= u32::MAX as i128 => CTy::UINT,
+        (true, _) => CTy::ULONG,
+    };
+    Some(Val::Int(v, ty))
+}
+
+fn sizeof(t: &str) -> Option<i128> {
+    let t: String = t.split_whitespace().filter(|w| *w != "const").collect::<Vec<_>>().join(" ");
+    let t = t.strip_prefix("std::").unwrap_or(&t);
+    if t.ends_with('*') {
+        return Some(8);
+    }
+    Some(match t {
+        "char" | "signed char" | "unsigned char" | "int8_t" | "uint8_t" | "bool" | "char1" | "uchar1" => 1,
+        "short" | "unsigned short" | "int16_t" | "uint16_t" | "half" | "__half" | "__nv_bfloat16" | "char2"
+        | "uchar2" => 2,
+        "int" | "unsigned" | "unsigned int" | "float" | "int32_t" | "uint32_t" | "uint" | "__half2" | "half2"
+        | "char4" | "uchar4" | "short2" => 4,
+        "long" | "unsigned long" | "long long" | "unsigned long long" | "double" | "size_t" | "int64_t"
+        | "uint64_t" | "float2" | "int2" | "uint2" | "short4" => 8,
+        "float3" | "int3" | "uint3" => 12,
+        "float4" | "int4" | "uint4" | "double2" | "longlong2" => 16,
+        "double4" => 32,
+        _ => return None,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Definitions the launch may read
+
+#[derive(Clone, Copy)]
+struct Def<'t> {
+    /// The initializer: an expression, or a `dim3`'s argument list / initializer list.
+    value: Option<Node<'t>>,
+    ty: DTy,
+    /// The declaration, for messages.
+    decl: Node<'t>,
+    line: u32,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ParamKind {
+    Int,
+    Float,
+    Pointer,
+}
+
+struct Param {
+    name: String,
+    kind: ParamKind,
+    ty: DTy,
+}
+
+fn in_function(n: Node) -> bool {
+    let mut p = n.parent();
+    while let Some(x) = p {
+        if matches!(x.kind(), "compound_statement" | "parameter_list" | "template_parameter_list") {
+            return true;
+        }
+        p = x.parent();
+    }
+    false
+}
+
+fn ident_like(t: &str) -> bool {
+    !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b':')
+}
+
+fn has_word(t: &str, w: &str) -> bool {
+    t.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).any(|x| x == w)
+}
+
+/// `const int TILE_DIM = 32;`, `constexpr`, `static const` members (file scope, namespaces,
+/// classes).
+fn file_constant<'t>(
+    n: Node<'t>,
+    text: &dyn Fn(Node) -> String,
+    pre: &Preprocessed,
+    out: &mut HashMap<String, Def<'t>>,
+) {
+    let Some(ty) = n.child_by_field_name("type") else { return };
+    // The specifiers before the type (`static`, `constexpr`) and the type's own `const`.
+    let head = std::str::from_utf8(&pre.text.as_bytes()[n.start_byte()..ty.end_byte()]).unwrap_or("");
+    if !(has_word(head, "const") || has_word(head, "constexpr")) {
+        return;
+    }
+    let dty = decl_type(&text(ty));
+    let line = pre.locate(n.start_position().row, n.start_position().column, 1).line;
+    let mut c = n.walk();
+    for d in n.children_by_field_name("declarator", &mut c) {
+        let (name, value) = match d.kind() {
+            "init_declarator" => (d.child_by_field_name("declarator"), d.child_by_field_name("value")),
+            // `static const int X = 4;` in a class: the value is the field's default.
+            "field_identifier" | "identifier" => (Some(d), n.child_by_field_name("default_value")),
+            _ => continue,
+        };
+        let Some(name) = name.filter(|x| matches!(x.kind(), "identifier" | "field_identifier")) else { continue };
+        out.entry(text(name)).or_insert(Def { value, ty: dty, decl: n, line });
+    }
+}
+
+fn enumerators<'t>(list: Node<'t>, text: &dyn Fn(Node) -> String, pre: &Preprocessed, out: &mut HashMap<String, Def<'t>>) {
+    // Implicit values count up from the last explicit one: kept as `prev + 1` chains through
+    // a synthetic marker (the enumerator node itself, with its predecessor resolved on use).
+    let mut c = list.walk();
+    for e in list.named_children(&mut c).filter(|e| e.kind() == "enumerator") {
+        let Some(name) = e.child_by_field_name("name") else { continue };
+        let line = pre.locate(e.start_position().row, e.start_position().column, 1).line;
+        out.entry(text(name)).or_insert(Def { value: Some(e), ty: DTy::Int(CTy::INT), decl: e, line });
+    }
+}
+
+/// A host helper `int iDivUp(int a, int b) { return ...; }`: name, parameters, the returned expression.
+fn one_return_helper<'t>(f: Node<'t>, text: &dyn Fn(Node) -> String) -> Option<(String, Vec<(String, CTy)>, Node<'t>)> {
+    let body = f.child_by_field_name("body")?;
+    let mut c = body.walk();
+    let stmts: Vec<Node> = body.named_children(&mut c).filter(|s| s.kind() != "comment").collect();
+    let [ret] = stmts.as_slice() else { return None };
+    if ret.kind() != "return_statement" {
+        return None;
+    }
+    let expr = ret.named_child(0)?;
     let mut d = f.child_by_field_name("declarator")?;
     while d.kind() != "function_declarator" {
         d = d.child_by_field_name("declarator")?;
     }
     let name = text(d.child_by_field_name("declarator")?);
-    let mut names = Vec::new();
+    let mut ps = Vec::new();
+    let list = d.child_by_field_name("parameters")?;
+    let mut c = list.walk();
+    for p in list.named_children(&mut c) {
+        let ty = match p.child_by_field_name("type").map(|t| decl_type(&text(t))) {
+            Some(DTy::Int(t)) => t,
+            _ => return None,
+        };
+        let pd = p.child_by_field_name("declarator")?;
+        if pd.kind() != "identifier" {
+            return None;
+        }
+        ps.push((text(pd), ty));
+    }
+    Some((name, ps, expr))
+}
+
+/// Variables of the host function around a launch that are initialised once and never
+/// assigned again (name -> definition), and the names that have no value there (name -> why):
+/// overwritten after their initialiser, declared without one, parameters of the function.
+fn host_variables<'t>(
+    call: Node<'t>,
+    text: &dyn Fn(Node) -> String,
+    pre: &Preprocessed,
+) -> (HashMap<String, Def<'t>>, HashMap<String, String>) {
+    let mut f = call;
+    while f.kind() != "function_definition" {
+        match f.parent() {
+            Some(p) => f = p,
+            None => return Default::default(),
+        }
+    }
+    let line = |n: Node| pre.locate(n.start_position().row, n.start_position().column, 1).line;
+    let short = |n: Node| {
+        let t = text(n).split_whitespace().collect::<Vec<_>>().join(" ");
+        if t.chars().count() > 60 {
+            format!("{}...", t.chars().take(57).collect::<String>())
+        } else {
+            t
+        }
+    };
+    let fdecl = {
+        let mut d = f.child_by_field_name("declarator");
+        while let Some(x) = d.filter(|x| x.kind() != "function_declarator") {
+            d = x.child_by_field_name("declarator");
+        }
+        d
+    };
+    let fname = fdecl.and_then(|d| d.child_by_field_name("declarator")).map(text).unwrap_or_default();
+    let mut vars: HashMap<String, Def> = HashMap::new();
+    let mut opaque: HashMap<String, String> = HashMap::new();
+    // The enclosing template's parameters and the function's own parameters.
+    if let Some(t) = f.parent().filter(|p| p.kind() == "template_declaration") {
+        for n in template_names(t, text) {
+            opaque.insert(n, format!("a template parameter of `{fname}`"));
+        }
+    }
+    if let Some(list) = fdecl.and_then(|d| d.child_by_field_name("parameters")) {
+        let mut c = list.walk();
+        for p in list.named_children(&mut c) {
+            let mut x = p.child_by_field_name("declarator");
+            while let Some(y) = x.filter(|y| y.kind() != "identifier") {
+                x = y.child_by_field_name("declarator").or_else(|| y.named_child(0));
+            }
+            if let Some(x) = x {
+                opaque.entry(text(x)).or_insert(format!("a parameter of the host function `{fname}`"));
+            }
+        }
+    }
+    let mut stack = f.child_by_field_name("body").into_iter().collect::<Vec<_>>();
+    while let Some(n) = stack.pop() {
+        match n.kind() {
+            "declaration" => {
+                let dty = n.child_by_field_name("type").map(|t| decl_type(&text(t))).unwrap_or(DTy::Other);
+                let mut c = n.walk();
+                for d in n.children_by_field_name("declarator", &mut c) {
+                    let (name, value) = match d.kind() {
+                        "init_declarator" => (d.child_by_field_name("declarator"), d.child_by_field_name("value")),
+                        "identifier" => (Some(d), None),
+                        // `dim3 dimBlock(TILE_DIM, BLOCK_ROWS);` reads like a function declaration.
+                        "function_declarator" if dty == DTy::Dim3 => {
+                            (d.child_by_field_name("declarator"), d.child_by_field_name("parameters"))
+                        }
+                        _ => continue,
+                    };
+                    let Some(name) = name.filter(|x| x.kind() == "identifier") else { continue };
+                    let name = text(name);
+                    // `dim3 b;` is (1, 1, 1); any other variable without a value has none.
+                    if value.is_none() && dty != DTy::Dim3 {
+                        opaque.entry(name.clone()).or_insert(format!("declared without a value on line {}", line(n)));
+                        continue;
+                    }
+                    if vars.insert(name.clone(), Def { value, ty: dty, decl: n, line: line(n) }).is_some() {
+                        opaque.insert(name.clone(), format!("declared more than once in `{fname}`"));
+                    }
+                }
+            }
+            "assignment_expression" => {
+                if let Some(l) = n.child_by_field_name("left") {
+                    let root = base_name(l, text);
+                    opaque.insert(root, format!("assigned on line {} (`{}`)", line(n), short(n)));
+                }
+            }
+            "update_expression" => {
+                if let Some(a) = n.child_by_field_name("argument") {
+                    opaque.insert(base_name(a, text), format!("changed on line {} (`{}`)", line(n), short(n)));
+                }
+            }
+            // `scanf("%d", &n)`, `cudaMalloc(&p, ...)`, `read(&n)`: the call may write it.
+            "pointer_expression" if text(n).starts_with('&') && n.parent().is_some_and(|p| p.kind() == "argument_list") => {
+                if let Some(a) = n.child_by_field_name("argument") {
+                    let call = n.parent().and_then(|p| p.parent()).unwrap_or(n);
+                    opaque.insert(base_name(a, text), format!("written by a call on line {} (`{}`)", line(call), short(call)));
+                }
+            }
+            // `std::cin >> n >> m`, `file >> n`.
+            "binary_expression" if n.child_by_field_name("operator").is_some_and(|o| text(o) == ">>") => {
+                let mut leftmost = n;
+                while let Some(l) = leftmost.child_by_field_name("left") {
+                    leftmost = l;
+                }
+                let src = text(leftmost);
+                if src.ends_with("cin") || src.contains("stream") || src.ends_with("file") || src == "in" {
+                    let mut top = n;
+                    while let Some(p) = top.parent().filter(|p| p.kind() == "binary_expression") {
+                        top = p;
+                    }
+                    if let Some(r) = n.child_by_field_name("right") {
+                        opaque.insert(base_name(r, text), format!("read on line {} (`{}`)", line(top), short(top)));
+                    }
+                }
+            }
+            _ => {}
+        }
+        let mut c = n.walk();
+        stack.extend(n.named_children(&mut c));
+    }
+    vars.retain(|k, _| !opaque.contains_key(k));
+    (vars, opaque)
+}
+
+/// `a`, `a.x`, `a[i]`, `*a` -> `a`.
+fn base_name(n: Node, text: &dyn Fn(Node) -> String) -> String {
+    let mut x = n;
+    loop {
+        let next = match x.kind() {
+            "field_expression" | "subscript_expression" | "pointer_expression" | "parenthesized_expression" => {
+                x.child_by_field_name("argument").or_else(|| x.named_child(0))
+            }
+            _ => None,
+        };
+        match next {
+            Some(y) => x = y,
+            None => return text(x),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The evaluator
+
+struct Eval<'a, 't> {
+    text: &'a dyn Fn(Node) -> String,
+    host: &'a HashMap<String, Def<'t>>,
+    globals: &'a HashMap<String, Def<'t>>,
+    opaque: &'a HashMap<String, String>,
+    funcs: &'a HashMap<String, (Vec<(String, CTy)>, Node<'t>)>,
+    given: &'a HashMap<String, Val>,
+    /// Names met without a value, and why.
+    unknowns: Vec<(String, String)>,
+    /// Definitions read, for messages.
+    defined: Vec<String>,
+    depth: u32,
+}
+
+type Locals = HashMap<String, Val>;
+
+impl<'t> Eval<'_, 't> {
+    fn unknown(&mut self, name: String, why: impl Into<String>) -> Option<Val> {
+        self.unknowns.push((name, why.into()));
+        None
+    }
+
+    fn def(&self, name: &str) -> Option<Def<'t>> {
+        self.host.get(name).or_else(|| self.globals.get(name)).copied()
+    }
+
+    fn note_def(&mut self, d: Def) {
+        let t = (self.text)(d.decl).split_whitespace().collect::<Vec<_>>().join(" ");
+        let t = t.trim_end_matches(';').to_string();
+        let t = if t.chars().count() > 80 { format!("{}...", t.chars().take(77).collect::<String>()) } else { t };
+        self.defined.push(format!("`{t}` (line {})", d.line));
+    }
+
+    /// A name's value (`TILE_DIM`, `n`, `Config::BS`).
+    fn name(&mut self, name: &str, locals: &Locals) -> Option<Val> {
+        if let Some(v) = locals.get(name) {
+            return Some(*v);
+        }
+        if let Some(v) = self.given.get(name) {
+            return Some(match self.host.get(name).map(|d| d.ty) {
+                Some(t) => to_ty(*v, t),
+                None => *v,
+            });
+        }
+        let opaque = self.opaque;
+        if let Some(why) = opaque.get(name) {
+            return self.unknown(name.to_string(), format!("`{name}` is {why}"));
+        }
+        let last = name.rsplit("::").next().unwrap_or(name);
+        let Some(d) = self.def(name).or_else(|| if name.contains("::") { self.globals.get(last).copied() } else { None })
+        else {
+            return match name {
+                "true" => Some(Val::Int(1, CTy::BOOL)),
+                "false" | "nullptr" | "NULL" => Some(Val::Int(0, CTy::INT)),
+                _ => self.unknown(name.to_string(), format!("`{name}` has no value in this file")),
+            };
+        };
+        if d.ty == DTy::Dim3 {
+            return self.unknown(name.to_string(), format!("`{name}` is a dim3"));
+        }
+        self.depth += 1;
+        if self.depth > 64 {
+            self.depth -= 1;
+            return self.unknown(name.to_string(), format!("`{name}` is defined too deeply"));
+        }
+        if self.host.contains_key(name) {
+            self.note_def(d);
+        }
+        let v = match d.value {
+            Some(e) if e.kind() == "enumerator" => self.enumerator(e),
+            Some(v) => {
+                let before = self.unknowns.len();
+                let r = self.eval(v, &Locals::new());
+                // Names the user can give stay (`int blocks = n / 256` asks for `n`); anything
+                // else (a call, a member) makes this variable the value to give.
+                if r.is_none() && self.unknowns[before..].iter().any(|(n, _)| !ident_like(n) || n.contains("::")) {
+                    self.unknowns.truncate(before);
+                }
+                if r.is_none() && self.unknowns.len() == before {
+                    let t = (self.text)(v).split_whitespace().collect::<Vec<_>>().join(" ");
+                    self.unknowns.push((
+                        name.to_string(),
+                        format!("`{name}` = `{t}` (line {}) is known only when the program runs", d.line),
+                    ));
+                }
+                r
+            }
+            None => self.unknown(name.to_string(), format!("`{name}` has no value")),
+        };
+        self.depth -= 1;
+        v.map(|v| to_ty(v, d.ty))
+    }
+
+    /// An enumerator's value: its own, or the previous one's plus one.
+    fn enumerator(&mut self, e: Node) -> Option<Val> {
+        if let Some(v) = e.child_by_field_name("value") {
+            return self.eval(v, &Locals::new());
+        }
+        let mut prev = e.prev_named_sibling();
+        while let Some(p) = prev.filter(|p| p.kind() != "enumerator") {
+            prev = p.prev_named_sibling();
+        }
+        match prev {
+            None => Some(Val::Int(0, CTy::INT)),
+            Some(p) => match self.enumerator(p)? {
+                Val::Int(i, t) => Some(Val::Int(i + 1, t)),
+                f => Some(f),
+            },
+        }
+    }
+
+    /// Grid or block: a `dim3` variable, `dim3(...)`, `{...}`, or one integer.
+    fn dims(&mut self, n: Node) -> Option<[i128; 3]> {
+        let t = (self.text)(n);
+        let t = t.trim();
+        if matches!(n.kind(), "identifier" | "qualified_identifier") && !self.given.contains_key(t) {
+            if let Some(d) = self.def(t).filter(|d| d.ty == DTy::Dim3) {
+                if !self.opaque.contains_key(t) {
+                    self.note_def(d);
+                    return match d.value {
+                        None => Some([1, 1, 1]),
+                        Some(v) => self.dims(v),
+                    };
+                }
+            }
+        }
+        let parts: Option<Vec<Node>> = match n.kind() {
+            "argument_list" | "initializer_list" | "parameter_list" => {
+                let mut c = n.walk();
+                Some(n.named_children(&mut c).filter(|x| x.kind() != "comment").collect())
+            }
+            "call_expression" | "compound_literal_expression"
+                if n.child_by_field_name("function").or_else(|| n.child_by_field_name("type")).is_some_and(|f| (self.text)(f).trim() == "dim3") =>
+            {
+                n.child_by_field_name("arguments").or_else(|| n.child_by_field_name("value")).map(|a| {
+                    let mut c = a.walk();
+                    a.named_children(&mut c).filter(|x| x.kind() != "comment").collect()
+                })
+            }
+            "parenthesized_expression" => return n.named_child(0).and_then(|x| self.dims(x)),
+            _ => None,
+        };
+        let parts = parts.unwrap_or_else(|| vec![n]);
+        if parts.is_empty() || parts.len() > 3 {
+            return None;
+        }
+        let mut out = [1i128; 3];
+        let mut ok = true;
+        for (i, p) in parts.iter().enumerate() {
+            match self.eval(*p, &Locals::new()) {
+                Some(v) => out[i] = convert(v, DTy::Int(CTy::UINT)),
+                None => ok = false,
+            }
+        }
+        (ok && out.iter().all(|&d| d >= 1)).then_some(out)
+    }
+
+    fn eval(&mut self, n: Node, locals: &Locals) -> Option<Val> {
+        let tf = self.text;
+        let text = |n: Node| tf(n);
+        match n.kind() {
+            "number_literal" => literal(text(n).trim()),
+            "char_literal" => {
+                let t = text(n);
+                let b = t.as_bytes();
+                (b.len() == 3).then(|| Val::Int(b[1] as i128, CTy { bits: 8, signed: true }))
+            }
+            "true" => Some(Val::Int(1, CTy::BOOL)),
+            "false" | "null" | "nullptr" => Some(Val::Int(0, CTy::INT)),
+            "identifier" | "qualified_identifier" | "field_identifier" => self.name(text(n).trim(), locals),
+            // A name the parser took for a type (`dim3 b(TILE_DIM, ROWS)`, `k<THREADS>`).
+            "type_identifier" | "type_descriptor" | "parameter_declaration" if ident_like(text(n).trim()) => {
+                self.name(text(n).trim(), locals)
+            }
+            "parenthesized_expression" | "condition_clause" => self.eval(n.named_child(0)?, locals),
+            "field_expression" => {
+                let arg = n.child_by_field_name("argument")?;
+                let field = n.child_by_field_name("field").map(text).unwrap_or_default();
+                let k = match field.as_str() {
+                    "x" => 0,
+                    "y" => 1,
+                    "z" => 2,
+                    _ => return self.unknown(text(n), format!("`{}` is a member the launch cannot read", text(n))),
+                };
+                let d = self.dims(arg)?;
+                Some(Val::Int(d[k], CTy::UINT))
+            }
+            "unary_expression" => {
+                let op = n.child_by_field_name("operator").map(text).unwrap_or_default();
+                let v = self.eval(n.child_by_field_name("argument")?, locals)?;
+                Some(match (op.as_str(), v) {
+                    ("-", Val::Int(i, t)) => {
+                        let t = common(t, t);
+                        Val::Int(t.wrap(-i), t)
+                    }
+                    ("-", Val::Float(f)) => Val::Float(-f),
+                    ("+", v) => v,
+                    ("~", Val::Int(i, t)) => {
+                        let t = common(t, t);
+                        Val::Int(t.wrap(!i), t)
+                    }
+                    ("!", Val::Int(i, _)) => Val::Int((i == 0) as i128, CTy::INT),
+                    ("!", Val::Float(f)) => Val::Int((f == 0.0) as i128, CTy::INT),
+                    _ => return None,
+                })
+            }
+            "binary_expression" => {
+                let op = n.child_by_field_name("operator").map(text).unwrap_or_default();
+                // Both sides, so that one message can name every missing value.
+                let a = self.eval(n.child_by_field_name("left")?, locals);
+                let b = self.eval(n.child_by_field_name("right")?, locals);
+                let (a, b) = (a?, b?);
+                binary(&op, a, b)
+            }
+            "conditional_expression" => {
+                let c = match self.eval(n.child_by_field_name("condition")?, locals)? {
+                    Val::Int(i, _) => i != 0,
+                    Val::Float(f) => f != 0.0,
+                };
+                let pick = if c { "consequence" } else { "alternative" };
+                self.eval(n.child_by_field_name(pick)?, locals)
+            }
+            "cast_expression" => {
+                let ty = decl_type(&text(n.child_by_field_name("type")?));
+                let v = self.eval(n.child_by_field_name("value")?, locals)?;
+                Some(to_ty(v, ty))
+            }
+            "sizeof_expression" => match n.child_by_field_name("type") {
+                Some(t) => match sizeof(text(t).trim()) {
+                    Some(s) => Some(Val::Int(s, CTy::ULONG)),
+                    None => self.unknown(text(n), format!("the size of `{}` is not known here", text(t).trim())),
+                },
+                None => self.unknown(text(n), format!("`{}` is not known here", text(n))),
+            },
+            "call_expression" => self.call(n, locals),
+            _ => self.unknown(text(n), format!("`{}` is not an integer expression the launch can read", text(n).trim())),
+        }
+    }
+
+    fn call(&mut self, n: Node, locals: &Locals) -> Option<Val> {
+        let tf = self.text;
+        let text = |n: Node| tf(n);
+        let f = n.child_by_field_name("function")?;
+        let args: Vec<Node> = n
+            .child_by_field_name("arguments")
+            .map(|a| {
+                let mut c = a.walk();
+                a.named_children(&mut c).filter(|x| x.kind() != "comment").collect()
+            })
+            .unwrap_or_default();
+        // `static_cast<int>(x)`, `int(x)`, `unsigned(x)`.
+        let fname = match f.kind() {
+            "template_function" => {
+                let name = f.child_by_field_name("name").map(text).unwrap_or_default();
+                if name.ends_with("_cast") {
+                    let ty = f
+                        .child_by_field_name("arguments")
+                        .and_then(|a| a.named_child(0))
+                        .map(|t| decl_type(&text(t)))
+                        .unwrap_or(DTy::Other);
+                    let v = self.eval(*args.first()?, locals)?;
+                    return Some(to_ty(v, ty));
+                }
+                name
+            }
+            "primitive_type" | "sized_type_specifier" => {
+                let v = self.eval(*args.first()?, locals)?;
+                return Some(to_ty(v, decl_type(&text(f))));
+            }
+            _ => text(f),
+        };
+        let fname = fname.trim();
+        let base = fname.strip_prefix("std::").unwrap_or(fname);
+        let vals: Vec<Option<Val>> = args.iter().map(|a| self.eval(*a, locals)).collect();
+        let vals: Vec<Val> = vals.into_iter().collect::<Option<Vec<_>>>()?;
+        let num = |v: Val| match v {
+            Val::Int(i, _) => i as f64,
+            Val::Float(f) => f,
+        };
+        match (base, vals.as_slice()) {
+            ("min" | "max" | "MIN" | "MAX" | "fmin" | "fmax" | "fminf" | "fmaxf", [a, b]) => {
+                let min = base.to_ascii_lowercase().contains("min");
+                match (a, b) {
+                    (Val::Int(x, s), Val::Int(y, u)) => {
+                        let t = common(*s, *u);
+                        let (x, y) = (t.wrap(*x), t.wrap(*y));
+                        Some(Val::Int(if min { x.min(y) } else { x.max(y) }, t))
+                    }
+                    _ => Some(if (num(*a) < num(*b)) == min { *a } else { *b }),
+                }
+            }
+            ("ceil" | "ceilf", [a]) => Some(Val::Float(num(*a).ceil())),
+            ("floor" | "floorf", [a]) => Some(Val::Float(num(*a).floor())),
+            ("sqrt" | "sqrtf", [a]) => Some(Val::Float(num(*a).sqrt())),
+            ("abs", [Val::Int(i, t)]) => Some(Val::Int(i.abs(), *t)),
+            _ => match { let funcs = self.funcs; funcs.get(fname).or_else(|| funcs.get(base)) } {
+                Some((ps, body)) if ps.len() == vals.len() && self.depth < 32 => {
+                    let body = *body;
+                    let locals: Locals =
+                        ps.iter().zip(&vals).map(|((p, t), v)| (p.clone(), to_ty(*v, DTy::Int(*t)))).collect();
+                    self.depth += 1;
+                    let r = self.eval(body, &locals);
+                    self.depth -= 1;
+                    r
+                }
+                _ => self.unknown(text(n), format!("`{}` is known only when the program runs", text(n).trim())),
+            },
+        }
+    }
+}
+
+fn binary(op: &str, a: Val, b: Val) -> Option<Val> {
+    let cmp = |r: bool| Some(Val::Int(r as i128, CTy::INT));
+    if let (Val::Int(x, s), Val::Int(y, u)) = (a, b) {
+        if matches!(op, "<<" | ">>") {
+            let t = common(s, s);
+            let y = y as u32;
+            if y >= t.bits as u32 {
+                return None;
+            }
+            return Some(Val::Int(t.wrap(if op == "<<" { x << y } else { t.wrap(x) >> y }), t));
+        }
+        if op == "&&" || op == "||" {
+            return cmp(if op == "&&" { x != 0 && y != 0 } else { x != 0 || y != 0 });
+        }
+        let t = common(s, u);
+        let (x, y) = (t.wrap(x), t.wrap(y));
+        let r = match op {
+            "+" => x + y,
+            "-" => x - y,
+            "*" => x.checked_mul(y)?,
+            "/" if y != 0 => x / y,
+            "%" if y != 0 => x % y,
+            "&" => x & y,
+            "|" => x | y,
+            "^" => x ^ y,
+            "<" => return cmp(x < y),
+            ">" => return cmp(x > y),
+            "<=" => return cmp(x <= y),
+            ">=" => return cmp(x >= y),
+            "==" => return cmp(x == y),
+            "!=" => return cmp(x != y),
+            _ => return None,
+        };
+        return Some(Val::Int(t.wrap(r), t));
+    }
+    let f = |v: Val| match v {
+        Val::Int(i, _) => i as f64,
+        Val::Float(f) => f,
+    };
+    let (x, y) = (f(a), f(b));
+    Some(match op {
+        "+" => Val::Float(x + y),
+        "-" => Val::Float(x - y),
+        "*" => Val::Float(x * y),
+        "/" => Val::Float(x / y),
+        "<" => return cmp(x < y),
+        ">" => return cmp(x > y),
+        "<=" => return cmp(x <= y),
+        ">=" => return cmp(x >= y),
+        "==" => return cmp(x == y),
+        "!=" => return cmp(x != y),
+        _ => return None,
+    })
+}
+
+/// A kernel's name and parameters.
+fn signature(f: Node, text: &dyn Fn(Node) -> String) -> Option<(String, Vec<Param>)> {
+    let mut d = f.child_by_field_name("declarator")?;
+    while d.kind() != "function_declarator" {
+        d = d.child_by_field_name("declarator")?;
+    }
+    let name = text(d.child_by_field_name("declarator")?);
+    let mut out = Vec::new();
     if let Some(ps) = d.child_by_field_name("parameters") {
         let mut c = ps.walk();
         for p in ps.named_children(&mut c) {
+            let mut pointer = false;
             let mut x = p.child_by_field_name("declarator");
             while let Some(y) = x {
                 if y.kind() == "identifier" {
                     break;
                 }
+                pointer |= matches!(y.kind(), "pointer_declarator" | "array_declarator" | "reference_declarator");
                 x = y.child_by_field_name("declarator").or_else(|| y.named_child(0));
             }
-            names.push(x.map(text).unwrap_or_default());
+            let ty = p.child_by_field_name("type").map(|t| decl_type(&text(t))).unwrap_or(DTy::Other);
+            let kind = match ty {
+                _ if pointer => ParamKind::Pointer,
+                DTy::Float => ParamKind::Float,
+                DTy::Int(_) => ParamKind::Int,
+                // Structures, `dim3`, types we do not model: the analysis asks if it needs them.
+                DTy::Dim3 | DTy::Other => ParamKind::Float,
+            };
+            out.push(Param { name: x.map(text).unwrap_or_default(), kind, ty });
         }
     }
-    Some((name.rsplit("::").next().unwrap_or(&name).to_string(), names))
+    Some((name.rsplit("::").next().unwrap_or(&name).to_string(), out))
 }
 
 fn template_names(t: Node, text: &dyn Fn(Node) -> String) -> Vec<String> {
@@ -166,163 +1135,4 @@ fn template_names(t: Node, text: &dyn Fn(Node) -> String) -> Vec<String> {
             _ => p.child_by_field_name("declarator").map(text),
         })
         .collect()
-}
-
-/// Variables of the host function around a launch that are initialised once and never
-/// assigned again: name -> initializer text (`dim3 g(a, b)` gives `a, b`).
-fn host_variables(call: Node, text: &dyn Fn(Node) -> String) -> HashMap<String, String> {
-    let mut f = call;
-    while f.kind() != "function_definition" {
-        match f.parent() {
-            Some(p) => f = p,
-            None => return HashMap::new(),
-        }
-    }
-    let mut vars = HashMap::new();
-    let mut assigned = std::collections::HashSet::new();
-    let mut stack = vec![f];
-    while let Some(n) = stack.pop() {
-        match n.kind() {
-            "init_declarator" => {
-                if let (Some(d), Some(v)) = (n.child_by_field_name("declarator"), n.child_by_field_name("value")) {
-                    if d.kind() == "identifier" {
-                        let init = if v.kind() == "argument_list" || v.kind() == "initializer_list" {
-                            let t = text(v);
-                            let t = t.trim();
-                            t.get(1..t.len().saturating_sub(1)).unwrap_or("").to_string()
-                        } else {
-                            text(v)
-                        };
-                        if vars.insert(text(d), init).is_some() {
-                            assigned.insert(text(d));
-                        }
-                    }
-                }
-            }
-            "assignment_expression" => {
-                if let Some(l) = n.child_by_field_name("left") {
-                    assigned.insert(text(l));
-                }
-            }
-            "update_expression" => {
-                if let Some(a) = n.child_by_field_name("argument") {
-                    assigned.insert(text(a));
-                }
-            }
-            _ => {}
-        }
-        let mut c = n.walk();
-        stack.extend(n.named_children(&mut c));
-    }
-    vars.retain(|k, _| !assigned.contains(k));
-    vars
-}
-
-/// Replaces host variables by their initializers (`.x` of a `dim3` by its component).
-fn substitute(e: &str, vars: &HashMap<String, String>, depth: u32) -> String {
-    if depth > 8 {
-        return e.to_string();
-    }
-    let mut out = String::new();
-    let b = e.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        if c.is_ascii_alphabetic() || c == b'_' {
-            let s = i;
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                i += 1;
-            }
-            let word = &e[s..i];
-            let member = if e[i..].starts_with(".x") || e[i..].starts_with(".y") || e[i..].starts_with(".z") {
-                Some((b[i + 1] - b'x') as usize)
-            } else {
-                None
-            };
-            match vars.get(word) {
-                Some(v) => {
-                    let v = strip_dim3(&substitute(v, vars, depth + 1));
-                    match member {
-                        Some(k) => {
-                            let parts: Vec<&str> = v.split(',').collect();
-                            out.push('(');
-                            out.push_str(parts.get(k).copied().unwrap_or("1").trim());
-                            out.push(')');
-                            i += 2;
-                        }
-                        None => {
-                            out.push('(');
-                            out.push_str(&v);
-                            out.push(')');
-                        }
-                    }
-                }
-                None => out.push_str(word),
-            }
-        } else {
-            out.push(c as char);
-            i += 1;
-        }
-    }
-    out
-}
-
-/// `dim3(a, b)` -> `a, b`; casts to integer types are dropped.
-fn strip_dim3(t: &str) -> String {
-    let t = t.trim();
-    let t = t.strip_prefix("dim3").map(|r| r.trim()).unwrap_or(t);
-    let t = if t.starts_with('(') && t.ends_with(')') && balanced(&t[1..t.len() - 1]) { &t[1..t.len() - 1] } else { t };
-    let mut s = t.to_string();
-    for cast in
-        ["(unsigned int)", "(unsigned)", "(int)", "(size_t)", "(uint)", "static_cast<int>", "static_cast<unsigned>"]
-    {
-        s = s.replace(cast, "");
-    }
-    strip_suffixes(&s)
-}
-
-/// `256u`, `4096UL` -> `256`, `4096`.
-fn strip_suffixes(s: &str) -> String {
-    let mut out = String::new();
-    let mut prev_digit = false;
-    let mut in_word = false;
-    for c in s.chars() {
-        if prev_digit && !in_word && matches!(c, 'u' | 'U' | 'l' | 'L') {
-            continue;
-        }
-        if c.is_ascii_alphabetic() || c == '_' {
-            in_word = !prev_digit || in_word;
-        } else if !c.is_ascii_digit() {
-            in_word = false;
-        }
-        prev_digit = c.is_ascii_digit() || (prev_digit && matches!(c, 'u' | 'U' | 'l' | 'L'));
-        out.push(c);
-    }
-    out
-}
-
-fn balanced(s: &str) -> bool {
-    let mut d = 0i32;
-    for c in s.chars() {
-        match c {
-            '(' => d += 1,
-            ')' => {
-                d -= 1;
-                if d < 0 {
-                    return false;
-                }
-            }
-            _ => {}
-        }
-    }
-    d == 0
-}
-
-/// An integer constant expression's value.
-fn constant(t: &str) -> Option<i128> {
-    let t = strip_dim3(t);
-    if t.contains(',') {
-        return None;
-    }
-    parse_dims("--arg", &t, &BTreeMap::new()).ok().map(|d| d[0] as i128)
 }
