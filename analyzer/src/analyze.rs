@@ -349,6 +349,7 @@ fn missing_values(
     site: &crate::front::cuda::launch_site::LaunchSite,
     missing: &[&crate::front::cuda::launch_site::Missing],
 ) -> Diagnostic {
+    use crate::front::cuda::launch_site::Piece;
     let n = missing.len();
     let mut d = Diagnostic::new(
         ErrorKind::MissingArgument,
@@ -361,7 +362,9 @@ fn missing_values(
     );
     let mut fill: Vec<String> = Vec::new();
     for m in missing {
-        let mut s = format!("{} `{}`", m.piece.describe(), m.expr.split_whitespace().collect::<Vec<_>>().join(" "));
+        let expr = m.expr.split_whitespace().collect::<Vec<_>>().join(" ");
+        let named = matches!(&m.piece, Piece::Arg(a) | Piece::Template(a) if *a == expr);
+        let mut s = if named { m.piece.describe() } else { format!("{} `{expr}`", m.piece.describe()) };
         if !m.defined.is_empty() {
             s.push_str(&format!(", from {}", m.defined.join(", ")));
         }

@@ -202,6 +202,7 @@ fn every_missing_value_is_named_in_one_message_with_a_command_line() {
     assert!(e.contains("`m` is written by a call on line 17 (`scanf(\"%d\", &m)`)"), "{e}");
     assert!(e.contains("`reps` = `atoi(argv[1])` (line 18) is known only when the program runs"), "{e}");
     assert!(e.contains("`threads` is assigned on line 20 (`threads = atoi(argv[2])`)"), "{e}");
+    assert!(e.contains("argument `n`: `n` is read on line 16"), "{e}");
     // Never a guess: the constant initialisers (1 << 20, 128) are not used.
     assert!(!e.contains("1048576"), "{e}");
     assert!(
