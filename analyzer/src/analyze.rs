@@ -271,7 +271,8 @@ pub fn apply_launch_site_described(
         let mut o = opts.clone();
         o.kernel = Some(site.kernel.clone());
         let mut parts = Vec::new();
-        let mut from = |what: String, flag: bool| parts.push(if flag { format!("{what} from the command line") } else { what });
+        let mut from =
+            |what: String, flag: bool| parts.push(if flag { format!("{what} from the command line") } else { what });
         if o.grid.is_empty() {
             o.grid = site.grid.clone().unwrap_or_default();
             from(format!("grid ({})", o.grid), false);
@@ -305,19 +306,21 @@ pub fn apply_launch_site_described(
         let host_only: Vec<String> = opts
             .args
             .iter()
-            .filter(|(k, _)| !kernel_names.contains(&k) && !o.grid.contains(k.as_str()) && !o.block.contains(k.as_str()))
+            .filter(|(k, _)| {
+                !kernel_names.contains(&k) && !o.grid.contains(k.as_str()) && !o.block.contains(k.as_str())
+            })
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
-        o.args.retain(|(k, _)| {
-            kernel_names.contains(&k) || o.grid.contains(k.as_str()) || o.block.contains(k.as_str())
-        });
+        o.args
+            .retain(|(k, _)| kernel_names.contains(&k) || o.grid.contains(k.as_str()) || o.block.contains(k.as_str()));
         let from_flags: Vec<String> = opts
             .args
             .iter()
             .filter(|(k, _)| o.args.iter().any(|(n, _)| n == k))
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
-        let all_file = parts.iter().all(|p| !p.ends_with("command line")) && from_flags.is_empty() && host_only.is_empty();
+        let all_file =
+            parts.iter().all(|p| !p.ends_with("command line")) && from_flags.is_empty() && host_only.is_empty();
         let mut text = if all_file {
             format!("launch from the file's own call on line {}: {}", site.line, parts.join(", "))
         } else {
@@ -395,7 +398,8 @@ fn missing_values(
             format!("'{}'", s.replace('\'', "'\\''"))
         }
     };
-    let mut cmd = vec!["sector-estimate".to_string(), "analyze".into(), quote(&file), "--kernel".into(), quote(&site.kernel)];
+    let mut cmd =
+        vec!["sector-estimate".to_string(), "analyze".into(), quote(&file), "--kernel".into(), quote(&site.kernel)];
     cmd.push("--launch-site".into());
     cmd.push(site.line.to_string());
     for (k, v) in &opts.defines {

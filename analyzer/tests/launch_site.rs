@@ -205,10 +205,7 @@ fn every_missing_value_is_named_in_one_message_with_a_command_line() {
     assert!(e.contains("argument `n`: `n` is read on line 16"), "{e}");
     // Never a guess: the constant initialisers (1 << 20, 128) are not used.
     assert!(!e.contains("1048576"), "{e}");
-    assert!(
-        e.contains("--launch-site 23 --arg n=VALUE --arg m=VALUE --arg threads=VALUE --arg reps=VALUE"),
-        "{e}"
-    );
+    assert!(e.contains("--launch-site 23 --arg n=VALUE --arg m=VALUE --arg threads=VALUE --arg reps=VALUE"), "{e}");
     assert_eq!(e.matches("error").count(), 1, "one message: {e}");
 
     // Filled in: n = 1000, m = 2, threads = 256, reps = 4.

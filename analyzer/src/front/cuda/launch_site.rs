@@ -224,8 +224,8 @@ pub fn launch_sites_with(pre: &Preprocessed, given: &[(String, String)]) -> Resu
             if a.kind() == "type_descriptor" {
                 // `kernel<THREADS>`: a bare name may be a constant as well as a type.
                 let last = t.rsplit("::").next().unwrap_or(&t);
-                let constant = ident_like(&t)
-                    && (host.contains_key(&t) || globals.contains_key(last) || given.contains_key(&t));
+                let constant =
+                    ident_like(&t) && (host.contains_key(&t) || globals.contains_key(last) || given.contains_key(&t));
                 match opaque.get(&t) {
                     Some(why) => {
                         ev.unknowns.push((t.clone(), format!("`{t}` is {why}")));
@@ -259,7 +259,9 @@ pub fn launch_sites_with(pre: &Preprocessed, given: &[(String, String)]) -> Resu
                 ev.unknowns.clear();
                 ev.defined.clear();
                 match ev.eval(a, &HashMap::new()) {
-                    Some(Val::Int(v, _)) => site.args.push((p.name.clone(), convert(Val::Int(v, CTy::LONG), p.ty).to_string())),
+                    Some(Val::Int(v, _)) => {
+                        site.args.push((p.name.clone(), convert(Val::Int(v, CTy::LONG), p.ty).to_string()))
+                    }
                     Some(Val::Float(_)) => {}
                     None => note(&mut ev, Piece::Arg(p.name.clone()), text(a)),
                 }
@@ -363,7 +365,11 @@ fn decl_type(t: &str) -> DTy {
         "int" | "signed" | "signed int" | "int32_t" => CTy::INT,
         "unsigned" | "unsigned int" | "uint" | "uint32_t" => CTy::UINT,
         "long" | "long int" | "long long" | "long long int" | "int64_t" | "ptrdiff_t" | "ssize_t" => CTy::LONG,
-        "unsigned long" | "unsigned long int" | "unsigned long long" | "unsigned long long int" | "size_t"
+        "unsigned long"
+        | "unsigned long int"
+        | "unsigned long long"
+        | "unsigned long long int"
+        | "size_t"
         | "uint64_t" => CTy::ULONG,
         "short" | "short int" | "int16_t" => CTy { bits: 16, signed: true },
         "unsigned short" | "uint16_t" => CTy { bits: 16, signed: false },
@@ -534,7 +540,12 @@ fn file_constant<'t>(
     }
 }
 
-fn enumerators<'t>(list: Node<'t>, text: &dyn Fn(Node) -> String, pre: &Preprocessed, out: &mut HashMap<String, Def<'t>>) {
+fn enumerators<'t>(
+    list: Node<'t>,
+    text: &dyn Fn(Node) -> String,
+    pre: &Preprocessed,
+    out: &mut HashMap<String, Def<'t>>,
+) {
     // Implicit values count up from the last explicit one: kept as `prev + 1` chains through
     // a synthetic marker (the enumerator node itself, with its predecessor resolved on use).
     let mut c = list.walk();
@@ -669,10 +680,15 @@ fn host_variables<'t>(
                 }
             }
             // `scanf("%d", &n)`, `cudaMalloc(&p, ...)`, `read(&n)`: the call may write it.
-            "pointer_expression" if text(n).starts_with('&') && n.parent().is_some_and(|p| p.kind() == "argument_list") => {
+            "pointer_expression"
+                if text(n).starts_with('&') && n.parent().is_some_and(|p| p.kind() == "argument_list") =>
+            {
                 if let Some(a) = n.child_by_field_name("argument") {
                     let call = n.parent().and_then(|p| p.parent()).unwrap_or(n);
-                    opaque.insert(base_name(a, text), format!("written by a call on line {} (`{}`)", line(call), short(call)));
+                    opaque.insert(
+                        base_name(a, text),
+                        format!("written by a call on line {} (`{}`)", line(call), short(call)),
+                    );
                 }
             }
             // `std::cin >> n >> m`, `file >> n`.
@@ -770,7 +786,8 @@ impl<'t> Eval<'_, 't> {
             return self.unknown(name.to_string(), format!("`{name}` is {why}"));
         }
         let last = name.rsplit("::").next().unwrap_or(name);
-        let Some(d) = self.def(name).or_else(|| if name.contains("::") { self.globals.get(last).copied() } else { None })
+        let Some(d) =
+            self.def(name).or_else(|| if name.contains("::") { self.globals.get(last).copied() } else { None })
         else {
             return match name {
                 "true" => Some(Val::Int(1, CTy::BOOL)),
@@ -853,7 +870,9 @@ impl<'t> Eval<'_, 't> {
                 Some(n.named_children(&mut c).filter(|x| x.kind() != "comment").collect())
             }
             "call_expression" | "compound_literal_expression"
-                if n.child_by_field_name("function").or_else(|| n.child_by_field_name("type")).is_some_and(|f| (self.text)(f).trim() == "dim3") =>
+                if n.child_by_field_name("function")
+                    .or_else(|| n.child_by_field_name("type"))
+                    .is_some_and(|f| (self.text)(f).trim() == "dim3") =>
             {
                 n.child_by_field_name("arguments").or_else(|| n.child_by_field_name("value")).map(|a| {
                     let mut c = a.walk();
@@ -956,7 +975,9 @@ impl<'t> Eval<'_, 't> {
                 None => self.unknown(text(n), format!("`{}` is not known here", text(n))),
             },
             "call_expression" => self.call(n, locals),
-            _ => self.unknown(text(n), format!("`{}` is not an integer expression the launch can read", text(n).trim())),
+            _ => {
+                self.unknown(text(n), format!("`{}` is not an integer expression the launch can read", text(n).trim()))
+            }
         }
     }
 
@@ -1016,7 +1037,10 @@ impl<'t> Eval<'_, 't> {
             ("floor" | "floorf", [a]) => Some(Val::Float(num(*a).floor())),
             ("sqrt" | "sqrtf", [a]) => Some(Val::Float(num(*a).sqrt())),
             ("abs", [Val::Int(i, t)]) => Some(Val::Int(i.abs(), *t)),
-            _ => match { let funcs = self.funcs; funcs.get(fname).or_else(|| funcs.get(base)) } {
+            _ => match {
+                let funcs = self.funcs;
+                funcs.get(fname).or_else(|| funcs.get(base))
+            } {
                 Some((ps, body)) if ps.len() == vals.len() && self.depth < 32 => {
                     let body = *body;
                     let locals: Locals =
