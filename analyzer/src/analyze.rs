@@ -232,8 +232,21 @@ pub fn apply_launch_site(
     line: Option<u32>,
     loader: &dyn FileLoader,
 ) -> std::result::Result<(AnalyzeOptions, u32), Failure> {
+    apply_launch_site_described(input, opts, line, loader).map(|(o, l, _)| (o, l))
+}
+
+/// [`apply_launch_site`], also returning the sheet's assumption saying where each value of the
+/// launch came from (the call or the command line). When values are missing, one error lists
+/// all of them, with the launch's own expressions and a command line to fill.
+pub fn apply_launch_site_described(
+    input: Input,
+    opts: &AnalyzeOptions,
+    line: Option<u32>,
+    loader: &dyn FileLoader,
+) -> std::result::Result<(AnalyzeOptions, u32, String), Failure> {
+    use crate::front::cuda::launch_site::Piece;
     let mut files = SourceFiles::default();
-    let r = (|| -> Result<(AnalyzeOptions, u32)> {
+    let r = (|| -> Result<(AnalyzeOptions, u32, String)> {
         let root = read_input(&input, &mut files)?;
         let sites = crate::front::cuda::launch_sites_of_file(&mut files, root, &opts.cuda(), loader)?;
         let site = sites
@@ -251,44 +264,175 @@ pub fn apply_launch_site(
                 };
                 Diagnostic::new(ErrorKind::Usage, format!("--launch-site: {what}"))
             })?;
+        let given = |p: &Piece| match p {
+            Piece::Grid => !opts.grid.is_empty(),
+            Piece::Block => !opts.block.is_empty(),
+            Piece::SharedBytes => opts.shared_bytes > 0,
+            Piece::Template(n) | Piece::Arg(n) => opts.args.iter().any(|(k, _)| k == n),
+        };
+        let missing: Vec<_> = site.missing.iter().filter(|m| !given(&m.piece)).collect();
+        // Scalar arguments alone do not stop the launch: the analysis asks for those it reads.
+        if missing.iter().any(|m| !matches!(m.piece, Piece::Arg(_))) {
+            return Err(missing_values(&input, opts, site, &missing));
+        }
         let mut o = opts.clone();
         // A kernel given by its signature (`scale(double*, int)`) stays so: it names the overload.
         if o.kernel.is_none() {
             o.kernel = Some(site.kernel.clone());
         }
+        let mut parts = Vec::new();
+        let mut from =
+            |what: String, flag: bool| parts.push(if flag { format!("{what} from the command line") } else { what });
         if o.grid.is_empty() {
-            o.grid = site.grid.clone().ok_or_else(|| {
-                Diagnostic::new(
-                    ErrorKind::MissingArgument,
-                    format!(
-                        "--launch-site: the grid of the launch on line {} is not a constant; give --grid",
-                        site.line
-                    ),
-                )
-            })?;
+            o.grid = site.grid.clone().unwrap_or_default();
+            from(format!("grid ({})", o.grid), false);
+        } else {
+            from(format!("grid ({})", o.grid), true);
         }
         if o.block.is_empty() {
-            o.block = site.block.clone().ok_or_else(|| {
-                Diagnostic::new(
-                    ErrorKind::MissingArgument,
-                    format!(
-                        "--launch-site: the block of the launch on line {} is not a constant; give --block",
-                        site.line
-                    ),
-                )
-            })?;
+            o.block = site.block.clone().unwrap_or_default();
+            from(format!("block ({})", o.block), false);
+        } else {
+            from(format!("block ({})", o.block), true);
         }
         if o.shared_bytes == 0 {
             o.shared_bytes = site.shared_bytes.unwrap_or(0);
+            if o.shared_bytes > 0 {
+                from(format!("{} bytes of dynamic shared memory", o.shared_bytes), false);
+            }
+        } else {
+            from(format!("{} bytes of dynamic shared memory", o.shared_bytes), true);
         }
+        let mut from_file = Vec::new();
         for (k, v) in site.template_args.iter().chain(&site.args) {
             if !o.args.iter().any(|(n, _)| n == k) {
                 o.args.push((k.clone(), v.clone()));
+                from_file.push(format!("{k}={v}"));
             }
         }
-        Ok((o, site.line))
+        // Values given for host variables only (`--arg nx=1024` for `dim3 grid(nx / 32)`) were
+        // used above; the kernel has no parameter of that name.
+        let kernel_names: Vec<&String> = site.params.iter().chain(&site.template_params).collect();
+        let host_only: Vec<String> = opts
+            .args
+            .iter()
+            .filter(|(k, _)| {
+                !kernel_names.contains(&k) && !o.grid.contains(k.as_str()) && !o.block.contains(k.as_str())
+            })
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        o.args
+            .retain(|(k, _)| kernel_names.contains(&k) || o.grid.contains(k.as_str()) || o.block.contains(k.as_str()));
+        let from_flags: Vec<String> = opts
+            .args
+            .iter()
+            .filter(|(k, _)| o.args.iter().any(|(n, _)| n == k))
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let all_file =
+            parts.iter().all(|p| !p.ends_with("command line")) && from_flags.is_empty() && host_only.is_empty();
+        let mut text = if all_file {
+            format!("launch from the file's own call on line {}: {}", site.line, parts.join(", "))
+        } else {
+            format!("launch of the call on line {}: {}", site.line, parts.join(", "))
+        };
+        if !from_file.is_empty() {
+            text.push_str(&format!(", {}", from_file.join(" ")));
+            if !all_file {
+                text.push_str(" from the call");
+            }
+        }
+        if !from_flags.is_empty() {
+            text.push_str(&format!(", {} from the command line", from_flags.join(" ")));
+        }
+        if !host_only.is_empty() {
+            text.push_str(&format!(", host variables {} from the command line", host_only.join(" ")));
+        }
+        Ok((o, site.line, text))
     })();
     r.map_err(|diagnostic| Failure { diagnostic, files })
+}
+
+/// One error for every value the launch on `site` lacks: each piece with the launch's own
+/// expression, where its variables are defined and why a name has no value, and a command line
+/// that fills them all.
+fn missing_values(
+    input: &Input,
+    opts: &AnalyzeOptions,
+    site: &crate::front::cuda::launch_site::LaunchSite,
+    missing: &[&crate::front::cuda::launch_site::Missing],
+) -> Diagnostic {
+    use crate::front::cuda::launch_site::Piece;
+    let n = missing.len();
+    let mut d = Diagnostic::new(
+        ErrorKind::MissingArgument,
+        format!(
+            "--launch-site: the launch of `{}` on line {} needs {} the file does not fix",
+            site.kernel,
+            site.line,
+            if n == 1 { "a value".to_string() } else { format!("{n} values") }
+        ),
+    );
+    let mut fill: Vec<String> = Vec::new();
+    for m in missing {
+        let expr = m.expr.split_whitespace().collect::<Vec<_>>().join(" ");
+        let named = matches!(&m.piece, Piece::Arg(a) | Piece::Template(a) if *a == expr);
+        let mut s = if named { m.piece.describe() } else { format!("{} `{expr}`", m.piece.describe()) };
+        if !m.defined.is_empty() {
+            s.push_str(&format!(", from {}", m.defined.join(", ")));
+        }
+        let why: Vec<&str> = m.unknowns.iter().map(|(_, w)| w.as_str()).collect();
+        if !why.is_empty() {
+            s.push_str(&format!(": {}", why.join("; ")));
+        }
+        d = d.note(s);
+        let flags: Vec<String> = if m.fillable {
+            m.unknowns.iter().map(|(name, _)| format!("--arg {name}=VALUE")).collect()
+        } else {
+            vec![m.piece.flag()]
+        };
+        for f in flags {
+            if !fill.contains(&f) {
+                fill.push(f);
+            }
+        }
+    }
+    let file = match input {
+        Input::File(p) => p.display().to_string(),
+        Input::Source { name, .. } => name.to_string(),
+    };
+    let quote = |s: &str| {
+        if s.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./=,:+".contains(&b)) {
+            s.to_string()
+        } else {
+            format!("'{}'", s.replace('\'', "'\\''"))
+        }
+    };
+    let mut cmd = vec!["sector-estimate".to_string(), "analyze".into(), quote(&file), "--kernel".into()];
+    // A kernel given by its signature stays so (it names one of overloaded kernels).
+    cmd.push(quote(opts.kernel.as_deref().unwrap_or(&site.kernel)));
+    cmd.push("--launch-site".into());
+    cmd.push(site.line.to_string());
+    for (k, v) in &opts.defines {
+        cmd.push(format!("-D {}", quote(&format!("{k}={v}"))));
+    }
+    for i in &opts.include_dirs {
+        cmd.push(format!("-I {}", quote(&i.display().to_string())));
+    }
+    for (k, v) in &opts.args {
+        cmd.push(format!("--arg {}", quote(&format!("{k}={v}"))));
+    }
+    if !opts.grid.is_empty() {
+        cmd.push(format!("--grid {}", quote(&opts.grid)));
+    }
+    if !opts.block.is_empty() {
+        cmd.push(format!("--block {}", quote(&opts.block)));
+    }
+    if opts.shared_bytes > 0 {
+        cmd.push(format!("--shared-bytes {}", opts.shared_bytes));
+    }
+    cmd.extend(fill);
+    d.note(format!("give them and run again: {}", cmd.join(" ")))
 }
 
 /// Names of the kernels in a file, in source order.

@@ -376,8 +376,14 @@ fn pointer_param(kernel: &Kernel, name: &str, flag: &str) -> Result<usize> {
     }
 }
 
-/// An integer (decimal, hex, with C suffixes) or a floating-point number.
+/// An integer (decimal, hex, with C suffixes), `true`/`false` (a `bool`'s 1 and 0), or a
+/// floating-point number.
 pub fn parse_number(text: &str) -> Option<ParamValue> {
+    match text.trim() {
+        "true" => return Some(ParamValue::Int(1)),
+        "false" => return Some(ParamValue::Int(0)),
+        _ => {}
+    }
     let t = text.trim().replace('_', "");
     let (neg, body) = match t.strip_prefix('-') {
         Some(b) => (true, b.to_string()),
@@ -668,5 +674,7 @@ mod tests {
         assert_eq!(parse_number("-3"), Some(ParamValue::Int(-3)));
         assert_eq!(parse_number("2.5f"), Some(ParamValue::Float(2.5)));
         assert_eq!(parse_number("abc"), None);
+        assert_eq!(parse_number("true"), Some(ParamValue::Int(1)));
+        assert_eq!(parse_number("false"), Some(ParamValue::Int(0)));
     }
 }

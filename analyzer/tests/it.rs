@@ -24,6 +24,7 @@ mod fuzz_regressions;
 mod gpu_census;
 mod hostile;
 mod hostile3;
+mod launch_site;
 mod layers;
 mod lowering;
 mod overloads;

@@ -331,11 +331,15 @@ pub fn run() -> i32 {
             let mut site_line = None;
             if emit.is_none() {
                 if let Some(line) = launch_site {
-                    match sector_analyzer::analyze::apply_launch_site(Input::File(&src.file), &opts, line, &DiskLoader)
-                    {
-                        Ok((o, l)) => {
+                    match sector_analyzer::analyze::apply_launch_site_described(
+                        Input::File(&src.file),
+                        &opts,
+                        line,
+                        &DiskLoader,
+                    ) {
+                        Ok((o, _, said)) => {
                             opts = o;
-                            site_line = Some(l);
+                            site_line = Some(said);
                         }
                         Err(f) => return report_as(&f, message_format),
                     }
@@ -376,22 +380,9 @@ pub fn run() -> i32 {
                     if !a.warnings.is_empty() {
                         let _ = std::io::stderr().write_all(messages(&a.files, &a.warnings, message_format).as_bytes());
                     }
-                    if let Some(l) = site_line {
-                        let given: Vec<String> = opts.args.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                        a.sheet.assumptions.insert(
-                            0,
-                            format!(
-                                "launch from the file's own call on line {l}: grid ({}), block ({}){}{}",
-                                opts.grid,
-                                opts.block,
-                                if opts.shared_bytes > 0 {
-                                    format!(", {} bytes of dynamic shared memory", opts.shared_bytes)
-                                } else {
-                                    String::new()
-                                },
-                                if given.is_empty() { String::new() } else { format!(", {}", given.join(" ")) }
-                            ),
-                        );
+                    if let Some(said) = site_line {
+                        // Where each value of the launch came from: the call or the command line.
+                        a.sheet.assumptions.insert(0, said);
                     }
                     if emit_sass {
                         return out(a.sheet.listing.as_deref().unwrap_or(""));

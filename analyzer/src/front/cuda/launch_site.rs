@@ -1,15 +1,26 @@
 //! Launches taken from the file's own host code: `kernel<T, 256><<<grid, block, smem>>>(args)`.
 //!
-//! Grid, block, dynamic shared memory, template arguments and scalar arguments are read from
-//! the call where they are constants after preprocessing, following host variables initialised
-//! once (`int threads = 256; dim3 grid(n / threads);`). What is not constant is left to
-//! `--grid`/`--block`/`--arg` (which always win over the file's values).
+//! The launch is read as a person reads the file: the host function's variables initialised
+//! once (`int threads = 256; dim3 grid(n / threads);`), file-scope and namespace constants
+//! (`const`, `constexpr`, `static const` members, enumerators), `dim3` variables, the host's
+//! `#define`s (already expanded by the preprocessor), small host helpers whose body is one
+//! `return` (`iDivUp(a, b)`), all evaluated with C's integer types through [`crate::cint`]
+//! (`const unsigned char b = 256 + 32` is 32; `unsigned` wraps at 32 bits, `size_t` and `long`
+//! at 64; integer division truncates; what C leaves undefined, such as signed overflow or a
+//! division by zero, is no value). A grid or block dimension is converted to `dim3`'s
+//! `unsigned int`: one that wraps to 0 is 0, refused by the launch check, never guessed.
+//!
+//! A host variable that is overwritten after its initialiser (`std::cin >> n`, `scanf("%d", &n)`,
+//! any call taking `&n`, `n = atoi(argv[1])`, `n++`), a parameter of the host function, or one
+//! declared without a value is *missing*: never guessed. Every missing piece of the launch is
+//! listed in [`LaunchSite::missing`] with the launch's own expression and why each name has no
+//! value, so that one message can ask for all of them. Values given on the command line
+//! (`--arg n=...`) fill host variables of that name.
 
 use super::preprocess::Preprocessed;
-use crate::cint::{self, CType, EvalError, Value};
+use crate::cint::{self, CType, EvalError, Expr, Value};
 use crate::diag::{Diagnostic, ErrorKind, Result};
-use crate::launch::parse_dims;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{HashMap, HashSet};
 use tree_sitter::{Node, Parser};
 
 /// One `<<<...>>>` launch found in the file.
@@ -18,18 +29,79 @@ pub struct LaunchSite {
     pub kernel: String,
     /// 1-based line of the launch in the preprocessed translation unit's root file.
     pub line: u32,
-    /// Grid and block as comma-separated integer expressions (`--grid` syntax), when constant.
+    /// Grid and block as comma-separated integers (`--grid` syntax), when known.
     pub grid: Option<String>,
     pub block: Option<String>,
     pub shared_bytes: Option<u64>,
-    /// Template arguments by parameter name, as written (`T` -> `float`, `BS` -> `256`).
+    /// Template arguments by parameter name, as written or as their value (`T` -> `float`,
+    /// `BS` -> `256`).
     pub template_args: Vec<(String, String)>,
-    /// Scalar arguments by parameter name, when constant.
+    /// Scalar arguments by parameter name, when known.
     pub args: Vec<(String, String)>,
+    /// The kernel's parameter names, in order.
+    pub params: Vec<String>,
+    /// The kernel's template parameter names, in order.
+    pub template_params: Vec<String>,
+    /// The pieces of the launch the file does not fix, in launch order.
+    pub missing: Vec<Missing>,
+}
+
+/// A piece of a launch whose value is not known from the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Piece {
+    Grid,
+    Block,
+    SharedBytes,
+    /// A template argument (by the kernel's template parameter name).
+    Template(String),
+    /// A scalar integer argument (by the kernel's parameter name).
+    Arg(String),
+}
+
+#[derive(Clone, Debug)]
+pub struct Missing {
+    pub piece: Piece,
+    /// The launch's own expression (`dimGrid`, `(n + 255) / 256`, `T`).
+    pub expr: String,
+    /// Where the expression's variables were defined (`dim3 dimGrid(nx / TILE_DIM, ny)` on line
+    /// 12), when it names one.
+    pub defined: Vec<String>,
+    /// The names without a value and why (`nx` -> "read by `std::cin >> nx` on line 30").
+    pub unknowns: Vec<(String, String)>,
+    /// Whether `--arg NAME=VALUE` for every unknown name fills this piece (else its own flag).
+    pub fillable: bool,
+}
+
+impl Piece {
+    /// The flag that gives this piece directly.
+    pub fn flag(&self) -> String {
+        match self {
+            Piece::Grid => "--grid X,Y,Z".into(),
+            Piece::Block => "--block X,Y,Z".into(),
+            Piece::SharedBytes => "--shared-bytes N".into(),
+            Piece::Template(t) => format!("--arg {t}=VALUE"),
+            Piece::Arg(a) => format!("--arg {a}=VALUE"),
+        }
+    }
+    pub fn describe(&self) -> String {
+        match self {
+            Piece::Grid => "grid".into(),
+            Piece::Block => "block".into(),
+            Piece::SharedBytes => "dynamic shared memory".into(),
+            Piece::Template(t) => format!("template argument `{t}`"),
+            Piece::Arg(a) => format!("argument `{a}`"),
+        }
+    }
 }
 
 /// Every launch in the file, in order.
 pub fn launch_sites(pre: &Preprocessed) -> Result<Vec<LaunchSite>> {
+    launch_sites_with(pre, &[])
+}
+
+/// Every launch in the file, in order, with host variables named in `given` (`--arg NAME=VALUE`)
+/// taking those values.
+pub fn launch_sites_with(pre: &Preprocessed, given: &[(String, String)]) -> Result<Vec<LaunchSite>> {
     let mut parser = Parser::new();
     parser
         .set_language(&tree_sitter_cuda::LANGUAGE.into())
@@ -39,31 +111,57 @@ pub fn launch_sites(pre: &Preprocessed) -> Result<Vec<LaunchSite>> {
         .ok_or_else(|| Diagnostic::new(ErrorKind::Syntax, "the CUDA parser gave up on this file"))?;
     let src = pre.text.as_bytes();
     let text = |n: Node| std::str::from_utf8(&src[n.byte_range()]).unwrap_or("").to_string();
-    // Kernels' parameter names and template parameter names, by kernel name.
-    let mut params: HashMap<String, (Vec<String>, Vec<String>, Vec<String>)> = HashMap::new();
+    // Kernels' parameters and template parameter names, by kernel name.
+    let mut params: HashMap<String, (Vec<Param>, Vec<String>)> = HashMap::new();
+    let mut globals: HashMap<String, Def> = HashMap::new();
+    let mut funcs: HashMap<String, (Vec<(String, CTy)>, Node)> = HashMap::new();
     let mut stack = vec![tree.root_node()];
     let mut calls = Vec::new();
     while let Some(n) = stack.pop() {
-        if n.kind() == "function_definition" && text(n).contains("__global__") {
-            if let Some((name, ps, types)) = signature(n, &text) {
-                let tps = n
-                    .parent()
-                    .filter(|p| p.kind() == "template_declaration")
-                    .map(|t| template_names(t, &text))
-                    .unwrap_or_default();
-                params.entry(name).or_insert((ps, tps, types));
+        match n.kind() {
+            "function_definition" if text(n).contains("__global__") => {
+                if let Some((name, ps)) = signature(n, &text) {
+                    let tps = n
+                        .parent()
+                        .filter(|p| p.kind() == "template_declaration")
+                        .map(|t| template_names(t, &text))
+                        .unwrap_or_default();
+                    params.entry(name).or_insert((ps, tps));
+                }
             }
-        }
-        if n.kind() == "call_expression" {
-            let mut c = n.walk();
-            if n.children(&mut c).any(|ch| ch.kind() == "kernel_call_syntax") {
-                calls.push(n);
+            "function_definition" => {
+                if let Some(f) = one_return_helper(n, &text) {
+                    funcs.entry(f.0).or_insert((f.1, f.2));
+                }
             }
+            "declaration" | "field_declaration" if !in_function(n) => file_constant(n, &text, pre, &mut globals),
+            "enumerator_list" => enumerators(n, &text, pre, &mut globals),
+            "call_expression" => {
+                let mut c = n.walk();
+                if n.children(&mut c).any(|ch| ch.kind() == "kernel_call_syntax") {
+                    calls.push(n);
+                }
+            }
+            _ => {}
         }
         let mut c = n.walk();
         let children: Vec<Node> = n.children(&mut c).collect();
         stack.extend(children.into_iter().rev());
     }
+    let given: HashMap<String, Val> = given
+        .iter()
+        .filter_map(|(k, v)| {
+            let v = match v.trim() {
+                "true" => Val::Int(1, CType::Int),
+                "false" => Val::Int(0, CType::Int),
+                t => match crate::launch::parse_number(t)? {
+                    crate::launch::ParamValue::Int(i) => Val::Int(i, CType::Long),
+                    crate::launch::ParamValue::Float(f) => Val::Float(f),
+                },
+            };
+            Some((k.clone(), v))
+        })
+        .collect();
     let mut out = Vec::new();
     for call in calls {
         let Some(f) = call.child_by_field_name("function") else { continue };
@@ -73,21 +171,31 @@ pub fn launch_sites(pre: &Preprocessed) -> Result<Vec<LaunchSite>> {
                 let mut ts = Vec::new();
                 if let Some(a) = f.child_by_field_name("arguments") {
                     let mut c = a.walk();
-                    ts = a.named_children(&mut c).map(&text).collect();
+                    ts = a.named_children(&mut c).collect();
                 }
                 (name, ts)
             }
             _ => (text(f), Vec::new()),
         };
         let kname = kname.rsplit("::").next().unwrap_or(&kname).trim().to_string();
-        let Some((pnames, tnames, ptypes)) = params.get(&kname) else { continue };
-        let host_vars = host_variables(call, &text);
-        let resolve = |e: &str| substitute(e, &host_vars, 0);
-        // Host values with C's integer types (`const unsigned char b = 256 + 32` is 32).
-        let mut typed: BTreeMap<String, Value> = BTreeMap::new();
+        let Some((kparams, tnames)) = params.get(&kname) else { continue };
+        let (host, opaque) = host_variables(call, &text, pre);
+        let mut ev = Eval {
+            text: &text,
+            host: &host,
+            globals: &globals,
+            opaque: &opaque,
+            funcs: &funcs,
+            given: &given,
+            unknowns: Vec::new(),
+            defined: Vec::new(),
+            depth: 0,
+        };
         let mut site = LaunchSite {
             kernel: kname.clone(),
             line: pre.locate(call.start_position().row, call.start_position().column, 1).line,
+            params: kparams.iter().map(|p| p.name.clone()).collect(),
+            template_params: tnames.clone(),
             ..Default::default()
         };
         let mut c = call.walk();
@@ -100,89 +208,912 @@ pub fn launch_sites(pre: &Preprocessed) -> Result<Vec<LaunchSite>> {
                 v
             })
             .unwrap_or_default();
-        for (name, value) in tnames.iter().zip(targs) {
-            let value = value.trim().to_string();
-            let c = cint::eval_str(&value, &|n: &str| host_value(n, &host_vars, &typed, 0));
-            // As written (the front end binds them); an integer one also sizes the grid.
-            if let Ok(v) = c {
-                typed.insert(name.clone(), v);
+        let mut missing = Vec::new();
+        let mut note = |ev: &mut Eval, piece: Piece, expr: String| {
+            let unknowns = std::mem::take(&mut ev.unknowns);
+            let defined = std::mem::take(&mut ev.defined);
+            let fillable = !unknowns.is_empty()
+                && !matches!(piece, Piece::Template(_))
+                && unknowns.iter().all(|(n, _)| n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
+            let mut seen = HashSet::new();
+            let unknowns = unknowns.into_iter().filter(|(n, _)| seen.insert(n.clone())).collect();
+            let mut seen = HashSet::new();
+            let defined = defined.into_iter().filter(|d| seen.insert(d.clone())).collect();
+            missing.push(Missing { piece, expr, defined, unknowns, fillable });
+        };
+        for (name, a) in tnames.iter().zip(&targs) {
+            let t = text(*a).trim().to_string();
+            ev.unknowns.clear();
+            ev.defined.clear();
+            if a.kind() == "type_descriptor" {
+                // `kernel<THREADS>`: a bare name may be a constant as well as a type.
+                let last = t.rsplit("::").next().unwrap_or(&t);
+                let constant =
+                    ident_like(&t) && (host.contains_key(&t) || globals.contains_key(last) || given.contains_key(&t));
+                match opaque.get(&t) {
+                    Some(why) => {
+                        ev.unknowns.push((t.clone(), format!("`{t}` is {why}")));
+                        note(&mut ev, Piece::Template(name.clone()), t);
+                    }
+                    None if constant => match ev.name(&t, &HashMap::new()) {
+                        Some(Val::Int(v, _)) => site.template_args.push((name.clone(), v.to_string())),
+                        _ => note(&mut ev, Piece::Template(name.clone()), t),
+                    },
+                    None => site.template_args.push((name.clone(), t)),
+                }
+                continue;
             }
-            site.template_args.push((name.clone(), value));
+            match ev.eval(*a, &HashMap::new()) {
+                Some(Val::Int(v, _)) => site.template_args.push((name.clone(), v.to_string())),
+                // A name the front end resolves itself (an enumerator, a device function).
+                _ if a.kind() == "identifier" && !host.contains_key(&t) && !opaque.contains_key(&t) => {
+                    site.template_args.push((name.clone(), t))
+                }
+                _ => note(&mut ev, Piece::Template(name.clone()), t),
+            }
         }
         if let Some(args) = call.child_by_field_name("arguments") {
             let mut cc = args.walk();
             let items: Vec<Node> = args.named_children(&mut cc).collect();
-            for ((name, a), ty) in pnames.iter().zip(items).zip(ptypes) {
-                // An integer parameter receives the argument converted to its type.
-                let c = CType::parse(ty).and_then(|t| {
-                    cint::eval_str(&text(a), &|n: &str| host_value(n, &host_vars, &typed, 0)).ok().map(|v| v.to(t))
-                });
-                if let Some(v) = c {
-                    site.args.push((name.clone(), v.v.to_string()));
-                } else if let Some(v) = constant(&resolve(&text(a))) {
-                    site.args.push((name.clone(), v.to_string()));
+            for (p, a) in kparams.iter().zip(items) {
+                // Pointers (a literal `0` or `nullptr` too) and floating-point values need no value.
+                if p.kind != ParamKind::Int {
+                    continue;
+                }
+                ev.unknowns.clear();
+                ev.defined.clear();
+                match ev.eval(a, &HashMap::new()) {
+                    Some(Val::Int(v, _)) => {
+                        site.args.push((p.name.clone(), convert(Val::Int(v, CType::Long), p.ty).to_string()))
+                    }
+                    Some(Val::Float(_)) => {}
+                    None => note(&mut ev, Piece::Arg(p.name.clone()), text(a)),
                 }
             }
         }
-        // Grid and block may use the kernel's constant arguments and integer template arguments.
-        let mut known: BTreeMap<String, i128> = BTreeMap::new();
-        for (k, v) in site.args.iter().chain(&site.template_args) {
-            if let Ok(v) = v.parse::<i128>() {
-                known.insert(k.clone(), v);
+        for (i, piece) in [Piece::Grid, Piece::Block].into_iter().enumerate() {
+            let Some(n) = config.get(i) else { continue };
+            ev.unknowns.clear();
+            ev.defined.clear();
+            match ev.dims(*n) {
+                Some(d) => {
+                    // `(32, 8)`, `(4096)`: trailing dimensions of 1 left out.
+                    let mut d: Vec<String> = d.iter().map(|v| v.to_string()).collect();
+                    while d.len() > 1 && d.last().is_some_and(|x| x == "1") {
+                        d.pop();
+                    }
+                    let s = d.join(", ");
+                    match piece {
+                        Piece::Grid => site.grid = Some(s),
+                        _ => site.block = Some(s),
+                    }
+                }
+                None => note(&mut ev, piece, text(*n)),
             }
         }
-        let dims = |n: &Node| -> Option<String> {
-            // C's semantics first: each dimension converted to dim3's unsigned int (a grid
-            // computed in `unsigned` that wraps to 0 is 0, refused by the launch check).
-            match c_dims(&text(*n), &host_vars, &typed) {
-                Ok(d) => return Some(d),
-                Err(EvalError::Undefined(_)) => return None,
-                Err(_) => {}
+        if let Some(n) = config.get(2) {
+            ev.unknowns.clear();
+            ev.defined.clear();
+            match ev.eval(*n, &HashMap::new()) {
+                // The launch's third argument is a `size_t`.
+                Some(v @ Val::Int(..)) => site.shared_bytes = Some(convert(v, DTy::Int(CType::ULong)) as u64),
+                _ => note(&mut ev, Piece::SharedBytes, text(*n)),
             }
-            let t = strip_dim3(&resolve(&text(*n)));
-            parse_dims("--grid", &t, &known).ok().map(|_| t)
-        };
-        site.grid = config.first().and_then(dims);
-        site.block = config.get(1).and_then(dims);
-        site.shared_bytes = config.get(2).and_then(|n| {
-            // The launch's third argument is a size_t.
-            match cint::eval_str(&text(*n), &|x: &str| host_value(x, &host_vars, &typed, 0)) {
-                Ok(v) => Some(v.to(CType::ULong).v as u64),
-                Err(EvalError::Undefined(_)) => None,
-                Err(_) => constant(&resolve(&text(*n))).map(|v| v as u64),
-            }
+        }
+        // Launch order: grid, block, shared memory, then template and scalar arguments.
+        missing.sort_by_key(|m| match m.piece {
+            Piece::Grid => 0,
+            Piece::Block => 1,
+            Piece::SharedBytes => 2,
+            Piece::Template(_) => 3,
+            Piece::Arg(_) => 4,
         });
+        site.missing = missing;
         out.push(site);
     }
     Ok(out)
 }
 
-/// A kernel's name, parameter names and parameter types (as written, without the declarator).
-fn signature(f: Node, text: &dyn Fn(Node) -> String) -> Option<(String, Vec<String>, Vec<String>)> {
+// ---------------------------------------------------------------------------------------------
+// Values with C's integer types
+
+// C's integer types are `cint::CType`; a `Val::Int`'s value is always in its type's range.
+type CTy = CType;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Val {
+    Int(i128, CTy),
+    Float(f64),
+}
+
+/// A declared type, as far as a launch needs it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum DTy {
+    Int(CTy),
+    Float,
+    Dim3,
+    /// `auto` or a type we do not model: the value keeps its own type.
+    Other,
+}
+
+fn decl_type(t: &str) -> DTy {
+    let t: String = t
+        .split_whitespace()
+        .filter(|w| !matches!(*w, "const" | "constexpr" | "static" | "inline" | "volatile" | "register" | "extern"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let t = t.strip_prefix("std::").unwrap_or(&t);
+    match t {
+        "float" | "double" | "long double" => DTy::Float,
+        "dim3" => DTy::Dim3,
+        // The integer types as `cint` reads them (`unsigned char`, `size_t`, `long long int`).
+        _ => CType::parse(t).map_or(DTy::Other, DTy::Int),
+    }
+}
+
+fn convert(v: Val, ty: DTy) -> i128 {
+    match (v, ty) {
+        (Val::Int(i, _), DTy::Int(t)) => t.convert(i),
+        (Val::Int(i, _), _) => i,
+        (Val::Float(f), DTy::Int(t)) => t.convert(f as i128),
+        (Val::Float(f), _) => f as i128,
+    }
+}
+
+fn to_ty(v: Val, ty: DTy) -> Val {
+    match (v, ty) {
+        (Val::Int(i, _), DTy::Int(t)) => Val::Int(t.convert(i), t),
+        (Val::Float(f), DTy::Int(t)) => Val::Int(t.convert(f as i128), t),
+        (Val::Int(i, _), DTy::Float) => Val::Float(i as f64),
+        (v, _) => v,
+    }
+}
+
+/// The usual arithmetic conversions' common integer type.
+fn common(a: CTy, b: CTy) -> CTy {
+    CType::common(a, b)
+}
+
+/// A number as written: an integer literal with C's type (`cint::literal`), or a floating one.
+fn literal(t: &str) -> Option<Val> {
+    let lower = t.replace('\'', "").to_ascii_lowercase();
+    let is_hex = lower.starts_with("0x");
+    if !is_hex && (lower.contains('.') || lower.contains('e') || lower.ends_with('f')) {
+        return lower.trim_end_matches(['f', 'l']).parse::<f64>().ok().map(Val::Float);
+    }
+    // The parser keeps a sign in the literal (`-1`): the negation of the literal, as in C.
+    if let Some(rest) = t.strip_prefix(['-', '+']) {
+        let v = cint::literal(rest.trim())?;
+        let op = t.as_bytes()[0] as char;
+        return cint::eval(&Expr::Unary(op, Box::new(Expr::Lit(v))), &cint::no_names).ok().map(|v| Val::Int(v.v, v.ty));
+    }
+    cint::literal(t).map(|v| Val::Int(v.v, v.ty))
+}
+
+fn sizeof(t: &str) -> Option<i128> {
+    let t: String = t.split_whitespace().filter(|w| *w != "const").collect::<Vec<_>>().join(" ");
+    let t = t.strip_prefix("std::").unwrap_or(&t);
+    if t.ends_with('*') {
+        return Some(8);
+    }
+    Some(match t {
+        "char" | "signed char" | "unsigned char" | "int8_t" | "uint8_t" | "bool" | "char1" | "uchar1" => 1,
+        "short" | "unsigned short" | "int16_t" | "uint16_t" | "half" | "__half" | "__nv_bfloat16" | "char2"
+        | "uchar2" => 2,
+        "int" | "unsigned" | "unsigned int" | "float" | "int32_t" | "uint32_t" | "uint" | "__half2" | "half2"
+        | "char4" | "uchar4" | "short2" => 4,
+        "long" | "unsigned long" | "long long" | "unsigned long long" | "double" | "size_t" | "int64_t"
+        | "uint64_t" | "float2" | "int2" | "uint2" | "short4" => 8,
+        "float3" | "int3" | "uint3" => 12,
+        "float4" | "int4" | "uint4" | "double2" | "longlong2" => 16,
+        "double4" => 32,
+        _ => return None,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Definitions the launch may read
+
+#[derive(Clone, Copy)]
+struct Def<'t> {
+    /// The initializer: an expression, or a `dim3`'s argument list / initializer list.
+    value: Option<Node<'t>>,
+    ty: DTy,
+    /// The declaration, for messages.
+    decl: Node<'t>,
+    line: u32,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ParamKind {
+    Int,
+    Float,
+    Pointer,
+}
+
+struct Param {
+    name: String,
+    kind: ParamKind,
+    ty: DTy,
+}
+
+fn in_function(n: Node) -> bool {
+    let mut p = n.parent();
+    while let Some(x) = p {
+        if matches!(x.kind(), "compound_statement" | "parameter_list" | "template_parameter_list") {
+            return true;
+        }
+        p = x.parent();
+    }
+    false
+}
+
+fn ident_like(t: &str) -> bool {
+    !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b':')
+}
+
+fn has_word(t: &str, w: &str) -> bool {
+    t.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).any(|x| x == w)
+}
+
+/// `const int TILE_DIM = 32;`, `constexpr`, `static const` members (file scope, namespaces,
+/// classes).
+fn file_constant<'t>(
+    n: Node<'t>,
+    text: &dyn Fn(Node) -> String,
+    pre: &Preprocessed,
+    out: &mut HashMap<String, Def<'t>>,
+) {
+    let Some(ty) = n.child_by_field_name("type") else { return };
+    // The specifiers before the type (`static`, `constexpr`) and the type's own `const`.
+    let head = std::str::from_utf8(&pre.text.as_bytes()[n.start_byte()..ty.end_byte()]).unwrap_or("");
+    if !(has_word(head, "const") || has_word(head, "constexpr")) {
+        return;
+    }
+    let dty = decl_type(&text(ty));
+    let line = pre.locate(n.start_position().row, n.start_position().column, 1).line;
+    let mut c = n.walk();
+    for d in n.children_by_field_name("declarator", &mut c) {
+        let (name, value) = match d.kind() {
+            "init_declarator" => (d.child_by_field_name("declarator"), d.child_by_field_name("value")),
+            // `static const int X = 4;` in a class: the value is the field's default.
+            "field_identifier" | "identifier" => (Some(d), n.child_by_field_name("default_value")),
+            _ => continue,
+        };
+        let Some(name) = name.filter(|x| matches!(x.kind(), "identifier" | "field_identifier")) else { continue };
+        out.entry(text(name)).or_insert(Def { value, ty: dty, decl: n, line });
+    }
+}
+
+fn enumerators<'t>(
+    list: Node<'t>,
+    text: &dyn Fn(Node) -> String,
+    pre: &Preprocessed,
+    out: &mut HashMap<String, Def<'t>>,
+) {
+    // Implicit values count up from the last explicit one: kept as `prev + 1` chains through
+    // a synthetic marker (the enumerator node itself, with its predecessor resolved on use).
+    let mut c = list.walk();
+    for e in list.named_children(&mut c).filter(|e| e.kind() == "enumerator") {
+        let Some(name) = e.child_by_field_name("name") else { continue };
+        let line = pre.locate(e.start_position().row, e.start_position().column, 1).line;
+        out.entry(text(name)).or_insert(Def { value: Some(e), ty: DTy::Int(CType::Int), decl: e, line });
+    }
+}
+
+/// A host helper `int iDivUp(int a, int b) { return ...; }`: name, parameters, the returned expression.
+fn one_return_helper<'t>(f: Node<'t>, text: &dyn Fn(Node) -> String) -> Option<(String, Vec<(String, CTy)>, Node<'t>)> {
+    let body = f.child_by_field_name("body")?;
+    let mut c = body.walk();
+    let stmts: Vec<Node> = body.named_children(&mut c).filter(|s| s.kind() != "comment").collect();
+    let [ret] = stmts.as_slice() else { return None };
+    if ret.kind() != "return_statement" {
+        return None;
+    }
+    let expr = ret.named_child(0)?;
     let mut d = f.child_by_field_name("declarator")?;
     while d.kind() != "function_declarator" {
         d = d.child_by_field_name("declarator")?;
     }
     let name = text(d.child_by_field_name("declarator")?);
-    let mut names = Vec::new();
-    let mut types = Vec::new();
+    let mut ps = Vec::new();
+    let list = d.child_by_field_name("parameters")?;
+    let mut c = list.walk();
+    for p in list.named_children(&mut c) {
+        let ty = match p.child_by_field_name("type").map(|t| decl_type(&text(t))) {
+            Some(DTy::Int(t)) => t,
+            _ => return None,
+        };
+        let pd = p.child_by_field_name("declarator")?;
+        if pd.kind() != "identifier" {
+            return None;
+        }
+        ps.push((text(pd), ty));
+    }
+    Some((name, ps, expr))
+}
+
+/// Variables of the host function around a launch that are initialised once and never
+/// assigned again (name -> definition), and the names that have no value there (name -> why):
+/// overwritten after their initialiser, declared without one, parameters of the function.
+fn host_variables<'t>(
+    call: Node<'t>,
+    text: &dyn Fn(Node) -> String,
+    pre: &Preprocessed,
+) -> (HashMap<String, Def<'t>>, HashMap<String, String>) {
+    let mut f = call;
+    while f.kind() != "function_definition" {
+        match f.parent() {
+            Some(p) => f = p,
+            None => return Default::default(),
+        }
+    }
+    let line = |n: Node| pre.locate(n.start_position().row, n.start_position().column, 1).line;
+    let short = |n: Node| {
+        let t = text(n).split_whitespace().collect::<Vec<_>>().join(" ");
+        if t.chars().count() > 60 {
+            format!("{}...", t.chars().take(57).collect::<String>())
+        } else {
+            t
+        }
+    };
+    let fdecl = {
+        let mut d = f.child_by_field_name("declarator");
+        while let Some(x) = d.filter(|x| x.kind() != "function_declarator") {
+            d = x.child_by_field_name("declarator");
+        }
+        d
+    };
+    let fname = fdecl.and_then(|d| d.child_by_field_name("declarator")).map(text).unwrap_or_default();
+    let mut vars: HashMap<String, Def> = HashMap::new();
+    let mut opaque: HashMap<String, String> = HashMap::new();
+    // The enclosing template's parameters and the function's own parameters.
+    if let Some(t) = f.parent().filter(|p| p.kind() == "template_declaration") {
+        for n in template_names(t, text) {
+            opaque.insert(n, format!("a template parameter of `{fname}`"));
+        }
+    }
+    if let Some(list) = fdecl.and_then(|d| d.child_by_field_name("parameters")) {
+        let mut c = list.walk();
+        for p in list.named_children(&mut c) {
+            let mut x = p.child_by_field_name("declarator");
+            while let Some(y) = x.filter(|y| y.kind() != "identifier") {
+                x = y.child_by_field_name("declarator").or_else(|| y.named_child(0));
+            }
+            if let Some(x) = x {
+                opaque.entry(text(x)).or_insert(format!("a parameter of the host function `{fname}`"));
+            }
+        }
+    }
+    let mut stack = f.child_by_field_name("body").into_iter().collect::<Vec<_>>();
+    while let Some(n) = stack.pop() {
+        match n.kind() {
+            "declaration" => {
+                let dty = n.child_by_field_name("type").map(|t| decl_type(&text(t))).unwrap_or(DTy::Other);
+                let mut c = n.walk();
+                for d in n.children_by_field_name("declarator", &mut c) {
+                    let (name, value) = match d.kind() {
+                        "init_declarator" => (d.child_by_field_name("declarator"), d.child_by_field_name("value")),
+                        "identifier" => (Some(d), None),
+                        // `dim3 dimBlock(TILE_DIM, BLOCK_ROWS);` reads like a function declaration.
+                        "function_declarator" if dty == DTy::Dim3 => {
+                            (d.child_by_field_name("declarator"), d.child_by_field_name("parameters"))
+                        }
+                        _ => continue,
+                    };
+                    let Some(name) = name.filter(|x| x.kind() == "identifier") else { continue };
+                    let name = text(name);
+                    // `dim3 b;` is (1, 1, 1); any other variable without a value has none.
+                    if value.is_none() && dty != DTy::Dim3 {
+                        opaque.entry(name.clone()).or_insert(format!("declared without a value on line {}", line(n)));
+                        continue;
+                    }
+                    if vars.insert(name.clone(), Def { value, ty: dty, decl: n, line: line(n) }).is_some() {
+                        opaque.insert(name.clone(), format!("declared more than once in `{fname}`"));
+                    }
+                }
+            }
+            "assignment_expression" => {
+                if let Some(l) = n.child_by_field_name("left") {
+                    let root = base_name(l, text);
+                    opaque.insert(root, format!("assigned on line {} (`{}`)", line(n), short(n)));
+                }
+            }
+            "update_expression" => {
+                if let Some(a) = n.child_by_field_name("argument") {
+                    opaque.insert(base_name(a, text), format!("changed on line {} (`{}`)", line(n), short(n)));
+                }
+            }
+            // `scanf("%d", &n)`, `cudaMalloc(&p, ...)`, `read(&n)`: the call may write it.
+            "pointer_expression"
+                if text(n).starts_with('&') && n.parent().is_some_and(|p| p.kind() == "argument_list") =>
+            {
+                if let Some(a) = n.child_by_field_name("argument") {
+                    let call = n.parent().and_then(|p| p.parent()).unwrap_or(n);
+                    opaque.insert(
+                        base_name(a, text),
+                        format!("written by a call on line {} (`{}`)", line(call), short(call)),
+                    );
+                }
+            }
+            // `std::cin >> n >> m`, `file >> n`.
+            "binary_expression" if n.child_by_field_name("operator").is_some_and(|o| text(o) == ">>") => {
+                let mut leftmost = n;
+                while let Some(l) = leftmost.child_by_field_name("left") {
+                    leftmost = l;
+                }
+                let src = text(leftmost);
+                if src.ends_with("cin") || src.contains("stream") || src.ends_with("file") || src == "in" {
+                    let mut top = n;
+                    while let Some(p) = top.parent().filter(|p| p.kind() == "binary_expression") {
+                        top = p;
+                    }
+                    if let Some(r) = n.child_by_field_name("right") {
+                        opaque.insert(base_name(r, text), format!("read on line {} (`{}`)", line(top), short(top)));
+                    }
+                }
+            }
+            _ => {}
+        }
+        let mut c = n.walk();
+        stack.extend(n.named_children(&mut c));
+    }
+    vars.retain(|k, _| !opaque.contains_key(k));
+    (vars, opaque)
+}
+
+/// `a`, `a.x`, `a[i]`, `*a` -> `a`.
+fn base_name(n: Node, text: &dyn Fn(Node) -> String) -> String {
+    let mut x = n;
+    loop {
+        let next = match x.kind() {
+            "field_expression" | "subscript_expression" | "pointer_expression" | "parenthesized_expression" => {
+                x.child_by_field_name("argument").or_else(|| x.named_child(0))
+            }
+            _ => None,
+        };
+        match next {
+            Some(y) => x = y,
+            None => return text(x),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The evaluator
+
+struct Eval<'a, 't> {
+    text: &'a dyn Fn(Node) -> String,
+    host: &'a HashMap<String, Def<'t>>,
+    globals: &'a HashMap<String, Def<'t>>,
+    opaque: &'a HashMap<String, String>,
+    funcs: &'a HashMap<String, (Vec<(String, CTy)>, Node<'t>)>,
+    given: &'a HashMap<String, Val>,
+    /// Names met without a value, and why.
+    unknowns: Vec<(String, String)>,
+    /// Definitions read, for messages.
+    defined: Vec<String>,
+    depth: u32,
+}
+
+type Locals = HashMap<String, Val>;
+
+impl<'t> Eval<'_, 't> {
+    fn unknown(&mut self, name: String, why: impl Into<String>) -> Option<Val> {
+        self.unknowns.push((name, why.into()));
+        None
+    }
+
+    fn def(&self, name: &str) -> Option<Def<'t>> {
+        self.host.get(name).or_else(|| self.globals.get(name)).copied()
+    }
+
+    fn note_def(&mut self, d: Def) {
+        let t = (self.text)(d.decl).split_whitespace().collect::<Vec<_>>().join(" ");
+        let t = t.trim_end_matches(';').to_string();
+        let t = if t.chars().count() > 80 { format!("{}...", t.chars().take(77).collect::<String>()) } else { t };
+        self.defined.push(format!("`{t}` (line {})", d.line));
+    }
+
+    /// A name's value (`TILE_DIM`, `n`, `Config::BS`).
+    fn name(&mut self, name: &str, locals: &Locals) -> Option<Val> {
+        if let Some(v) = locals.get(name) {
+            return Some(*v);
+        }
+        if let Some(v) = self.given.get(name) {
+            return Some(match self.host.get(name).map(|d| d.ty) {
+                Some(t) => to_ty(*v, t),
+                None => *v,
+            });
+        }
+        let opaque = self.opaque;
+        if let Some(why) = opaque.get(name) {
+            return self.unknown(name.to_string(), format!("`{name}` is {why}"));
+        }
+        let last = name.rsplit("::").next().unwrap_or(name);
+        let Some(d) =
+            self.def(name).or_else(|| if name.contains("::") { self.globals.get(last).copied() } else { None })
+        else {
+            return match name {
+                "true" => Some(Val::Int(1, CType::Bool)),
+                "false" | "nullptr" | "NULL" => Some(Val::Int(0, CType::Int)),
+                _ => self.unknown(name.to_string(), format!("`{name}` has no value in this file")),
+            };
+        };
+        if d.ty == DTy::Dim3 {
+            return self.unknown(name.to_string(), format!("`{name}` is a dim3"));
+        }
+        self.depth += 1;
+        if self.depth > 64 {
+            self.depth -= 1;
+            return self.unknown(name.to_string(), format!("`{name}` is defined too deeply"));
+        }
+        if self.host.contains_key(name) {
+            self.note_def(d);
+        }
+        let v = match d.value {
+            Some(e) if e.kind() == "enumerator" => self.enumerator(e),
+            Some(v) => {
+                let before = self.unknowns.len();
+                let r = self.eval(v, &Locals::new());
+                // Names the user can give stay (`int blocks = n / 256` asks for `n`); anything
+                // else (a call, a member) makes this variable the value to give.
+                // What C leaves undefined stays said as it is.
+                if r.is_none()
+                    && self.unknowns[before..]
+                        .iter()
+                        .any(|(n, w)| (!ident_like(n) || n.contains("::")) && !w.contains("undefined behaviour"))
+                {
+                    self.unknowns.truncate(before);
+                }
+                if r.is_none() && self.unknowns.len() == before {
+                    let t = (self.text)(v).split_whitespace().collect::<Vec<_>>().join(" ");
+                    self.unknowns.push((
+                        name.to_string(),
+                        format!("`{name}` = `{t}` (line {}) is known only when the program runs", d.line),
+                    ));
+                }
+                r
+            }
+            None => self.unknown(name.to_string(), format!("`{name}` has no value")),
+        };
+        self.depth -= 1;
+        v.map(|v| to_ty(v, d.ty))
+    }
+
+    /// An enumerator's value: its own, or the previous one's plus one.
+    fn enumerator(&mut self, e: Node) -> Option<Val> {
+        if let Some(v) = e.child_by_field_name("value") {
+            return self.eval(v, &Locals::new());
+        }
+        let mut prev = e.prev_named_sibling();
+        while let Some(p) = prev.filter(|p| p.kind() != "enumerator") {
+            prev = p.prev_named_sibling();
+        }
+        match prev {
+            None => Some(Val::Int(0, CType::Int)),
+            Some(p) => match self.enumerator(p)? {
+                Val::Int(i, t) => Some(Val::Int(i + 1, t)),
+                f => Some(f),
+            },
+        }
+    }
+
+    /// Grid or block: a `dim3` variable, `dim3(...)`, `{...}`, or one integer.
+    fn dims(&mut self, n: Node) -> Option<[i128; 3]> {
+        let t = (self.text)(n);
+        let t = t.trim();
+        if matches!(n.kind(), "identifier" | "qualified_identifier") && !self.given.contains_key(t) {
+            if let Some(d) = self.def(t).filter(|d| d.ty == DTy::Dim3) {
+                if !self.opaque.contains_key(t) {
+                    self.note_def(d);
+                    return match d.value {
+                        None => Some([1, 1, 1]),
+                        Some(v) => self.dims(v),
+                    };
+                }
+            }
+        }
+        let parts: Option<Vec<Node>> = match n.kind() {
+            "argument_list" | "initializer_list" | "parameter_list" => {
+                let mut c = n.walk();
+                Some(n.named_children(&mut c).filter(|x| x.kind() != "comment").collect())
+            }
+            "call_expression" | "compound_literal_expression"
+                if n.child_by_field_name("function")
+                    .or_else(|| n.child_by_field_name("type"))
+                    .is_some_and(|f| (self.text)(f).trim() == "dim3") =>
+            {
+                n.child_by_field_name("arguments").or_else(|| n.child_by_field_name("value")).map(|a| {
+                    let mut c = a.walk();
+                    a.named_children(&mut c).filter(|x| x.kind() != "comment").collect()
+                })
+            }
+            "parenthesized_expression" => return n.named_child(0).and_then(|x| self.dims(x)),
+            _ => None,
+        };
+        let parts = parts.unwrap_or_else(|| vec![n]);
+        if parts.is_empty() || parts.len() > 3 {
+            return None;
+        }
+        let mut out = [1i128; 3];
+        let mut ok = true;
+        for (i, p) in parts.iter().enumerate() {
+            match self.eval(*p, &Locals::new()) {
+                Some(v) => out[i] = convert(v, DTy::Int(CType::UInt)),
+                None => ok = false,
+            }
+        }
+        // A dimension that is 0 in `unsigned int` (`65536u * 65536u`) stays 0: the launch check
+        // refuses it, as CUDA does.
+        ok.then_some(out)
+    }
+
+    /// An integer operation evaluated by `cint`; what C leaves undefined (`INT_MAX + 1`, a
+    /// division by zero, a shift past the width) is no value, and says so.
+    fn c_int(&mut self, e: &Expr, n: Node) -> Option<Val> {
+        match cint::eval(e, &cint::no_names) {
+            Ok(v) => Some(Val::Int(v.v, v.ty)),
+            Err(e @ EvalError::Undefined(_)) => {
+                let t = (self.text)(n).split_whitespace().collect::<Vec<_>>().join(" ");
+                self.unknown(t.clone(), format!("`{t}` is {e}"))
+            }
+            Err(e) => self.unknown((self.text)(n), e.to_string()),
+        }
+    }
+
+    fn eval(&mut self, n: Node, locals: &Locals) -> Option<Val> {
+        let tf = self.text;
+        let text = |n: Node| tf(n);
+        match n.kind() {
+            "number_literal" => literal(text(n).trim()),
+            "char_literal" => {
+                let t = text(n);
+                let b = t.as_bytes();
+                (b.len() == 3).then(|| Val::Int(b[1] as i128, CType::Char))
+            }
+            "true" => Some(Val::Int(1, CType::Bool)),
+            "false" | "null" | "nullptr" => Some(Val::Int(0, CType::Int)),
+            "identifier" | "qualified_identifier" | "field_identifier" => self.name(text(n).trim(), locals),
+            // A name the parser took for a type (`dim3 b(TILE_DIM, ROWS)`, `k<THREADS>`).
+            "type_identifier" | "type_descriptor" | "parameter_declaration" if ident_like(text(n).trim()) => {
+                self.name(text(n).trim(), locals)
+            }
+            "parenthesized_expression" | "condition_clause" => self.eval(n.named_child(0)?, locals),
+            "field_expression" => {
+                let arg = n.child_by_field_name("argument")?;
+                let field = n.child_by_field_name("field").map(text).unwrap_or_default();
+                let k = match field.as_str() {
+                    "x" => 0,
+                    "y" => 1,
+                    "z" => 2,
+                    _ => return self.unknown(text(n), format!("`{}` is a member the launch cannot read", text(n))),
+                };
+                let d = self.dims(arg)?;
+                Some(Val::Int(d[k], CType::UInt))
+            }
+            "unary_expression" => {
+                let op = n.child_by_field_name("operator").map(text).unwrap_or_default();
+                let v = self.eval(n.child_by_field_name("argument")?, locals)?;
+                match (op.as_str(), v) {
+                    // Integers through `cint`: promoted, `-INT_MIN` undefined.
+                    ("-" | "+" | "~" | "!", Val::Int(i, t)) => {
+                        let e = Expr::Unary(op.as_bytes()[0] as char, Box::new(Expr::Lit(Value::new(i, t))));
+                        self.c_int(&e, n)
+                    }
+                    ("-", Val::Float(f)) => Some(Val::Float(-f)),
+                    ("+", v) => Some(v),
+                    ("!", Val::Float(f)) => Some(Val::Int((f == 0.0) as i128, CType::Int)),
+                    _ => None,
+                }
+            }
+            "binary_expression" => {
+                let op = n.child_by_field_name("operator").map(text).unwrap_or_default();
+                // Both sides, so that one message can name every missing value.
+                let a = self.eval(n.child_by_field_name("left")?, locals);
+                let b = self.eval(n.child_by_field_name("right")?, locals);
+                let (a, b) = (a?, b?);
+                match (a, b) {
+                    // Integers through `cint`: the usual arithmetic conversions, unsigned
+                    // wraparound, and what C leaves undefined refused.
+                    (Val::Int(x, s), Val::Int(y, u)) => {
+                        let Some(op) = c_binary_op(&op) else { return None };
+                        let e = Expr::Binary(
+                            op,
+                            Box::new(Expr::Lit(Value::new(x, s))),
+                            Box::new(Expr::Lit(Value::new(y, u))),
+                        );
+                        self.c_int(&e, n)
+                    }
+                    _ => binary(&op, a, b),
+                }
+            }
+            "conditional_expression" => {
+                let c = match self.eval(n.child_by_field_name("condition")?, locals)? {
+                    Val::Int(i, _) => i != 0,
+                    Val::Float(f) => f != 0.0,
+                };
+                let (pick, other) = if c { ("consequence", "alternative") } else { ("alternative", "consequence") };
+                let v = self.eval(n.child_by_field_name(pick)?, locals)?;
+                // The result has the arms' common type (`c ? 1u : -1` is unsigned): the arm not
+                // taken is read quietly for its type only.
+                let (u, d) = (self.unknowns.len(), self.defined.len());
+                let w = n.child_by_field_name(other).and_then(|o| self.eval(o, locals));
+                self.unknowns.truncate(u);
+                self.defined.truncate(d);
+                Some(match (v, w) {
+                    (Val::Int(i, s), Some(Val::Int(_, t))) => {
+                        let t = common(s, t);
+                        Val::Int(t.convert(i), t)
+                    }
+                    (Val::Int(i, _), Some(Val::Float(_))) => Val::Float(i as f64),
+                    _ => v,
+                })
+            }
+            "cast_expression" => {
+                let ty = decl_type(&text(n.child_by_field_name("type")?));
+                let v = self.eval(n.child_by_field_name("value")?, locals)?;
+                Some(to_ty(v, ty))
+            }
+            "sizeof_expression" => match n.child_by_field_name("type") {
+                Some(t) => match sizeof(text(t).trim()) {
+                    Some(s) => Some(Val::Int(s, CType::ULong)),
+                    None => self.unknown(text(n), format!("the size of `{}` is not known here", text(t).trim())),
+                },
+                None => self.unknown(text(n), format!("`{}` is not known here", text(n))),
+            },
+            "call_expression" => self.call(n, locals),
+            _ => {
+                self.unknown(text(n), format!("`{}` is not an integer expression the launch can read", text(n).trim()))
+            }
+        }
+    }
+
+    fn call(&mut self, n: Node, locals: &Locals) -> Option<Val> {
+        let tf = self.text;
+        let text = |n: Node| tf(n);
+        let f = n.child_by_field_name("function")?;
+        let args: Vec<Node> = n
+            .child_by_field_name("arguments")
+            .map(|a| {
+                let mut c = a.walk();
+                a.named_children(&mut c).filter(|x| x.kind() != "comment").collect()
+            })
+            .unwrap_or_default();
+        // `static_cast<int>(x)`, `int(x)`, `unsigned(x)`.
+        let fname = match f.kind() {
+            "template_function" => {
+                let name = f.child_by_field_name("name").map(text).unwrap_or_default();
+                if name.ends_with("_cast") {
+                    let ty = f
+                        .child_by_field_name("arguments")
+                        .and_then(|a| a.named_child(0))
+                        .map(|t| decl_type(&text(t)))
+                        .unwrap_or(DTy::Other);
+                    let v = self.eval(*args.first()?, locals)?;
+                    return Some(to_ty(v, ty));
+                }
+                name
+            }
+            "primitive_type" | "sized_type_specifier" => {
+                let v = self.eval(*args.first()?, locals)?;
+                return Some(to_ty(v, decl_type(&text(f))));
+            }
+            _ => text(f),
+        };
+        let fname = fname.trim();
+        let base = fname.strip_prefix("std::").unwrap_or(fname);
+        let vals: Vec<Option<Val>> = args.iter().map(|a| self.eval(*a, locals)).collect();
+        let vals: Vec<Val> = vals.into_iter().collect::<Option<Vec<_>>>()?;
+        let num = |v: Val| match v {
+            Val::Int(i, _) => i as f64,
+            Val::Float(f) => f,
+        };
+        match (base, vals.as_slice()) {
+            ("min" | "max" | "MIN" | "MAX" | "fmin" | "fmax" | "fminf" | "fmaxf", [a, b]) => {
+                let min = base.to_ascii_lowercase().contains("min");
+                match (a, b) {
+                    (Val::Int(x, s), Val::Int(y, u)) => {
+                        let t = common(*s, *u);
+                        let (x, y) = (t.convert(*x), t.convert(*y));
+                        // `std::min` of one type keeps it; `MIN` macros convert as C does.
+                        Some(Val::Int(if min { x.min(y) } else { x.max(y) }, t))
+                    }
+                    _ => Some(if (num(*a) < num(*b)) == min { *a } else { *b }),
+                }
+            }
+            ("ceil" | "ceilf", [a]) => Some(Val::Float(num(*a).ceil())),
+            ("floor" | "floorf", [a]) => Some(Val::Float(num(*a).floor())),
+            ("sqrt" | "sqrtf", [a]) => Some(Val::Float(num(*a).sqrt())),
+            ("abs", [Val::Int(i, t)]) => Some(Val::Int(i.abs(), *t)),
+            _ => match {
+                let funcs = self.funcs;
+                funcs.get(fname).or_else(|| funcs.get(base))
+            } {
+                Some((ps, body)) if ps.len() == vals.len() && self.depth < 32 => {
+                    let body = *body;
+                    let locals: Locals =
+                        ps.iter().zip(&vals).map(|((p, t), v)| (p.clone(), to_ty(*v, DTy::Int(*t)))).collect();
+                    self.depth += 1;
+                    let r = self.eval(body, &locals);
+                    self.depth -= 1;
+                    r
+                }
+                _ => self.unknown(text(n), format!("`{}` is known only when the program runs", text(n).trim())),
+            },
+        }
+    }
+}
+
+/// The C operator of `op`, as `cint` spells it.
+fn c_binary_op(op: &str) -> Option<&'static str> {
+    const OPS: &[&str] =
+        &["||", "&&", "|", "^", "&", "==", "!=", "<=", ">=", "<", ">", "<<", ">>", "+", "-", "*", "/", "%"];
+    OPS.iter().find(|o| **o == op).copied()
+}
+
+/// A binary operation with a floating-point operand (integers go through `cint`).
+fn binary(op: &str, a: Val, b: Val) -> Option<Val> {
+    let cmp = |r: bool| Some(Val::Int(r as i128, CType::Int));
+    if op == "&&" || op == "||" {
+        let t = |v: Val| match v {
+            Val::Int(i, _) => i != 0,
+            Val::Float(f) => f != 0.0,
+        };
+        return cmp(if op == "&&" { t(a) && t(b) } else { t(a) || t(b) });
+    }
+    let f = |v: Val| match v {
+        Val::Int(i, _) => i as f64,
+        Val::Float(f) => f,
+    };
+    let (x, y) = (f(a), f(b));
+    Some(match op {
+        "+" => Val::Float(x + y),
+        "-" => Val::Float(x - y),
+        "*" => Val::Float(x * y),
+        "/" => Val::Float(x / y),
+        "<" => return cmp(x < y),
+        ">" => return cmp(x > y),
+        "<=" => return cmp(x <= y),
+        ">=" => return cmp(x >= y),
+        "==" => return cmp(x == y),
+        "!=" => return cmp(x != y),
+        _ => return None,
+    })
+}
+
+/// A kernel's name and parameters.
+fn signature(f: Node, text: &dyn Fn(Node) -> String) -> Option<(String, Vec<Param>)> {
+    let mut d = f.child_by_field_name("declarator")?;
+    while d.kind() != "function_declarator" {
+        d = d.child_by_field_name("declarator")?;
+    }
+    let name = text(d.child_by_field_name("declarator")?);
+    let mut out = Vec::new();
     if let Some(ps) = d.child_by_field_name("parameters") {
         let mut c = ps.walk();
         for p in ps.named_children(&mut c) {
-            // A pointer or reference declarator makes it no integer (the type field is the base).
-            let plain = p.child_by_field_name("declarator").is_some_and(|d| d.kind() == "identifier");
-            types.push(if plain { p.child_by_field_name("type").map(text).unwrap_or_default() } else { String::new() });
+            let mut pointer = false;
             let mut x = p.child_by_field_name("declarator");
             while let Some(y) = x {
                 if y.kind() == "identifier" {
                     break;
                 }
+                pointer |= matches!(y.kind(), "pointer_declarator" | "array_declarator" | "reference_declarator");
                 x = y.child_by_field_name("declarator").or_else(|| y.named_child(0));
             }
-            names.push(x.map(text).unwrap_or_default());
+            let ty = p.child_by_field_name("type").map(|t| decl_type(&text(t))).unwrap_or(DTy::Other);
+            let kind = match ty {
+                _ if pointer => ParamKind::Pointer,
+                DTy::Float => ParamKind::Float,
+                DTy::Int(_) => ParamKind::Int,
+                // Structures, `dim3`, types we do not model: the analysis asks if it needs them.
+                DTy::Dim3 | DTy::Other => ParamKind::Float,
+            };
+            out.push(Param { name: x.map(text).unwrap_or_default(), kind, ty });
         }
     }
-    Some((name.rsplit("::").next().unwrap_or(&name).to_string(), names, types))
+    Some((name.rsplit("::").next().unwrap_or(&name).to_string(), out))
 }
 
 fn template_names(t: Node, text: &dyn Fn(Node) -> String) -> Vec<String> {
@@ -199,273 +1130,4 @@ fn template_names(t: Node, text: &dyn Fn(Node) -> String) -> Vec<String> {
             _ => p.child_by_field_name("declarator").map(text),
         })
         .collect()
-}
-
-/// Variables of the host function around a launch that are initialised once and never
-/// assigned again: name -> (declared type, initializer text) (`dim3 g(a, b)` gives `dim3`,
-/// `a, b`).
-fn host_variables(call: Node, text: &dyn Fn(Node) -> String) -> HashMap<String, (String, String)> {
-    let mut f = call;
-    while f.kind() != "function_definition" {
-        match f.parent() {
-            Some(p) => f = p,
-            None => return HashMap::new(),
-        }
-    }
-    let mut vars = HashMap::new();
-    let mut assigned = std::collections::HashSet::new();
-    let mut stack = vec![f];
-    while let Some(n) = stack.pop() {
-        match n.kind() {
-            "init_declarator" => {
-                if let (Some(d), Some(v)) = (n.child_by_field_name("declarator"), n.child_by_field_name("value")) {
-                    if d.kind() == "identifier" {
-                        let init = if v.kind() == "argument_list" || v.kind() == "initializer_list" {
-                            let t = text(v);
-                            let t = t.trim();
-                            t.get(1..t.len().saturating_sub(1)).unwrap_or("").to_string()
-                        } else {
-                            text(v)
-                        };
-                        let ty = n
-                            .parent()
-                            .filter(|p| p.kind() == "declaration")
-                            .and_then(|p| p.child_by_field_name("type"))
-                            .map(&text)
-                            .unwrap_or_default();
-                        if vars.insert(text(d), (ty, init)).is_some() {
-                            assigned.insert(text(d));
-                        }
-                    }
-                }
-            }
-            "assignment_expression" => {
-                if let Some(l) = n.child_by_field_name("left") {
-                    assigned.insert(text(l));
-                }
-            }
-            "update_expression" => {
-                if let Some(a) = n.child_by_field_name("argument") {
-                    assigned.insert(text(a));
-                }
-            }
-            _ => {}
-        }
-        let mut c = n.walk();
-        stack.extend(n.named_children(&mut c));
-    }
-    vars.retain(|k, _| !assigned.contains(k));
-    vars
-}
-
-/// Replaces host variables by their initializers (`.x` of a `dim3` by its component).
-fn substitute(e: &str, vars: &HashMap<String, (String, String)>, depth: u32) -> String {
-    if depth > 8 {
-        return e.to_string();
-    }
-    let mut out = String::new();
-    let b = e.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        if c.is_ascii_alphabetic() || c == b'_' {
-            let s = i;
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                i += 1;
-            }
-            let word = &e[s..i];
-            let member = if e[i..].starts_with(".x") || e[i..].starts_with(".y") || e[i..].starts_with(".z") {
-                Some((b[i + 1] - b'x') as usize)
-            } else {
-                None
-            };
-            match vars.get(word).map(|(_, v)| v) {
-                Some(v) => {
-                    let v = strip_dim3(&substitute(v, vars, depth + 1));
-                    match member {
-                        Some(k) => {
-                            let parts: Vec<&str> = v.split(',').collect();
-                            out.push('(');
-                            out.push_str(parts.get(k).copied().unwrap_or("1").trim());
-                            out.push(')');
-                            i += 2;
-                        }
-                        None => {
-                            out.push('(');
-                            out.push_str(&v);
-                            out.push(')');
-                        }
-                    }
-                }
-                None => out.push_str(word),
-            }
-        } else {
-            out.push(c as char);
-            i += 1;
-        }
-    }
-    out
-}
-
-/// `dim3(a, b)` -> `a, b`; casts to integer types are dropped.
-fn strip_dim3(t: &str) -> String {
-    let t = t.trim();
-    let t = t.strip_prefix("dim3").map(|r| r.trim()).unwrap_or(t);
-    let t = if t.starts_with('(') && t.ends_with(')') && balanced(&t[1..t.len() - 1]) { &t[1..t.len() - 1] } else { t };
-    let mut s = t.to_string();
-    for cast in
-        ["(unsigned int)", "(unsigned)", "(int)", "(size_t)", "(uint)", "static_cast<int>", "static_cast<unsigned>"]
-    {
-        s = s.replace(cast, "");
-    }
-    strip_suffixes(&s)
-}
-
-/// `256u`, `4096UL` -> `256`, `4096`.
-fn strip_suffixes(s: &str) -> String {
-    let mut out = String::new();
-    let mut prev_digit = false;
-    let mut in_word = false;
-    for c in s.chars() {
-        if prev_digit && !in_word && matches!(c, 'u' | 'U' | 'l' | 'L') {
-            continue;
-        }
-        if c.is_ascii_alphabetic() || c == '_' {
-            in_word = !prev_digit || in_word;
-        } else if !c.is_ascii_digit() {
-            in_word = false;
-        }
-        prev_digit = c.is_ascii_digit() || (prev_digit && matches!(c, 'u' | 'U' | 'l' | 'L'));
-        out.push(c);
-    }
-    out
-}
-
-fn balanced(s: &str) -> bool {
-    let mut d = 0i32;
-    for c in s.chars() {
-        match c {
-            '(' => d += 1,
-            ')' => {
-                d -= 1;
-                if d < 0 {
-                    return false;
-                }
-            }
-            _ => {}
-        }
-    }
-    d == 0
-}
-
-/// An integer constant expression's value.
-fn constant(t: &str) -> Option<i128> {
-    let t = strip_dim3(t);
-    if t.contains(',') {
-        return None;
-    }
-    parse_dims("--arg", &t, &BTreeMap::new()).ok().map(|d| d[0] as i128)
-}
-
-/// A host variable's value with C's types: `name` or `name.x` (a `dim3`'s component, unsigned
-/// int, 1 when left out), its initializer evaluated and converted to its declared type. Names
-/// not found in the host function are looked up in `known` (the kernel's template arguments).
-fn host_value(
-    name: &str,
-    vars: &HashMap<String, (String, String)>,
-    known: &BTreeMap<String, Value>,
-    depth: u32,
-) -> std::result::Result<Option<Value>, EvalError> {
-    if depth > 16 {
-        return Err(EvalError::Unsupported(format!("`{name}` is defined too deeply (or in a cycle)")));
-    }
-    let (base, member) = match name.rsplit_once('.') {
-        Some((b, m @ ("x" | "y" | "z"))) => (b, Some((m.as_bytes()[0] - b'x') as usize)),
-        _ => (name, None),
-    };
-    let Some((ty, init)) = vars.get(base) else {
-        return Ok(known.get(name).copied());
-    };
-    let env = |n: &str| host_value(n, vars, known, depth + 1);
-    let ty = ty.trim();
-    if ty == "dim3" || ty.ends_with(" dim3") || ty.ends_with("::dim3") {
-        let Some(k) = member else { return Ok(None) };
-        let inner = strip_outer(init.trim().strip_prefix("dim3").unwrap_or(init).trim());
-        let parts = split_commas(inner);
-        return match parts.get(k) {
-            Some(p) => Ok(Some(cint::eval_str(p, &env)?.to(CType::UInt))),
-            None => Ok(Some(Value::new(1, CType::UInt))),
-        };
-    }
-    if member.is_some() {
-        return Ok(None);
-    }
-    let expr = cint::parse(init)?;
-    let t = match CType::parse(ty) {
-        Some(t) => t,
-        None if ty.split_whitespace().any(|w| w == "auto") => cint::type_of(&expr, &env)?,
-        None => return Ok(None),
-    };
-    Ok(Some(cint::eval(&expr, &env)?.to(t)))
-}
-
-/// A launch's grid or block (`dim3(a, b)`, `{a, b}`, a `dim3` variable, or one integer
-/// expression) as `x,y,z`, each converted to dim3's unsigned int.
-fn c_dims(
-    t: &str,
-    vars: &HashMap<String, (String, String)>,
-    known: &BTreeMap<String, Value>,
-) -> std::result::Result<String, EvalError> {
-    let t = t.trim();
-    let env = |n: &str| host_value(n, vars, known, 0);
-    let is_dim3_var = vars.get(t).is_some_and(|(ty, _)| ty.trim().ends_with("dim3"));
-    let parts: Vec<String> = if is_dim3_var {
-        ["x", "y", "z"].iter().map(|m| format!("{t}.{m}")).collect()
-    } else if let Some(rest) = t.strip_prefix("dim3") {
-        split_commas(strip_outer(rest.trim())).into_iter().map(str::to_string).collect()
-    } else if t.starts_with('{') {
-        split_commas(strip_outer(t)).into_iter().map(str::to_string).collect()
-    } else {
-        vec![t.to_string()]
-    };
-    if parts.is_empty() || parts.len() > 3 {
-        return Err(EvalError::Unsupported(format!("`{t}` is not one to three dimensions")));
-    }
-    let mut out = Vec::new();
-    for p in &parts {
-        out.push(cint::eval_str(p, &env)?.to(CType::UInt).v.to_string());
-    }
-    Ok(out.join(","))
-}
-
-/// `(a, b)` or `{a, b}` -> `a, b`.
-fn strip_outer(t: &str) -> &str {
-    let t = t.trim();
-    let b = t.as_bytes();
-    if b.len() >= 2 && matches!((b[0], b[b.len() - 1]), (b'(', b')') | (b'{', b'}')) && balanced(&t[1..t.len() - 1]) {
-        &t[1..t.len() - 1]
-    } else {
-        t
-    }
-}
-
-/// Top-level comma-separated items.
-fn split_commas(t: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let (mut depth, mut start) = (0i32, 0);
-    for (i, c) in t.char_indices() {
-        match c {
-            '(' | '{' => depth += 1,
-            ')' | '}' => depth -= 1,
-            ',' if depth == 0 => {
-                out.push(t[start..i].trim());
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    if !t[start..].trim().is_empty() || !out.is_empty() {
-        out.push(t[start..].trim());
-    }
-    out
 }

@@ -46,7 +46,8 @@ pub fn lower_file(
     Ok(module)
 }
 
-/// The `<<<...>>>` launches in a CUDA file's own host code.
+/// The `<<<...>>>` launches in a CUDA file's own host code; `opts.args` fill host variables
+/// of the same names.
 pub fn launch_sites_of_file(
     files: &mut SourceFiles,
     root: FileId,
@@ -56,5 +57,5 @@ pub fn launch_sites_of_file(
     let pp_opts =
         preprocess::PreprocessOptions { defines: opts.defines.to_vec(), include_dirs: opts.include_dirs.to_vec() };
     let pre = preprocess::preprocess(files, root, &pp_opts, loader)?;
-    launch_site::launch_sites(&pre)
+    launch_site::launch_sites_with(&pre, opts.args)
 }
