@@ -38,12 +38,7 @@ fn with_work(o: &AnalyzeOptions, work: u64) -> AnalyzeOptions {
 }
 
 fn sgemm_4096() -> AnalyzeOptions {
-    opts(
-        "sgemm_2d",
-        "32,32",
-        "256",
-        &[("M", "4096"), ("N", "4096"), ("K", "4096"), ("alpha", "1"), ("beta", "0")],
-    )
+    opts("sgemm_2d", "32,32", "256", &[("M", "4096"), ("N", "4096"), ("K", "4096"), ("alpha", "1"), ("beta", "0")])
 }
 
 /// Every count of two sheets of one launch, rows and totals.
@@ -183,7 +178,11 @@ fn a_sufficient_budget_changes_nothing() {
     let o = opts("stencil2d", "16,64", "32,8", &[("n", "512")]);
     let a = sheet(&example("stencil.cu"), &o);
     let timed = AnalyzeOptions {
-        estimate: EstimateBudget { time_limit: Some(Duration::from_secs(600)), max_work: Some(u64::MAX), warp_window: None },
+        estimate: EstimateBudget {
+            time_limit: Some(Duration::from_secs(600)),
+            max_work: Some(u64::MAX),
+            warp_window: None,
+        },
         ..o
     };
     let b = sheet(&example("stencil.cu"), &timed);
@@ -226,7 +225,17 @@ fn windowed_against_whole_simulation() {
     let limit: u64 = std::env::var("FULL_LIMIT").ok().and_then(|w| w.parse().ok()).unwrap_or(4_000_000);
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples");
     println!("| case | cost | warps cut | L1 hits | L2 reads | DRAM reads | time windowed / whole |");
-    let pct = |a: f64, b: f64| if b == 0.0 { if a == 0.0 { 0.0 } else { f64::INFINITY } } else { (a - b) / b * 100.0 };
+    let pct = |a: f64, b: f64| {
+        if b == 0.0 {
+            if a == 0.0 {
+                0.0
+            } else {
+                f64::INFINITY
+            }
+        } else {
+            (a - b) / b * 100.0
+        }
+    };
     let (mut n, mut within) = (0, [0; 3]);
     for (src, manifest) in examples_in(&root) {
         let Ok(m) = Manifest::load(&manifest) else { continue };
@@ -272,5 +281,8 @@ fn windowed_against_whole_simulation() {
             );
         }
     }
-    println!("window {window}: {n} cases; within 10% of the whole simulation: L1 hits {}, L2 reads {}, DRAM reads {}", within[0], within[1], within[2]);
+    println!(
+        "window {window}: {n} cases; within 10% of the whole simulation: L1 hits {}, L2 reads {}, DRAM reads {}",
+        within[0], within[1], within[2]
+    );
 }

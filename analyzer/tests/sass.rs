@@ -74,10 +74,12 @@ k:
 fn a_warp_aggregated_atomic_is_one_sector_a_warp() {
     // 64 blocks of 256 threads, n = 16384: every thread adds, 512 warps, one lane of each
     // issues the RED: 512 executions, one sector each.
-    let ops = run_listing(AGGREGATED_ATOMIC, &["counter", "n"], &[(0x210, 8), (0x218, 4)], "64", "256", &[("n", "16384")]);
+    let ops =
+        run_listing(AGGREGATED_ATOMIC, &["counter", "n"], &[(0x210, 8), (0x218, 4)], "64", "256", &[("n", "16384")]);
     assert_eq!(ops, vec![(512, 512)]);
     // n = 16000: the last 384 threads exit; the 500 warps with any thread left still add once.
-    let ops = run_listing(AGGREGATED_ATOMIC, &["counter", "n"], &[(0x210, 8), (0x218, 4)], "64", "256", &[("n", "16000")]);
+    let ops =
+        run_listing(AGGREGATED_ATOMIC, &["counter", "n"], &[(0x210, 8), (0x218, 4)], "64", "256", &[("n", "16000")]);
     assert_eq!(ops, vec![(500, 500)]);
 }
 
@@ -156,7 +158,11 @@ fn measured() -> BTreeMap<String, BTreeMap<String, u64>> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut out = BTreeMap::new();
     // Later reports win: the main one is the newest run of the examples.
-    for r in ["validate/results/cpp/report.json", "validate/results/gpu/recompared/report.json", "validate/results/report.json"] {
+    for r in [
+        "validate/results/cpp/report.json",
+        "validate/results/gpu/recompared/report.json",
+        "validate/results/report.json",
+    ] {
         let Ok(text) = std::fs::read_to_string(root.join(r)) else { continue };
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
         for c in v["cases"].as_array().unwrap() {

@@ -99,8 +99,11 @@ fn pick<'m>(m: &'m SassModule, name: Option<&str>, targs: &[String], file: &str)
         return match m.kernels.as_slice() {
             [k] => Ok(Some(k)),
             [] => Err(Diagnostic::new(ErrorKind::Unsupported, format!("{file}: the compiled file has no kernels"))),
-            _ => Err(Diagnostic::new(ErrorKind::Usage, format!("{file}: the file has several kernels; pick one with --kernel"))
-                .note(format!("kernels in this file: {}", list()))),
+            _ => Err(Diagnostic::new(
+                ErrorKind::Usage,
+                format!("{file}: the file has several kernels; pick one with --kernel"),
+            )
+            .note(format!("kernels in this file: {}", list()))),
         };
     };
     if let Some(k) = m.kernels.iter().find(|k| k.symbol == n || k.name == n) {
@@ -210,7 +213,11 @@ pub(super) fn analyze(
             ErrorKind::Usage,
             format!("{file}: no kernel named `{}` in the compiled code", wanted.unwrap_or_default()),
         )
-        .note(if names.is_empty() { "the compiled code has no kernels".to_string() } else { format!("kernels: {names}") }));
+        .note(if names.is_empty() {
+            "the compiled code has no kernels".to_string()
+        } else {
+            format!("kernels: {names}")
+        }));
     };
     let sk = module.kernels.iter().find(|k| k.symbol == symbol).expect("picked from the module");
     let base = sk.name.split('<').next().unwrap_or(&sk.name).to_string();

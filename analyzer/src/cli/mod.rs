@@ -2,7 +2,9 @@
 //! outcomes to exit codes (0 sheet produced, 1 source or launch not analysable, 2 bad usage).
 
 use clap::{Parser, Subcommand, ValueEnum};
-use sector_analyzer::analyze::{EngineKind, Failure, DEFAULT_ESTIMATE_TIME_LIMIT_S, DEFAULT_MAX_WORK, DEFAULT_TIME_LIMIT_S};
+use sector_analyzer::analyze::{
+    EngineKind, Failure, DEFAULT_ESTIMATE_TIME_LIMIT_S, DEFAULT_MAX_WORK, DEFAULT_TIME_LIMIT_S,
+};
 use sector_analyzer::ir::cfg::Cfg;
 use sector_analyzer::source::DiskLoader;
 use sector_analyzer::{AnalyzeOptions, ErrorKind, Input, SourceFiles};

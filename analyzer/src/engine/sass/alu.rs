@@ -10,7 +10,6 @@ use crate::engine::WARP;
 use crate::ir::sass::{Instr, MemClass, Operand, PredReg, Reg, PT, RZ};
 use crate::ir::{AccessKind, Base, Space};
 
-
 /// An instruction's modifiers as bits, read once: the engine asks for them per lane.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Mods {
@@ -68,7 +67,11 @@ pub mod modbit {
     pub const XOR: u64 = 1 << 43;
 }
 
-const MOD_NAMES: &[&str] = &["32", "64", "ALL", "AND", "CEIL", "EQ", "EX", "F", "F16", "F64", "FLOOR", "FTZ", "GE", "GT", "HI", "L", "LE", "LT", "MIN", "NE", "OR", "RCP", "RM", "RP", "RSQ", "RZ", "S16", "S32", "S64", "S8", "SH", "SQRT", "SUM", "SX32", "T", "TRUNC", "U16", "U32", "U64", "U8", "W", "WIDE", "X", "XOR"];
+const MOD_NAMES: &[&str] = &[
+    "32", "64", "ALL", "AND", "CEIL", "EQ", "EX", "F", "F16", "F64", "FLOOR", "FTZ", "GE", "GT", "HI", "L", "LE", "LT",
+    "MIN", "NE", "OR", "RCP", "RM", "RP", "RSQ", "RZ", "S16", "S32", "S64", "S8", "SH", "SQRT", "SUM", "SX32", "T",
+    "TRUNC", "U16", "U32", "U64", "U8", "W", "WIDE", "X", "XOR",
+];
 
 impl Mods {
     pub fn of(i: &Instr) -> Mods {
@@ -174,8 +177,8 @@ pub fn decode(i: &Instr) -> Result<Op> {
         "BSYNC" => Op::Bsync,
         "BREAK" => Op::Break,
         "NOP" | "BAR" | "MEMBAR" | "FENCE" | "ERRBAR" | "CCTL" | "CCTLL" | "DEPBAR" | "LDGDEPBAR" | "WARPSYNC"
-        | "NANOSLEEP" | "YIELD" | "STL" | "ARRIVES" | "PMTRIG" | "CGAERRBAR" | "ACQBULK" | "WARPGROUP" | "SETMAXREG"
-        | "UCGABAR_ARV" | "UCGABAR_WAIT" | "CGABAR" | "BMOV" | "RPCMOV" | "SYNCS" | "VOTEU_NOP" => {
+        | "NANOSLEEP" | "YIELD" | "STL" | "ARRIVES" | "PMTRIG" | "CGAERRBAR" | "ACQBULK" | "WARPGROUP"
+        | "SETMAXREG" | "UCGABAR_ARV" | "UCGABAR_WAIT" | "CGABAR" | "BMOV" | "RPCMOV" | "SYNCS" | "VOTEU_NOP" => {
             if u == "SYNCS" && !i.operands.is_empty() && matches!(i.operands[0], Operand::Pred(_)) {
                 Op::OpaquePred
             } else if (u == "SYNCS" || u == "BMOV") && matches!(i.operands.first(), Some(Operand::Reg(_))) {
@@ -230,9 +233,9 @@ pub fn decode(i: &Instr) -> Result<Op> {
             Op::Opaque(if matches!(dest, Some("F64" | "S64" | "U64")) { 2 } else { 1 })
         }
         "HADD2" | "HMUL2" | "HMNMX2" | "F2FP" | "FSWZADD" | "FRND" | "FSET" | "HSET2" | "IDP" | "IDP4A" | "BMMA"
-        | "CSET" | "CSETP" | "IMUL32I" | "FMUL32I" | "FADD32I" | "FFMA32I" | "HADD2_32I" | "HMUL2_32I" | "HFMA2_32I"
-        | "SUATOM" | "QSPC" | "LEPC" | "GETLMEMBASE" | "SETLMEMBASE" | "MEMSET" | "IADD32I" | "VABSDIFF"
-        | "VABSDIFF4" | "LDL" | "F2FP_PACK_AB" => Op::Opaque(if u == "LDL" { ldl_regs(i) } else { 1 }),
+        | "CSET" | "CSETP" | "IMUL32I" | "FMUL32I" | "FADD32I" | "FFMA32I" | "HADD2_32I" | "HMUL2_32I"
+        | "HFMA2_32I" | "SUATOM" | "QSPC" | "LEPC" | "GETLMEMBASE" | "SETLMEMBASE" | "MEMSET" | "IADD32I"
+        | "VABSDIFF" | "VABSDIFF4" | "LDL" | "F2FP_PACK_AB" => Op::Opaque(if u == "LDL" { ldl_regs(i) } else { 1 }),
         "HMMA" | "IMMA" | "DMMA" | "HGMMA" | "IGMMA" | "QGMMA" | "BGMMA" => Op::Opaque(mma_regs(i)),
         _ => return Err(stop(i, "is not in this model's instruction table")),
     })
@@ -828,7 +831,8 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
             // PLOP3.LUT Pd, Pq, a, b, c, lut_d, lut_q
             for l in mask_lanes(run) {
                 let r = (|| {
-                    let (a, b, c) = (m.pred(&ops[2], l)? as u32, m.pred(&ops[3], l)? as u32, m.pred(&ops[4], l)? as u32);
+                    let (a, b, c) =
+                        (m.pred(&ops[2], l)? as u32, m.pred(&ops[3], l)? as u32, m.pred(&ops[4], l)? as u32);
                     let idx = a << 2 | b << 1 | c;
                     Some((m.int(&ops[5], l)? >> idx & 1 == 1, m.int(&ops[6], l)? >> idx & 1 == 1))
                 })();
@@ -1287,7 +1291,14 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
 
 /// A memory instruction's result registers: a load's value (from the fill, where the launch
 /// gives one), an atomic's old value; unknown otherwise.
-pub fn memory_result(m: &mut Machine, i: usize, class: MemClass, exec: u32, base: Option<Base>, space: Space) -> Result<()> {
+pub fn memory_result(
+    m: &mut Machine,
+    i: usize,
+    class: MemClass,
+    exec: u32,
+    base: Option<Base>,
+    space: Space,
+) -> Result<()> {
     let k = m.k;
     let ins = &k.instrs[i];
     let md = m.mods[i];

@@ -78,8 +78,14 @@ pub fn run_blocks(
         (scalar && missing && read).then_some(p.name.as_str())
     }).collect();
     if let Some(first) = names.first() {
-        return Err(Diagnostic::new(ErrorKind::MissingArgument, format!("kernel `{}` reads parameter `{first}`, which the launch does not give", ir.name))
-            .note(format!("give --arg {first}=VALUE{}", if names.len() > 1 { format!(" (and {})", names[1..].join(", ")) } else { String::new() })));
+        return Err(Diagnostic::new(
+            ErrorKind::MissingArgument,
+            format!("kernel `{}` reads parameter `{first}`, which the launch does not give", ir.name),
+        )
+        .note(format!(
+            "give --arg {first}=VALUE{}",
+            if names.len() > 1 { format!(" (and {})", names[1..].join(", ")) } else { String::new() }
+        )));
     }
     let mem = memory_instructions(k);
     let mut op_of = vec![usize::MAX; k.instrs.len()];
@@ -136,9 +142,12 @@ pub fn run_blocks(
 }
 
 fn stop(ins: &Instr, why: &str) -> Diagnostic {
-    Diagnostic::new(ErrorKind::Unsupported, format!("SASS instruction `{}` at 0x{:04x} {why}", ins.mnemonic(), ins.offset))
-        .note(format!("the instruction: {}", ins.text))
-        .note("`--via source` counts from the source instead")
+    Diagnostic::new(
+        ErrorKind::Unsupported,
+        format!("SASS instruction `{}` at 0x{:04x} {why}", ins.mnemonic(), ins.offset),
+    )
+    .note(format!("the instruction: {}", ins.text))
+    .note("`--via source` counts from the source instead")
 }
 
 /// Constant bank 0 as the launch fills it: block and grid sizes, then the parameters where
@@ -161,7 +170,9 @@ fn bank0(k: &SassKernel, ir: &Kernel, s: &Setup) -> Result<Vec<Option<u8>>> {
         let at = slot.offset as usize;
         let size = slot.size as usize;
         let bytes: Option<Vec<u8>> = match (&p.ty, s.values.get(i).cloned().flatten()) {
-            (Ty::Ptr(_), _) => Some((super::absolute(s, Base::Param(ParamId(i as u32)), 0) as u64).to_le_bytes().to_vec()),
+            (Ty::Ptr(_), _) => {
+                Some((super::absolute(s, Base::Param(ParamId(i as u32)), 0) as u64).to_le_bytes().to_vec())
+            }
             (Ty::Float(4), Some(ParamValue::Float(f))) => Some((f as f32).to_le_bytes().to_vec()),
             (Ty::Float(8), Some(ParamValue::Float(f))) => Some(f.to_le_bytes().to_vec()),
             (Ty::Float(2), Some(ParamValue::Float(f))) => Some(half_bits(f as f32).to_le_bytes().to_vec()),
@@ -439,7 +450,11 @@ impl Machine<'_> {
                 let t = target.ok_or_else(|| stop(ins, "branches to a target this reader cannot resolve"))?;
                 let taken = if ins.has("DIV") {
                     // Taken when the warp is not converged here.
-                    if at != self.w.live { taken } else { 0 }
+                    if at != self.w.live {
+                        taken
+                    } else {
+                        0
+                    }
                 } else {
                     taken
                 };
@@ -570,7 +585,8 @@ impl Machine<'_> {
                 Some(mut addr) => {
                     if space.is_none() {
                         // A generic address: the shared window, or global memory.
-                        let s = if (addr as u64 >> 32) as u32 == SHARED_WINDOW_HI { Space::Shared } else { Space::Global };
+                        let s =
+                            if (addr as u64 >> 32) as u32 == SHARED_WINDOW_HI { Space::Shared } else { Space::Global };
                         if resolved.is_some_and(|r| r != s) {
                             return Err(stop(ins, "reaches shared and global memory in one execution"));
                         }
@@ -644,4 +660,3 @@ impl Machine<'_> {
         Some(v as u32)
     }
 }
-

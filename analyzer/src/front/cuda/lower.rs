@@ -416,7 +416,11 @@ enum Sym {
     FileShared(SharedArray),
     /// A parameter written in array syntax with inner dimensions (`T a[][N][M]`): a pointer
     /// (`base`, a parameter or a local) to rows of `inner` elements of `elem`, row-major.
-    Rows { base: Box<Sym>, elem: Ty, inner: Vec<u64> },
+    Rows {
+        base: Box<Sym>,
+        elem: Ty,
+        inner: Vec<u64>,
+    },
     /// A file-scope `__device__` variable (`__device__ int n;`, `__device__ float a[N];`):
     /// global memory of its own, reached through a kernel parameter made on first use.
     /// A file-scope texture or surface reference (`texture<float, 1> t;`): refused where used.

@@ -37,7 +37,10 @@ pub fn repair_casts(src: &str, root: Node) -> Option<String> {
             }
             // A name declared as a variable, parameter, member or enumerator (every declarator
             // of `int a, *b, c[4];`).
-            "init_declarator" | "parameter_declaration" | "optional_parameter_declaration" | "declaration"
+            "init_declarator"
+            | "parameter_declaration"
+            | "optional_parameter_declaration"
+            | "declaration"
             | "field_declaration" => {
                 let mut c = n.walk();
                 for d in n.children_by_field_name("declarator", &mut c) {
@@ -90,7 +93,10 @@ fn declared_name(mut d: Node) -> Option<Node> {
     for _ in 0..16 {
         match d.kind() {
             "identifier" | "field_identifier" => return Some(d),
-            "pointer_declarator" | "reference_declarator" | "array_declarator" | "init_declarator"
+            "pointer_declarator"
+            | "reference_declarator"
+            | "array_declarator"
+            | "init_declarator"
             | "parenthesized_declarator" => {
                 d = match d.child_by_field_name("declarator") {
                     Some(x) => x,

@@ -48,7 +48,9 @@ pub fn sections(d: &[u8]) -> Result<Vec<Section<'_>>> {
     let shstrndx = u16_at(d, 0x3e)? as usize;
     let mut raw = Vec::with_capacity(shnum);
     for i in 0..shnum {
-        let o = shoff.checked_add(i.checked_mul(shentsize).ok_or_else(|| bad("section table"))?).ok_or_else(|| bad("section table"))?;
+        let o = shoff
+            .checked_add(i.checked_mul(shentsize).ok_or_else(|| bad("section table"))?)
+            .ok_or_else(|| bad("section table"))?;
         let name = u32_at(d, o)?;
         let kind = u32_at(d, o + 4)?;
         let off = u64_at(d, o + 0x18)? as usize;

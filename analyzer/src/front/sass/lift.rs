@@ -24,11 +24,18 @@ pub fn type_of(text: &str, size: u32) -> Ty {
     let name = words.join(" ");
     let is_const = text.contains("const");
     let restrict = text.contains("restrict");
-    let scalar = named_type(&name).unwrap_or_else(|| Ty::Vector { name: name.clone(), bytes: if stars == 0 { size } else { 1 } });
+    let scalar = named_type(&name)
+        .unwrap_or_else(|| Ty::Vector { name: name.clone(), bytes: if stars == 0 { size } else { 1 } });
     let mut ty = scalar;
     for k in 0..stars {
         let last = k + 1 == stars;
-        ty = Ty::Ptr(Box::new(PtrTy { pointee: ty, space: Space::Global, is_const, restrict: restrict && last, volatile: false }));
+        ty = Ty::Ptr(Box::new(PtrTy {
+            pointee: ty,
+            space: Space::Global,
+            is_const,
+            restrict: restrict && last,
+            volatile: false,
+        }));
     }
     ty
 }

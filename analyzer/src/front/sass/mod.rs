@@ -52,7 +52,8 @@ impl Scratch {
         static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("sector-estimate-{}-{n}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(|e| failure(format!("cannot make a scratch folder {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| failure(format!("cannot make a scratch folder {}: {e}", dir.display())))?;
         Ok(Scratch(dir))
     }
 }
@@ -174,7 +175,8 @@ pub fn load_binary(bytes: &[u8], arch: &str) -> Result<SassModule> {
         .output()
         .map_err(|e| failure(format!("cannot run {}: {e}", cuobjdump.display())))?;
     if !out.status.success() {
-        return Err(failure("cuobjdump found no cubin in the file").note(String::from_utf8_lossy(&out.stderr).trim().to_string()));
+        return Err(failure("cuobjdump found no cubin in the file")
+            .note(String::from_utf8_lossy(&out.stderr).trim().to_string()));
     }
     let mut cubins: Vec<PathBuf> = std::fs::read_dir(&scratch.0)
         .map_err(|e| failure(e.to_string()))?
@@ -183,11 +185,10 @@ pub fn load_binary(bytes: &[u8], arch: &str) -> Result<SassModule> {
         .collect();
     cubins.sort();
     let want = arch.trim_start_matches("sm_");
-    let pick = cubins
-        .iter()
-        .find(|p| p.to_string_lossy().contains(&format!("sm_{want}")))
-        .or(cubins.first())
-        .ok_or_else(|| failure("the file holds no cubin (only PTX?); compile it for an architecture (-arch=sm_90)"))?;
+    let pick =
+        cubins.iter().find(|p| p.to_string_lossy().contains(&format!("sm_{want}"))).or(cubins.first()).ok_or_else(
+            || failure("the file holds no cubin (only PTX?); compile it for an architecture (-arch=sm_90)"),
+        )?;
     let b = std::fs::read(pick).map_err(|e| failure(e.to_string()))?;
     let mut m = read_cubin(&b, &tk)?;
     m.arch = cubin_arch(&b).unwrap_or_else(|| arch.to_string());
@@ -214,14 +215,22 @@ fn read_cubin(bytes: &[u8], tk: &toolkit::Toolkit) -> Result<SassModule> {
         .output()
         .map_err(|e| failure(format!("cannot run {}: {e}", tk.nvdisasm.display())))?;
     if !out.status.success() {
-        return Err(failure("nvdisasm could not read the cubin").note(String::from_utf8_lossy(&out.stderr).trim().to_string()));
+        return Err(
+            failure("nvdisasm could not read the cubin").note(String::from_utf8_lossy(&out.stderr).trim().to_string())
+        );
     }
     let listing = String::from_utf8_lossy(&out.stdout);
     let funcs = parse::functions(&listing);
     let toolkit_root = tk.nvdisasm.parent().and_then(Path::parent).and_then(|p| std::fs::canonicalize(p).ok());
     let mut kernels = Vec::new();
     for sym in &entries {
-        kernels.push(kernel(sym, &funcs, toolkit_root.as_deref(), elf::params(&secs, sym)?, elf::shared_bytes(&secs, sym))?);
+        kernels.push(kernel(
+            sym,
+            &funcs,
+            toolkit_root.as_deref(),
+            elf::params(&secs, sym)?,
+            elf::shared_bytes(&secs, sym),
+        )?);
     }
     Ok(SassModule {
         kernels,
@@ -239,9 +248,16 @@ fn is_toolkit_file(file: &str, root: Option<&Path>) -> bool {
             return true;
         }
     }
-    ["/cuda/include/", "/nvidia/cu1", "/cuda_runtime", "/targets/x86_64-linux/include/", "/include/cccl/", "/cuda_nvcc/"]
-        .iter()
-        .any(|p| file.contains(p))
+    [
+        "/cuda/include/",
+        "/nvidia/cu1",
+        "/cuda_runtime",
+        "/targets/x86_64-linux/include/",
+        "/include/cccl/",
+        "/cuda_nvcc/",
+    ]
+    .iter()
+    .any(|p| file.contains(p))
 }
 
 /// A kernel from `nvdisasm -c -gi` text, with its parameter layout given (what a cubin's
@@ -301,21 +317,16 @@ fn kernel(
         }
     }
     let (name, param_types) = demangle(symbol);
-    Ok(SassKernel {
-        symbol: symbol.to_string(),
-        name,
-        param_types,
-        params,
-        shared_bytes,
-        instrs,
-    })
+    Ok(SassKernel { symbol: symbol.to_string(), name, param_types, params, shared_bytes, instrs })
 }
 
 /// `_Z5scaleIfEvPT_i` -> (`scale<float>`, [`float*`, `int`]); an unmangled symbol is its own
 /// name with no known types.
 pub fn demangle(symbol: &str) -> (String, Vec<String>) {
     let Ok(sym) = cpp_demangle::Symbol::new(symbol) else { return (symbol.to_string(), Vec::new()) };
-    let Ok(text) = sym.demangle(&cpp_demangle::DemangleOptions::default()) else { return (symbol.to_string(), Vec::new()) };
+    let Ok(text) = sym.demangle(&cpp_demangle::DemangleOptions::default()) else {
+        return (symbol.to_string(), Vec::new());
+    };
     // `void scale<float>(float*, int)`: the name is what precedes the parameter list, less a
     // return type.
     let Some(open) = top_level_paren(&text) else { return (text, Vec::new()) };
@@ -403,7 +414,9 @@ pub fn declaration(text: &str, name: &str) -> Option<Declaration> {
             .and_then(|t| {
                 let r = head[t + 8..].trim_start();
                 let close = matching(r, '<', '>')?;
-                Some(split_top(&r[1..close], ',').iter().map(|p| last_ident(p.split('=').next().unwrap_or(p))).collect())
+                Some(
+                    split_top(&r[1..close], ',').iter().map(|p| last_ident(p.split('=').next().unwrap_or(p))).collect(),
+                )
             })
             .unwrap_or_default();
         return Some(Declaration { template_params, params });

@@ -65,7 +65,8 @@ fn parse_frames(s: &str) -> Vec<(String, u32)> {
         let Some(rest) = part.strip_prefix('"') else { continue };
         let Some(q) = rest.find('"') else { continue };
         let file = rest[..q].to_string();
-        let line = rest[q + 1..].trim_start_matches(',').trim().strip_prefix("line ").and_then(|n| n.trim().parse().ok());
+        let line =
+            rest[q + 1..].trim_start_matches(',').trim().strip_prefix("line ").and_then(|n| n.trim().parse().ok());
         if let Some(line) = line {
             v.push((file, line));
         }
@@ -233,7 +234,11 @@ fn parse_operand(s: &str, labels: &dyn Fn(&str) -> Option<usize>) -> Operand {
                 let inner = rest[i + 2..].trim_end_matches(']');
                 if let Some((a, None)) = parse_address(inner) {
                     if a.ureg.is_none() {
-                        return Operand::Const(ConstRef { bank: bank as u32, reg: a.reg.filter(|r| r.index != RZ), offset: a.offset });
+                        return Operand::Const(ConstRef {
+                            bank: bank as u32,
+                            reg: a.reg.filter(|r| r.index != RZ),
+                            offset: a.offset,
+                        });
                     }
                 }
             }
@@ -288,8 +293,8 @@ pub fn instr(offset: u32, text: &str, loc: Option<Loc>, labels: &dyn Fn(&str) ->
     let mut guard = None;
     if let Some(r) = rest.strip_prefix('@') {
         let (g, r) = r.split_once(' ').unwrap_or((r, ""));
-        let pred =
-            parse_pred(g).ok_or_else(|| unsupported(format!("SASS at 0x{offset:04x}: cannot read the guard `@{g}`")))?;
+        let pred = parse_pred(g)
+            .ok_or_else(|| unsupported(format!("SASS at 0x{offset:04x}: cannot read the guard `@{g}`")))?;
         guard = Some(Guard { pred });
         rest = r.trim();
     }

@@ -37,7 +37,13 @@ fn bin_dirs() -> Vec<PathBuf> {
         dirs.extend(std::env::split_paths(&path));
     }
     for site in python_site_dirs() {
-        for sub in ["nvidia/cu13/bin", "nvidia/cu12/bin", "nvidia/cuda_nvcc/bin", "nvidia/cuda_nvdisasm/bin", "nvidia/cuda_cuobjdump/bin"] {
+        for sub in [
+            "nvidia/cu13/bin",
+            "nvidia/cu12/bin",
+            "nvidia/cuda_nvcc/bin",
+            "nvidia/cuda_nvdisasm/bin",
+            "nvidia/cuda_cuobjdump/bin",
+        ] {
             dirs.push(site.join(sub));
         }
     }
@@ -48,7 +54,10 @@ fn bin_dirs() -> Vec<PathBuf> {
 /// `site-packages` folders of the Python on `PATH` (where `pip install` puts the toolkit).
 fn python_site_dirs() -> Vec<PathBuf> {
     let out = Command::new("python3")
-        .args(["-c", "import site,sys; print('\\n'.join(site.getsitepackages() + [site.getusersitepackages()] + sys.path))"])
+        .args([
+            "-c",
+            "import site,sys; print('\\n'.join(site.getsitepackages() + [site.getusersitepackages()] + sys.path))",
+        ])
         .output();
     match out {
         Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout)
@@ -86,5 +95,9 @@ fn search() -> Option<Toolkit> {
 pub fn version(tool: &Path) -> Option<String> {
     let o = Command::new(tool).arg("--version").output().ok()?;
     let text = String::from_utf8_lossy(&o.stdout);
-    text.lines().rev().find_map(|l| l.split_whitespace().find(|w| w.starts_with('V') && w[1..].starts_with(|c: char| c.is_ascii_digit())).map(|v| v[1..].to_string()))
+    text.lines().rev().find_map(|l| {
+        l.split_whitespace()
+            .find(|w| w.starts_with('V') && w[1..].starts_with(|c: char| c.is_ascii_digit()))
+            .map(|v| v[1..].to_string())
+    })
 }

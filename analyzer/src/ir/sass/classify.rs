@@ -63,7 +63,13 @@ pub fn classify(i: &Instr) -> Option<MemClass> {
         "ATOMS" => mk(Some(Space::Shared), AccessKind::Atom, atomic_width(i)),
         "LDGSTS" => mk(Some(Space::Global), AccessKind::AsyncCopy, w),
         "LDSM" => {
-            let n = if i.has("4") { 4 } else if i.has("2") { 2 } else { 1 };
+            let n = if i.has("4") {
+                4
+            } else if i.has("2") {
+                2
+            } else {
+                1
+            };
             Some(MemClass { space: Some(Space::Shared), kind: AccessKind::Load, width: 16, cache: c, matrix: Some(n) })
         }
         _ => None,

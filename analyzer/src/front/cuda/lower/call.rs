@@ -227,7 +227,9 @@ impl Lowerer<'_, '_> {
         }
         // `std::abs`, `::fabsf`, `cuda::std::max`: the C library's names, qualified.
         let name = match name.trim_start_matches("::").trim_start_matches("cuda::").strip_prefix("std::") {
-            Some(last) if matches!(last, "abs" | "min" | "max" | "llabs" | "labs") || known_function(last).is_some() => {
+            Some(last)
+                if matches!(last, "abs" | "min" | "max" | "llabs" | "labs") || known_function(last).is_some() =>
+            {
                 last
             }
             _ => name,

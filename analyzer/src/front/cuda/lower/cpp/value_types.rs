@@ -54,9 +54,9 @@ impl Lowerer<'_, '_> {
         }
         // Members' declared types (a pair's from its template arguments).
         let pair_tys = if kind == Kind::Pair && tname != "auto" {
-            let args = t.child_by_field_name("arguments").or_else(|| {
-                t.child_by_field_name("name").and_then(|x| x.child_by_field_name("arguments"))
-            });
+            let args = t
+                .child_by_field_name("arguments")
+                .or_else(|| t.child_by_field_name("name").and_then(|x| x.child_by_field_name("arguments")));
             let tds: Vec<Node> = match args {
                 Some(a) => {
                     let mut cc = a.walk();
@@ -154,7 +154,8 @@ impl Lowerer<'_, '_> {
         let items = match i.kind() {
             "argument_list" | "initializer_list" => list_items(i),
             "call_expression"
-                if i.child_by_field_name("function").is_some_and(|f| self.text(f).trim_start_matches("::") == "dim3") =>
+                if i.child_by_field_name("function")
+                    .is_some_and(|f| self.text(f).trim_start_matches("::") == "dim3") =>
             {
                 i.child_by_field_name("arguments").and_then(list_items)
             }
