@@ -1324,17 +1324,7 @@ pub fn memory_result(
         let mut value = None;
         if class.kind == AccessKind::Load && space == Space::Global && nregs == 1 && class.matrix.is_none() {
             if let Some(a) = &addr_op {
-                let addr = (|| {
-                    let mut v = a.offset;
-                    if let Some(r) = a.reg.filter(|r| r.index != RZ) {
-                        v = v.wrapping_add(if r.wide { m.reg64(r, l)? as i64 } else { m.reg(r, l)? as i64 });
-                    }
-                    if let Some(r) = a.ureg.filter(|r| r.index != RZ) {
-                        v = v.wrapping_add(if r.wide { m.reg64(r, l)? as i64 } else { m.reg(r, l)? as i64 });
-                    }
-                    Some(v)
-                })();
-                if let Some(addr) = addr {
+                if let Some(addr) = m.lane_address(a, l) {
                     let b = base.or_else(|| {
                         let p = (addr >> 40) - 1;
                         (p >= 0 && (p as usize) < m.ir.params.len()).then(|| Base::Param(crate::ir::ParamId(p as u32)))

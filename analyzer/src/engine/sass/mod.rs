@@ -117,7 +117,6 @@ pub fn run_blocks(
         scratch: Vec::new(),
         addrs: Vec::with_capacity(WARP),
         used_fills: vec![false; ir.params.len()],
-        varying: false,
     };
     let [gx, gy, _] = setup.grid;
     let (gx, gy) = (gx as u64, gy as u64);
@@ -290,7 +289,6 @@ pub(crate) struct Machine<'a> {
     scratch: Vec<i64>,
     addrs: Vec<i64>,
     used_fills: Vec<bool>,
-    varying: bool,
 }
 
 impl Machine<'_> {
@@ -571,17 +569,7 @@ impl Machine<'_> {
                 continue;
             }
             lanes += 1;
-            let mut v: Option<i64> = Some(a.offset);
-            if let Some(r) = a.reg.filter(|r| r.index != crate::ir::sass::RZ) {
-                let x = if r.wide { self.reg64(r, l).map(|x| x as i64) } else { self.reg(r, l).map(|x| x as i64) };
-                let scale = a.scale.max(1) as i64;
-                v = v.zip(x).map(|(a, b)| a.wrapping_add(b.wrapping_mul(scale)));
-            }
-            if let Some(r) = a.ureg.filter(|r| r.index != crate::ir::sass::RZ) {
-                let x = if r.wide { self.reg64(r, l).map(|x| x as i64) } else { self.reg(r, l).map(|x| x as i64) };
-                v = v.zip(x).map(|(a, b)| a.wrapping_add(b));
-            }
-            match v {
+            match self.lane_address(a, l) {
                 Some(mut addr) => {
                     if space.is_none() {
                         // A generic address: the shared window, or global memory.
@@ -609,10 +597,6 @@ impl Machine<'_> {
         }
         let space = space.unwrap_or(Space::Global);
         let base = if space == Space::Global && !self.addrs.is_empty() { self.base_of(lo, hi) } else { None };
-        if space == Space::Global && n_unknown == 0 && base.is_none() && !self.addrs.is_empty() {
-            // Addresses outside every parameter's buffer: a device variable's or a pointer read
-            // from memory; counted as they fall.
-        }
         self.out.spaces[n] = Some(space);
         let e = Execution { addrs: &self.addrs, n_unknown, lanes_active: lanes, data: false, base };
         if self.ir.mem_ops[n].space == space {
@@ -629,8 +613,29 @@ impl Machine<'_> {
             s.min_off = Some(s.min_off.map_or(lo - b, |m| m.min(lo - b)));
             s.end_off = Some(s.end_off.map_or(end, |m| m.max(end)));
         }
-        let _ = self.varying;
         alu::memory_result(self, i, class, exec, base, space)
+    }
+
+    /// Lane `l`'s address in a memory operand: register (a pair for `.64`, times its scale),
+    /// uniform register and offset; `None` where a register is unknown.
+    pub fn lane_address(&self, a: &crate::ir::sass::Address, l: usize) -> Option<i64> {
+        let term = |r: crate::ir::sass::Reg| -> Option<i64> {
+            if r.index == crate::ir::sass::RZ {
+                Some(0)
+            } else if r.wide {
+                self.reg64(r, l).map(|x| x as i64)
+            } else {
+                self.reg(r, l).map(i64::from)
+            }
+        };
+        let mut v = a.offset;
+        if let Some(r) = a.reg {
+            v = v.wrapping_add(term(r)?.wrapping_mul(a.scale.max(1) as i64));
+        }
+        if let Some(r) = a.ureg {
+            v = v.wrapping_add(term(r)?);
+        }
+        Some(v)
     }
 
     /// The parameter whose buffer holds `[lo, hi]`.
