@@ -7,7 +7,7 @@
 use super::{stop, Machine, SHARED_WINDOW_HI};
 use crate::diag::Result;
 use crate::engine::WARP;
-use crate::ir::sass::{Instr, MemClass, Operand, PredReg, Reg, PT, RZ};
+use crate::ir::sass::{Instr, MemClass, Operand, PredReg, Reg, Special, PT, RZ};
 use crate::ir::{AccessKind, Base, Space};
 
 /// An instruction's modifiers as bits, read once: the engine asks for them per lane.
@@ -301,35 +301,85 @@ impl Iterator for Lanes {
 /// Result of a lane's computation.
 type V = Option<u32>;
 
+/// An operand's values in the lanes an instruction runs, fetched once for the instruction
+/// (per-lane operand decoding was most of the engine's time): the value per lane and the
+/// lanes where it is known.
+pub struct LaneVals {
+    v: [u32; WARP],
+    k: u32,
+}
+
+impl LaneVals {
+    fn unknown() -> LaneVals {
+        LaneVals { v: [0; WARP], k: 0 }
+    }
+    #[inline]
+    fn get(&self, l: usize) -> V {
+        (self.k >> l & 1 == 1).then(|| self.v[l])
+    }
+    #[inline]
+    fn put(&mut self, l: usize, x: V) {
+        match x {
+            Some(x) => {
+                self.v[l] = x;
+                self.k |= 1 << l;
+            }
+            None => self.k &= !(1 << l),
+        }
+    }
+}
+
+/// A 64-bit operand's values in the lanes an instruction runs.
+pub struct LaneVals64 {
+    v: [u64; WARP],
+    k: u32,
+}
+
+impl LaneVals64 {
+    #[inline]
+    fn get(&self, l: usize) -> Option<u64> {
+        (self.k >> l & 1 == 1).then(|| self.v[l])
+    }
+}
+
+/// A predicate operand's lanes: true (with `!` applied) and known.
+#[derive(Clone, Copy)]
+pub struct PredVals {
+    v: u32,
+    k: u32,
+}
+
+impl PredVals {
+    const FALSE: PredVals = PredVals { v: 0, k: u32::MAX };
+    #[inline]
+    fn get(self, l: usize) -> Option<bool> {
+        (self.k >> l & 1 == 1).then_some(self.v >> l & 1 == 1)
+    }
+}
+
 impl Machine<'_> {
-    fn special(&self, name: &str, l: usize) -> V {
+    fn special(&self, sr: &Special, l: usize) -> V {
         let [bx, by, _] = self.s.block;
         let t = self.w.first_thread + l as u64;
         let (bx, by) = (bx as u64, by as u64);
-        Some(match name {
-            "SRZ" => 0,
-            "SR_TID.X" => (t % bx) as u32,
-            "SR_TID.Y" => (t / bx % by) as u32,
-            "SR_TID.Z" => (t / (bx * by)) as u32,
-            "SR_CTAID.X" => self.block[0],
-            "SR_CTAID.Y" => self.block[1],
-            "SR_CTAID.Z" => self.block[2],
-            "SR_NTID.X" => self.s.block[0],
-            "SR_NTID.Y" => self.s.block[1],
-            "SR_NTID.Z" => self.s.block[2],
-            "SR_NCTAID.X" => self.s.grid[0],
-            "SR_NCTAID.Y" => self.s.grid[1],
-            "SR_NCTAID.Z" => self.s.grid[2],
-            "SR_LANEID" => l as u32,
-            "SR_SWINHI" => SHARED_WINDOW_HI,
-            "SR_SWINLO" => 0,
-            "SR_CgaCtaId" | "SR_CGACTAID" => 0,
-            "SR_EQMASK" => 1 << l,
-            "SR_LTMASK" => (1u64 << l) as u32 - 1,
-            "SR_LEMASK" => ((1u64 << (l + 1)) - 1) as u32,
-            "SR_GTMASK" => !(((1u64 << (l + 1)) - 1) as u32),
-            "SR_GEMASK" => !((1u64 << l) as u32 - 1),
-            _ => return None,
+        Some(match sr {
+            Special::Zero => 0,
+            Special::Tid(0) => (t % bx) as u32,
+            Special::Tid(1) => (t / bx % by) as u32,
+            Special::Tid(_) => (t / (bx * by)) as u32,
+            Special::Ctaid(d) => self.block[*d as usize % 3],
+            Special::Ntid(d) => self.s.block[*d as usize % 3],
+            Special::Nctaid(d) => self.s.grid[*d as usize % 3],
+            Special::LaneId => l as u32,
+            Special::SwinHi => SHARED_WINDOW_HI,
+            Special::SwinLo => 0,
+            Special::CgaCtaId => 0,
+            Special::EqMask => 1 << l,
+            Special::LtMask => (1u64 << l) as u32 - 1,
+            Special::LeMask => ((1u64 << (l + 1)) - 1) as u32,
+            Special::GtMask => !(((1u64 << (l + 1)) - 1) as u32),
+            Special::GeMask => !((1u64 << l) as u32 - 1),
+            Special::Other(_) => return None,
         })
     }
 
@@ -343,7 +393,7 @@ impl Machine<'_> {
                 Some(if r.neg { v.wrapping_neg() } else { v })
             }
             Operand::Int(v) => Some(*v as u32),
-            Operand::Float(s) => parse_f32(s).map(f32::to_bits),
+            Operand::Float(f) => Some(f.to_bits()),
             Operand::Const(c) => {
                 let at = c.offset + c.reg.map_or(Some(0), |r| self.reg(r, l).map(|x| x as i64))?;
                 self.const_bytes(c.bank, at, 4).map(|v| v as u32)
@@ -352,6 +402,128 @@ impl Machine<'_> {
             Operand::LabelValue(v) => Some(*v as u32),
             _ => None,
         }
+    }
+
+    /// An operand's values in the lanes of `run`: a register's lanes copied, a value the same
+    /// in every lane (immediates, uniform registers, constants at a fixed offset) read once.
+    fn ints(&self, o: &Operand, run: u32) -> LaneVals {
+        let mut out = LaneVals::unknown();
+        if run == 0 {
+            return out;
+        }
+        match o {
+            Operand::Reg(r) if !r.uniform => {
+                let i = r.index as usize;
+                if r.index != RZ {
+                    out.v.copy_from_slice(&self.w.r[i * WARP..(i + 1) * WARP]);
+                }
+                out.k = self.w.rk[i] & run;
+                if r.abs || r.not || r.neg {
+                    for x in &mut out.v {
+                        let v = if r.abs { (*x as i32).unsigned_abs() } else { *x };
+                        let v = if r.not { !v } else { v };
+                        *x = if r.neg { v.wrapping_neg() } else { v };
+                    }
+                }
+            }
+            Operand::Reg(_)
+            | Operand::Int(_)
+            | Operand::Float(_)
+            | Operand::LabelValue(_)
+            | Operand::Const(crate::ir::sass::ConstRef { reg: None, .. }) => {
+                if let Some(x) = self.int(o, run.trailing_zeros() as usize) {
+                    out.v = [x; WARP];
+                    out.k = run;
+                }
+            }
+            _ => {
+                for l in mask_lanes(run) {
+                    out.put(l, self.int(o, l));
+                }
+            }
+        }
+        out
+    }
+
+    /// A 64-bit operand's values in the lanes of `run`.
+    fn ints64(&self, o: &Operand, run: u32) -> LaneVals64 {
+        let mut out = LaneVals64 { v: [0; WARP], k: 0 };
+        if run == 0 {
+            return out;
+        }
+        match o {
+            Operand::Reg(r) if !r.uniform && r.index != RZ => {
+                let i = r.index as usize;
+                let lo = &self.w.r[i * WARP..(i + 1) * WARP];
+                let hi_known = if i + 1 == RZ as usize { u32::MAX } else { self.w.rk[i + 1] };
+                for l in mask_lanes(run) {
+                    let hi = if i + 1 == RZ as usize { 0 } else { self.w.r[(i + 1) * WARP + l] };
+                    let v = lo[l] as u64 | (hi as u64) << 32;
+                    out.v[l] = if r.neg { v.wrapping_neg() } else { v };
+                }
+                out.k = self.w.rk[i] & hi_known & run;
+            }
+            Operand::Reg(_) | Operand::Int(_) | Operand::Const(crate::ir::sass::ConstRef { reg: None, .. }) => {
+                if let Some(x) = self.int64(o, run.trailing_zeros() as usize) {
+                    out.v = [x; WARP];
+                    out.k = run;
+                }
+            }
+            _ => {
+                for l in mask_lanes(run) {
+                    if let Some(x) = self.int64(o, l) {
+                        out.v[l] = x;
+                        out.k |= 1 << l;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// A predicate operand's lanes (`!` applied); `None` for an operand that is not one.
+    fn preds(&self, o: Option<&Operand>) -> Option<PredVals> {
+        let Some(Operand::Pred(p)) = o else { return None };
+        let (v, k) = self.pred_lanes(*p);
+        Some(PredVals { v: if p.not { !v } else { v }, k })
+    }
+
+    /// Writes `vals` to register `d` in the lanes of `run` (the lowest lane for a uniform one).
+    fn set_vals(&mut self, d: Reg, run: u32, vals: &LaneVals) {
+        if d.index == RZ || run == 0 {
+            return;
+        }
+        let i = d.index as usize;
+        if d.uniform {
+            let l = run.trailing_zeros() as usize;
+            self.w.urk[i] = vals.k >> l & 1 == 1;
+            self.w.ur[i] = vals.v[l];
+            return;
+        }
+        if run == u32::MAX {
+            self.w.r[i * WARP..(i + 1) * WARP].copy_from_slice(&vals.v);
+        } else {
+            for l in mask_lanes(run) {
+                self.w.r[i * WARP + l] = vals.v[l];
+            }
+        }
+        self.w.rk[i] = (self.w.rk[i] & !run) | (vals.k & run);
+    }
+
+    /// Writes a predicate in the lanes of `run`: `v` where `k`, unknown elsewhere.
+    fn set_preds(&mut self, p: PredReg, run: u32, v: u32, k: u32) {
+        if p.index == PT || run == 0 {
+            return;
+        }
+        let i = p.index as usize;
+        if p.uniform {
+            let l = run.trailing_zeros();
+            self.w.upk[i] = k >> l & 1 == 1;
+            self.w.up[i] = v >> l & 1 == 1;
+            return;
+        }
+        self.w.p[i] = (self.w.p[i] & !run) | (v & run);
+        self.w.pk[i] = (self.w.pk[i] & !run) | (k & run);
     }
 
     /// An operand as a 64-bit integer (a register pair, eight bank bytes).
@@ -366,7 +538,7 @@ impl Machine<'_> {
                 let at = c.offset + c.reg.map_or(Some(0), |r| self.reg(r, l).map(|x| x as i64))?;
                 self.const_bytes(c.bank, at, 8)
             }
-            Operand::Special(s) if s == "SRZ" => Some(0),
+            Operand::Special(Special::Zero) => Some(0),
             _ => None,
         }
     }
@@ -383,7 +555,7 @@ impl Machine<'_> {
                 }
                 Some(f32::from_bits(b))
             }
-            Operand::Float(s) => parse_f32(s),
+            Operand::Float(f) => Some(*f),
             Operand::Int(v) => Some(f32::from_bits(*v as u32)),
             Operand::Const(_) => self.int(o, l).map(f32::from_bits),
             _ => None,
@@ -447,28 +619,18 @@ impl Machine<'_> {
     }
 }
 
-fn parse_f32(s: &str) -> Option<f32> {
-    let t = s.trim();
-    let (neg, t) = match t.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, t.trim_start_matches('+')),
-    };
-    let v: f32 = match t {
-        "INF" => f32::INFINITY,
-        "QNAN" | "NAN" => f32::NAN,
-        _ => t.parse().ok()?,
-    };
-    Some(if neg { -v } else { v })
-}
-
-/// `f32` of an f16 immediate as printed (`1.875`): its 16 bits.
-fn f16_bits(s: &str) -> Option<u32> {
-    let f = parse_f32(s)?;
-    Some(super::half_bits(f) as u32)
+/// An f16 immediate's 16 bits.
+fn f16_bits(f: f32) -> u32 {
+    super::half_bits(f) as u32
 }
 
 fn regs(ins: &Instr) -> Vec<Reg> {
     ins.operands.iter().filter_map(|o| if let Operand::Reg(r) = o { Some(*r) } else { None }).collect()
+}
+
+/// The carry-out predicates after an instruction's destination register (`IADD3 R0, P0, P1, ...`).
+fn pred_outs(ops: &[Operand]) -> impl Iterator<Item = PredReg> + '_ {
+    ops.iter().skip(1).map_while(|o| if let Operand::Pred(p) = o { Some(*p) } else { None })
 }
 
 /// The operands after the leading destinations: `skip` of them.
@@ -640,109 +802,135 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
         Op::Bulk => {
             m.out.bulk.insert(ins.mnemonic());
         }
-        Op::Mov => {
+        Op::Mov | Op::S2r => {
             let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
-            for l in mask_lanes(run) {
-                let v = ops.get(1).and_then(|o| m.int(o, l));
-                m.set(d, l, v);
-            }
+            let v = match ops.get(1) {
+                Some(o) => m.ints(o, run),
+                None => LaneVals::unknown(),
+            };
+            m.set_vals(d, run, &v);
         }
         Op::Imad => {
             let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
-            let (a, b, c) = (&ops[1], &ops[2], &ops[3]);
             let signed = !md.has(modbit::U32);
-            let carry = |m: &Machine, l: usize| -> Option<u64> {
-                if md.has(modbit::X) {
-                    ops.get(4).map_or(Some(0), |p| m.pred(p, l).map(u64::from))
-                } else {
-                    Some(0)
-                }
+            let (a, b) = (m.ints(&ops[1], run), m.ints(&ops[2], run));
+            let carry = if md.has(modbit::X) {
+                ops.get(4).map_or(Some(PredVals::FALSE), |p| m.preds(Some(p)))
+            } else {
+                Some(PredVals::FALSE)
             };
-            for l in mask_lanes(run) {
-                let ext = |x: u32| if signed { x as i32 as i64 as u64 } else { x as u64 };
-                if md.has(modbit::WIDE) {
+            let carry = |l: usize| carry.and_then(|c| c.get(l)).map(u64::from);
+            let ext = |x: u32| if signed { x as i32 as i64 as u64 } else { x as u64 };
+            if md.has(modbit::WIDE) {
+                let c = m.ints64(&ops[3], run);
+                let (mut lo, mut hi) = (LaneVals::unknown(), LaneVals::unknown());
+                for l in mask_lanes(run) {
                     let v = (|| {
-                        let p = ext(m.int(a, l)?).wrapping_mul(ext(m.int(b, l)?));
-                        Some(p.wrapping_add(m.int64(c, l)?).wrapping_add(carry(m, l)?))
+                        let p = ext(a.get(l)?).wrapping_mul(ext(b.get(l)?));
+                        Some(p.wrapping_add(c.get(l)?).wrapping_add(carry(l)?))
                     })();
-                    m.set64(d, l, v);
-                } else if md.has(modbit::HI) {
+                    lo.put(l, v.map(|x| x as u32));
+                    hi.put(l, v.map(|x| (x >> 32) as u32));
+                }
+                if d.index != RZ {
+                    m.set_vals(d, run, &lo);
+                    m.set_vals(Reg { index: d.index + 1, ..d }, run, &hi);
+                }
+            } else if md.has(modbit::HI) {
+                let c = m.ints64(&ops[3], run);
+                let mut out = LaneVals::unknown();
+                for l in mask_lanes(run) {
                     let v = (|| {
-                        let p = (ext(m.int(a, l)?) as u128).wrapping_mul(ext(m.int(b, l)?) as u128);
+                        let (x, y) = (a.get(l)?, b.get(l)?);
                         let p = if signed {
-                            (m.int(a, l)? as i32 as i128 * m.int(b, l)? as i32 as i128) as u128
+                            (x as i32 as i128 * y as i32 as i128) as u128
                         } else {
-                            p
+                            (x as u128).wrapping_mul(y as u128)
                         };
-                        let s = p.wrapping_add(m.int64(c, l)? as u128).wrapping_add(carry(m, l)? as u128);
+                        let s = p.wrapping_add(c.get(l)? as u128).wrapping_add(carry(l)? as u128);
                         Some((s >> 32) as u32)
                     })();
-                    m.set(d, l, v);
-                } else {
-                    let v = (|| {
-                        Some(
-                            m.int(a, l)?
-                                .wrapping_mul(m.int(b, l)?)
-                                .wrapping_add(m.int(c, l)?)
-                                .wrapping_add(carry(m, l)? as u32),
-                        )
-                    })();
-                    m.set(d, l, v);
+                    out.put(l, v);
                 }
+                m.set_vals(d, run, &out);
+            } else {
+                let c = m.ints(&ops[3], run);
+                let mut out = LaneVals::unknown();
+                for l in mask_lanes(run) {
+                    let v = (|| {
+                        Some(a.get(l)?.wrapping_mul(b.get(l)?).wrapping_add(c.get(l)?).wrapping_add(carry(l)? as u32))
+                    })();
+                    out.put(l, v);
+                }
+                m.set_vals(d, run, &out);
             }
         }
         Op::Iadd3 => {
             let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
             // IADD3 d, [Pc0, [Pc1,]] a, b, c [, Pin0, Pin1]
-            let outs: Vec<PredReg> =
-                ops[1..].iter().map_while(|o| if let Operand::Pred(p) = o { Some(*p) } else { None }).collect();
-            let s = srcs(ins, 1 + outs.len());
-            let (a, b, c) = (&s[0], s.get(1), s.get(2));
-            let ins_x = md.has(modbit::X);
+            let s = srcs(ins, 1 + pred_outs(ops).count());
+            // A negated register is added as its two's complement in 33 bits (the carry out
+            // of `a + -b` is the "no borrow" of `a - b`).
+            let term = |o: Option<&Operand>| -> (LaneVals, bool) {
+                match o {
+                    None => (LaneVals { v: [0; WARP], k: run }, false),
+                    Some(Operand::Reg(r)) if r.neg => (m.ints(&Operand::Reg(Reg { neg: false, ..*r }), run), true),
+                    Some(o) => (m.ints(o, run), false),
+                }
+            };
+            let terms = [term(s.first()), term(s.get(1)), term(s.get(2))];
+            let carries: Vec<Option<PredVals>> = if md.has(modbit::X) {
+                s.get(3..).unwrap_or(&[]).iter().map(|p| m.preds(Some(p))).collect()
+            } else {
+                Vec::new()
+            };
+            let mut out = LaneVals::unknown();
+            let mut carry_out = [0u32; 2];
             for l in mask_lanes(run) {
-                let term = |o: Option<&Operand>| -> Option<u64> {
-                    match o {
-                        None => Some(0),
-                        Some(Operand::Reg(r)) if r.neg => {
-                            let v = m.reg(Reg { neg: false, ..*r }, l)?;
-                            let v = if r.not { !v } else { v };
-                            Some((!v) as u64 + 1)
-                        }
-                        Some(o) => m.int(o, l).map(u64::from),
-                    }
-                };
                 let v = (|| {
-                    let mut sum = term(Some(a))? + term(b)? + term(c)?;
-                    if ins_x {
-                        for p in s.get(3..).unwrap_or(&[]) {
-                            sum += m.pred(p, l)? as u64;
-                        }
+                    let mut sum = 0u64;
+                    for (t, neg) in &terms {
+                        let x = t.get(l)?;
+                        sum += if *neg { (!x) as u64 + 1 } else { x as u64 };
+                    }
+                    for c in &carries {
+                        sum += c.and_then(|c| c.get(l))? as u64;
                     }
                     Some(sum)
                 })();
-                m.set(d, l, v.map(|x| x as u32));
-                let carry = v.map(|x| x >> 32);
-                for (k, p) in outs.iter().enumerate() {
-                    m.setp(*p, l, carry.map(|c| c > k as u64));
+                out.put(l, v.map(|x| x as u32));
+                if let Some(x) = v {
+                    for (k, c) in carry_out.iter_mut().enumerate() {
+                        if x >> 32 > k as u64 {
+                            *c |= 1 << l;
+                        }
+                    }
                 }
+            }
+            m.set_vals(d, run, &out);
+            for (k, p) in pred_outs(ops).enumerate().take(2) {
+                m.set_preds(p, run, carry_out[k], out.k);
             }
         }
         Op::Viadd | Op::Viaddmnmx => {
             let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
             let unsigned = md.has(modbit::U32);
+            let (a, b) = (m.ints(&ops[1], run), m.ints(&ops[2], run));
+            let (c, min) =
+                if op == Op::Viaddmnmx { (Some(m.ints(&ops[3], run)), m.preds(ops.get(4))) } else { (None, None) };
+            let mut out = LaneVals::unknown();
             for l in mask_lanes(run) {
                 let v = (|| {
-                    let s = m.int(&ops[1], l)?.wrapping_add(m.int(&ops[2], l)?);
-                    if op == Op::Viadd {
-                        return Some(s);
-                    }
-                    let c = m.int(&ops[3], l)?;
-                    let min = m.pred(&ops[4], l)?;
+                    let s = a.get(l)?.wrapping_add(b.get(l)?);
+                    let Some(c) = &c else { return Some(s) };
+                    let c = c.get(l)?;
+                    let min = min?.get(l)?;
                     let lt = if unsigned { s < c } else { (s as i32) < (c as i32) };
                     Some(if lt == min { s } else { c })
                 })();
-                m.set(d, l, v);
+                out.put(l, v);
             }
+            m.set_vals(d, run, &out);
         }
         Op::Elect => {
             let leader = mask_lanes(exec).next().unwrap_or(0);
@@ -757,55 +945,59 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
         }
         Op::Lea => {
             let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
-            let outs: Vec<PredReg> =
-                ops[1..].iter().map_while(|o| if let Operand::Pred(p) = o { Some(*p) } else { None }).collect();
-            let s = srcs(ins, 1 + outs.len());
+            let s = srcs(ins, 1 + pred_outs(ops).count());
             let hi = md.has(modbit::HI);
             let sx = md.has(modbit::SX32);
             let x = md.has(modbit::X);
+            let get = |k: usize| s.get(k).map(|o| m.ints(o, run));
+            let (a, b) = (m.ints(&s[0], run), m.ints(&s[1], run));
+            // LEA d, a, b, shift [, Pin]; LEA.HI d, a, b, c, shift [, Pin]; LEA.HI.SX32 d, a, b, shift
+            let (c, sh, rest) = if hi && !sx { (get(2), get(3), 4) } else { (None, get(2), 3) };
+            let cin = if x { s.get(rest).map(|p| m.preds(Some(p))) } else { None };
+            let mut out = LaneVals::unknown();
+            let mut carry_out = [0u32; 2];
             for l in mask_lanes(run) {
                 let v = (|| -> Option<u64> {
-                    let a = m.int(&s[0], l)?;
-                    let b = m.int(&s[1], l)? as u64;
-                    if hi {
-                        let (c, sh, rest) = if sx {
-                            ((a as i32 >> 31) as u32, m.int(&s[2], l)?, s.get(3..))
-                        } else {
-                            (m.int(&s[2], l)?, m.int(&s[3], l)?, s.get(4..))
-                        };
+                    let a = a.get(l)?;
+                    let b = b.get(l)? as u64;
+                    let sh = sh.as_ref()?.get(l)?;
+                    let part = if hi {
+                        let c = if sx { (a as i32 >> 31) as u32 } else { c.as_ref()?.get(l)? };
                         let wide = (c as u64) << 32 | a as u64;
-                        let part = if sh >= 64 { 0 } else { (wide << sh) >> 32 } & 0xffff_ffff;
-                        let mut sum = b + part;
-                        if x {
-                            if let Some(p) = rest.and_then(|r| r.first()) {
-                                sum += m.pred(p, l)? as u64;
-                            }
-                        }
-                        Some(sum)
+                        (if sh >= 64 { 0 } else { (wide << sh) >> 32 }) & 0xffff_ffff
+                    } else if sh >= 32 {
+                        0
                     } else {
-                        let sh = m.int(&s[2], l)?;
-                        let part = if sh >= 32 { 0 } else { ((a as u64) << sh) & 0xffff_ffff };
-                        let mut sum = b + part;
-                        if x {
-                            if let Some(p) = s.get(3) {
-                                sum += m.pred(p, l)? as u64;
-                            }
-                        }
-                        Some(sum)
+                        ((a as u64) << sh) & 0xffff_ffff
+                    };
+                    let mut sum = b + part;
+                    if let Some(p) = cin {
+                        sum += p?.get(l)? as u64;
                     }
+                    Some(sum)
                 })();
-                m.set(d, l, v.map(|x| x as u32));
-                for (k, p) in outs.iter().enumerate() {
-                    m.setp(*p, l, v.map(|x| x >> 32 > k as u64));
+                out.put(l, v.map(|x| x as u32));
+                if let Some(x) = v {
+                    for (k, c) in carry_out.iter_mut().enumerate() {
+                        if x >> 32 > k as u64 {
+                            *c |= 1 << l;
+                        }
+                    }
                 }
+            }
+            m.set_vals(d, run, &out);
+            for (k, p) in pred_outs(ops).enumerate().take(2) {
+                m.set_preds(p, run, carry_out[k], out.k);
             }
         }
         Op::Shf => {
             let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
+            let (a, b, c) = (m.ints(&ops[1], run), m.ints(&ops[2], run), m.ints(&ops[3], run));
+            let mut out = LaneVals::unknown();
             for l in mask_lanes(run) {
-                let v = (|| Some(shf(md, m.int(&ops[1], l)?, m.int(&ops[2], l)?, m.int(&ops[3], l)?)))();
-                m.set(d, l, v);
+                out.put(l, (|| Some(shf(md, a.get(l)?, b.get(l)?, c.get(l)?)))());
             }
+            m.set_vals(d, run, &out);
         }
         Op::Lop3 => {
             // LOP3.LUT [Pd,] d, a, b, c, lut, Pin
@@ -816,15 +1008,16 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
             let s = srcs(ins, pd.is_some() as usize);
             let Some(Operand::Reg(d)) = s.first() else { return Err(stop(ins, "has no destination register")) };
             let d = *d;
+            let fetch = |k: usize| s.get(k).map_or_else(LaneVals::unknown, |o| m.ints(o, run));
+            let (a, b, c, lut) = (fetch(1), fetch(2), fetch(3), fetch(4));
+            let mut out = LaneVals::unknown();
             for l in mask_lanes(run) {
-                let v = (|| {
-                    let lut = m.int(&s[4], l)?;
-                    Some(lop(lut, m.int(&s[1], l)?, m.int(&s[2], l)?, m.int(&s[3], l)?))
-                })();
-                m.set(d, l, v);
-                if let Some(p) = pd {
-                    m.setp(p, l, v.map(|x| x != 0));
-                }
+                out.put(l, (|| Some(lop(lut.get(l)?, a.get(l)?, b.get(l)?, c.get(l)?)))());
+            }
+            m.set_vals(d, run, &out);
+            if let Some(p) = pd {
+                let nonzero = mask_lanes(out.k).filter(|&l| out.v[l] != 0).fold(0u32, |acc, l| acc | 1 << l);
+                m.set_preds(p, run, nonzero, out.k);
             }
         }
         Op::Plop3 => {
@@ -848,13 +1041,16 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
             // ISETP.cmp[.U32].bool[.EX] Pd, Pq, a, b, Pc[, Pex]
             let unsigned = md.has(modbit::U32);
             let ex = md.has(modbit::EX);
+            let (a, b) = (m.ints(&ops[2], run), m.ints(&ops[3], run));
+            let (pc, low) = (m.preds(ops.get(4)), m.preds(ops.get(5)));
+            let (mut v, mut w, mut k) = (0u32, 0u32, 0u32);
             for l in mask_lanes(run) {
                 let r = (|| {
-                    let (a, b) = (m.int(&ops[2], l)?, m.int(&ops[3], l)?);
+                    let (a, b) = (a.get(l)?, b.get(l)?);
                     let (x, y) = if unsigned { (a as i64, b as i64) } else { (a as i32 as i64, b as i32 as i64) };
-                    let c = m.pred(&ops[4], l)?;
+                    let c = pc?.get(l)?;
                     let res = if ex {
-                        let low = m.pred(ops.get(5)?, l)?;
+                        let low = low?.get(l)?;
                         match md.first {
                             modbit::EQ => x == y && low,
                             modbit::NE => x != y || low,
@@ -867,12 +1063,17 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
                     };
                     Some((combine(md, res, c), combine(md, !res, c)))
                 })();
-                if let Some(Operand::Pred(p)) = ops.first() {
-                    m.setp(*p, l, r.map(|x| x.0));
+                if let Some((p, q)) = r {
+                    k |= 1 << l;
+                    v |= (p as u32) << l;
+                    w |= (q as u32) << l;
                 }
-                if let Some(Operand::Pred(q)) = ops.get(1) {
-                    m.setp(*q, l, r.map(|x| x.1));
-                }
+            }
+            if let Some(Operand::Pred(p)) = ops.first() {
+                m.set_preds(*p, run, v, k);
+            }
+            if let Some(Operand::Pred(q)) = ops.get(1) {
+                m.set_preds(*q, run, w, k);
             }
         }
         Op::Fsetp => {
@@ -911,23 +1112,28 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
         }
         Op::Sel => {
             let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
+            let (a, b, p) = (m.ints(&ops[1], run), m.ints(&ops[2], run), m.preds(ops.get(3)));
+            let mut out = LaneVals::unknown();
             for l in mask_lanes(run) {
-                let v = (|| if m.pred(&ops[3], l)? { m.int(&ops[1], l) } else { m.int(&ops[2], l) })();
-                m.set(d, l, v);
+                out.put(l, (|| if p?.get(l)? { a.get(l) } else { b.get(l) })());
             }
+            m.set_vals(d, run, &out);
         }
         Op::Imnmx => {
             let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
             let unsigned = md.has(modbit::U32);
+            let (a, b, p) = (m.ints(&ops[1], run), m.ints(&ops[2], run), m.preds(ops.get(3)));
+            let mut out = LaneVals::unknown();
             for l in mask_lanes(run) {
                 let v = (|| {
-                    let (a, b) = (m.int(&ops[1], l)?, m.int(&ops[2], l)?);
-                    let min = m.pred(&ops[3], l)?;
+                    let (a, b) = (a.get(l)?, b.get(l)?);
+                    let min = p?.get(l)?;
                     let lt = if unsigned { a < b } else { (a as i32) < (b as i32) };
                     Some(if lt == min { a } else { b })
                 })();
-                m.set(d, l, v);
+                out.put(l, v);
             }
+            m.set_vals(d, run, &out);
         }
         Op::Iabs | Op::Popc | Op::Flo | Op::Brev | Op::Sgxt | Op::Bmsk => {
             let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
@@ -972,13 +1178,6 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
                 m.set(d, l, v);
             }
         }
-        Op::S2r => {
-            let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
-            for l in mask_lanes(run) {
-                let v = ops.get(1).and_then(|o| m.int(o, l));
-                m.set(d, l, v);
-            }
-        }
         Op::Cs2r => {
             let d = d0.ok_or_else(|| stop(ins, "has no destination register"))?;
             let narrow = md.has(modbit::B32);
@@ -1002,24 +1201,39 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
             } else {
                 (4, false)
             };
-            for l in mask_lanes(run) {
+            let signed = md.has(modbit::S8) || md.has(modbit::S16);
+            let lane = |l: usize| -> Option<u64> {
                 let v = match &ops[1] {
-                    Operand::Const(c) => (|| {
+                    Operand::Const(c) => {
                         let at = c.offset + c.reg.map_or(Some(0), |r| m.reg(r, l).map(|x| x as i64))?;
-                        m.const_bytes(c.bank, at, bytes)
-                    })(),
-                    o => m.int(o, l).map(u64::from),
+                        m.const_bytes(c.bank, at, bytes)?
+                    }
+                    o => m.int(o, l)? as u64,
                 };
-                let v = match (bytes, md.has(modbit::S8) || md.has(modbit::S16)) {
-                    (1, true) => v.map(|x| x as i8 as i32 as u32 as u64),
-                    (2, true) => v.map(|x| x as i16 as i32 as u32 as u64),
+                Some(match (bytes, signed) {
+                    (1, true) => v as i8 as i32 as u32 as u64,
+                    (2, true) => v as i16 as i32 as u32 as u64,
                     _ => v,
-                };
-                if wide {
-                    m.set64(d, l, v);
-                } else {
-                    m.set(d, l, v.map(|x| x as u32));
+                })
+            };
+            // A constant at a fixed offset is the same in every lane: read once.
+            let fixed = matches!(&ops[1], Operand::Const(c) if c.reg.is_none());
+            let (mut lo, mut hi) = (LaneVals::unknown(), LaneVals::unknown());
+            if fixed && run != 0 {
+                if let Some(v) = lane(run.trailing_zeros() as usize) {
+                    lo = LaneVals { v: [v as u32; WARP], k: run };
+                    hi = LaneVals { v: [(v >> 32) as u32; WARP], k: run };
                 }
+            } else {
+                for l in mask_lanes(run) {
+                    let v = lane(l);
+                    lo.put(l, v.map(|x| x as u32));
+                    hi.put(l, v.map(|x| (x >> 32) as u32));
+                }
+            }
+            m.set_vals(d, run, &lo);
+            if wide && d.index != RZ {
+                m.set_vals(Reg { index: d.index + 1, ..d }, run, &hi);
             }
         }
         Op::Vote => {
@@ -1156,7 +1370,7 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
                 let v = if konst {
                     (|| {
                         let half = |o: &Operand| match o {
-                            Operand::Float(s) => f16_bits(s),
+                            Operand::Float(f) => Some(f16_bits(*f)),
                             Operand::Int(v) => Some(*v as u32 & 0xffff),
                             _ => None,
                         };
@@ -1319,6 +1533,17 @@ pub fn memory_result(
         Some(n) => n,
         None => class.width.div_ceil(4),
     };
+    let filled = m.s.fills.iter().any(Option::is_some);
+    if !filled && !d.uniform {
+        // No array has data: every loaded value is unknown.
+        for k in 0..nregs {
+            let idx = d.index as u32 + k;
+            if idx < RZ as u32 {
+                m.w.rk[idx as usize] &= !exec;
+            }
+        }
+        return Ok(());
+    }
     let addr_op = ins.operands.iter().find_map(|o| if let Operand::Mem(a) = o { Some(a.clone()) } else { None });
     for l in mask_lanes(exec) {
         let mut value = None;

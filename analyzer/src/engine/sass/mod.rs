@@ -226,6 +226,9 @@ pub(crate) struct Warp {
     pub barrier: [u32; 16],
     /// The warp's first linear thread id.
     pub first_thread: u64,
+    /// Whether every live lane is at one instruction (kept up to date by every step, so that
+    /// the usual case needs no scan).
+    pub converged: bool,
 }
 
 impl Warp {
@@ -243,6 +246,7 @@ impl Warp {
             live: 0,
             barrier: [0; 16],
             first_thread: 0,
+            converged: true,
         }
     }
 
@@ -264,6 +268,14 @@ impl Warp {
         self.live = mask;
         self.barrier = [0; 16];
         self.first_thread = first;
+        self.converged = true;
+    }
+
+    /// Recomputes [`Warp::converged`] after lanes moved apart or together.
+    fn reconverge(&mut self) {
+        let live = self.live;
+        let first = if live == 0 { 0 } else { self.pc[live.trailing_zeros() as usize] };
+        self.converged = alu::mask_lanes(live).all(|l| self.pc[l] == first);
     }
 }
 
@@ -324,7 +336,7 @@ impl Machine<'_> {
             }
             // Converged (the usual case): every live lane at one instruction.
             let first = self.w.pc[live.trailing_zeros() as usize];
-            if alu::mask_lanes(live).all(|l| self.w.pc[l] == first) && first < n && self.bsync[first].is_none() {
+            if self.w.converged && first < n && self.bsync[first].is_none() {
                 self.tick(first)?;
                 self.step(first, live, sink)?;
                 continue;
@@ -358,6 +370,7 @@ impl Machine<'_> {
             let at = (0..WARP).filter(|&l| live >> l & 1 == 1 && self.w.pc[l] == best).fold(0u32, |m, l| m | 1 << l);
             self.tick(best)?;
             self.step(best, at, sink)?;
+            self.w.reconverge();
         }
     }
 
@@ -411,18 +424,14 @@ impl Machine<'_> {
     }
 
     fn advance(&mut self, lanes: u32) {
-        for l in 0..WARP {
-            if lanes >> l & 1 == 1 {
-                self.w.pc[l] += 1;
-            }
+        for l in alu::mask_lanes(lanes) {
+            self.w.pc[l] += 1;
         }
     }
 
     fn jump(&mut self, lanes: u32, to: usize) {
-        for l in 0..WARP {
-            if lanes >> l & 1 == 1 {
-                self.w.pc[l] = to;
-            }
+        for l in alu::mask_lanes(lanes) {
+            self.w.pc[l] = to;
         }
     }
 
@@ -498,6 +507,7 @@ impl Machine<'_> {
             }
             _ => self.advance(at),
         }
+        self.w.reconverge();
         Ok(())
     }
 

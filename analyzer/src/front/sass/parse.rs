@@ -272,7 +272,7 @@ fn parse_operand(s: &str, labels: &dyn Fn(&str) -> Option<usize>) -> Operand {
         return Operand::Reg(r);
     }
     if s.starts_with("SR_") || s == "SRZ" {
-        return Operand::Special(s.to_string());
+        return Operand::Special(crate::ir::sass::Special::parse(s));
     }
     if let Some(b) = s.strip_prefix('B').and_then(|b| b.parse::<u8>().ok()) {
         return Operand::Barrier(b);
@@ -280,9 +280,8 @@ fn parse_operand(s: &str, labels: &dyn Fn(&str) -> Option<usize>) -> Operand {
     if let Some(v) = parse_int(s) {
         return Operand::Int(v);
     }
-    let f = s.trim_start_matches(['-', '+']);
-    if f.parse::<f64>().is_ok() || matches!(f, "INF" | "QNAN" | "NAN") {
-        return Operand::Float(s.to_string());
+    if let Some(f) = crate::ir::sass::parse_f32(s) {
+        return Operand::Float(f);
     }
     Operand::Other(s.to_string())
 }
