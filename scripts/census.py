@@ -149,6 +149,7 @@ def main():
     ap.add_argument("--include", "-I", action="append", default=[])
     ap.add_argument("--timeout", type=float, default=20.0)
     ap.add_argument("--jsonl")
+    ap.add_argument("--extra", default="", help="more flags for every analysis, e.g. '--via sass'")
     a = ap.parse_args()
     incs = [x for d in a.include for x in ("-I", d)]
     launch_site = has_flag(a.tool, "--launch-site")
@@ -176,7 +177,7 @@ def main():
 
 def analyse(a, incs, path, k, src, launch_site):
     two_d = re.search(r"threadIdx\.y", src) is not None
-    base = [a.tool, "analyze", path, "--kernel", k, *incs, "--format", "json"]
+    base = [a.tool, "analyze", path, "--kernel", k, *incs, "--format", "json", *a.extra.split()]
     default = ["--grid", "8,8" if two_d else "64", "--block", "16,16" if two_d else "256"]
     tries = []
     if launch_site:

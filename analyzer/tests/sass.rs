@@ -296,3 +296,48 @@ fn examples_through_sass_equal_the_h200_and_differ_from_source_only_as_documente
         "source and SASS differ on {undocumented:?} (not in docs/sass.md's known differences); listed but equal now: {stale:?}"
     );
 }
+
+/// Host code that needs a library this machine lacks does not stop the device code: the file
+/// is compiled again with its host functions and host headers blanked and a missing project
+/// header (one `./configure` would generate) taken as empty, and the sheet says so. Counted by hand: 4 blocks of 256 threads, each loads and stores one
+/// aligned float: 32 warps, 4 sectors a request.
+#[test]
+fn host_code_that_does_not_compile_leaves_the_device_code_counted() {
+    if !toolkit() {
+        return;
+    }
+    let src = r#"#include <sector_estimate_no_such_library.h>
+#include "sector_estimate_generated_config.h"
+__global__ void scale(const float *in, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = 2.0f * in[i];
+}
+int main() {
+    libraryHandle_t h;
+    libraryCreate(&h);
+    scale<<<4, 256>>>(0, 0, 1024);
+}
+"#;
+    let opts = AnalyzeOptions {
+        via: Via::Sass,
+        grid: "4".into(),
+        block: "256".into(),
+        args: vec![("n".into(), "1024".into())],
+        ..Default::default()
+    };
+    let sheet = match analyze(Input::Source { name: "hostlib.cu", text: src }, &opts, &DiskLoader) {
+        Ok(a) => a.sheet,
+        Err(f) => panic!("{:?}", f.diagnostic),
+    };
+    assert_eq!(counter(&sheet, "global_load_requests"), 32);
+    assert_eq!(counter(&sheet, "global_load_sectors"), 128);
+    assert_eq!(counter(&sheet, "global_store_sectors"), 128);
+    assert!(
+        sheet
+            .assumptions
+            .iter()
+            .any(|a| a.contains("device code was compiled alone") && a.contains("sector_estimate_generated_config.h")),
+        "{:?}",
+        sheet.assumptions
+    );
+}

@@ -8,7 +8,7 @@
 //! JSON). `compare` works from a raw folder alone, so a report can be rebuilt without a GPU.
 
 pub mod compare;
-pub mod cuda;
+pub use sector_analyzer::front::cuda::host as cuda;
 pub mod gpu;
 pub mod ncu;
 pub mod plan;

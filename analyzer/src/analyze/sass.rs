@@ -308,6 +308,7 @@ pub(super) fn analyze(
     };
     sheet.compiler = Some(made.clone());
     sheet.assumptions.insert(0, format!("counted from the SASS the GPU executes: {made}"));
+    sheet.assumptions.extend(module.notes.iter().cloned());
     sheet.assumptions.extend(notes);
     merge_rows(&mut sheet, &per_instr);
     sheet.listing = Some(listing(sk, &per_instr));

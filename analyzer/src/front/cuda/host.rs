@@ -1,6 +1,7 @@
-//! The two things `sector-validate` needs from a `.cu` file's syntax (tree-sitter-cuda): a
-//! kernel's parameter list (names, which are pointers, the pointee type) and a copy of the file
-//! that NVRTC accepts when host code is not guarded by `#ifndef __CUDACC_RTC__`.
+//! What the compilers need from a `.cu` file's syntax (tree-sitter-cuda): a kernel's parameter
+//! list (names, which are pointers, the pointee type; `sector-validate` builds its launches from
+//! it) and a copy of the file with its host code blanked, for NVRTC (`sector-validate`) and for
+//! `--via sass` when host code written for another toolkit or library does not compile.
 
 use tree_sitter::{Node, Parser, Tree};
 

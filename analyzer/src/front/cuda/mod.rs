@@ -1,6 +1,7 @@
 //! The CUDA front end: preprocess -> parse (tree-sitter-cuda) -> lower every `__global__`
 //! function to the IR.
 
+pub mod host;
 pub mod launch_site;
 mod lower;
 mod misread;

@@ -96,31 +96,140 @@ fn compile_uncached(path: &Path, text: &str, opts: &SassOptions) -> Result<SassM
         failure("--via sass: no CUDA compiler (`nvcc`) was found to compile the source").note(toolkit::INSTALL_HINT)
     })?;
     let scratch = Scratch::new()?;
+    let name = path.file_name().map_or_else(|| "kernel.cu".into(), |n| n.to_string_lossy().into_owned());
+    let name = if name.ends_with(".cu") { name } else { format!("{name}.cu") };
+    let instance = opts.instantiate.as_ref().map(|(kernel, targs)| {
+        format!("\nstatic void *__sector_estimate_instance = (void *)&{kernel}<{}>;\n", targs.join(", "))
+    });
     // The file is compiled where it is (its includes and line info stay its own) unless it
     // exists only in memory or needs an explicit instantiation appended.
     let abs = std::fs::canonicalize(path).ok().filter(|p| p.is_file());
-    let unit = match (&abs, &opts.instantiate) {
+    let unit = match (&abs, &instance) {
         (Some(p), None) => p.clone(),
         (abs, inst) => {
-            let name = path.file_name().map_or_else(|| "kernel.cu".into(), |n| n.to_string_lossy().into_owned());
             let mut body = match abs {
                 Some(p) => format!("#include \"{}\"\n", p.display()),
                 None => text.to_string(),
             };
-            if let Some((kernel, targs)) = inst {
-                body.push_str(&format!(
-                    "\nstatic void *__sector_estimate_instance = (void *)&{kernel}<{}>;\n",
-                    targs.join(", ")
-                ));
-            }
-            let name = if name.ends_with(".cu") { name } else { format!("{name}.cu") };
-            let p = scratch.0.join(name);
-            std::fs::write(&p, body).map_err(|e| failure(format!("cannot write {}: {e}", p.display())))?;
-            p
+            body.push_str(inst.as_deref().unwrap_or(""));
+            write_unit(&scratch.0.join(&name), &body)?
         }
     };
     let cubin = scratch.0.join("kernel.cubin");
-    let mut cmd = Command::new(&nvcc);
+    let mut notes = Vec::new();
+    if let Err(as_written) = run_nvcc(&nvcc, &tk, path, opts, &unit, &cubin, None) {
+        // Host code written for another toolkit release or for libraries this machine lacks
+        // (cuBLAS, MPI) does not stop the device code: compile it again with the host code
+        // blanked (lines kept, `#line` naming the file) and headers nvcc cannot find stubbed.
+        let (blanked, _) = crate::front::cuda::host::strip_host_code(text);
+        let origin = abs.as_deref().unwrap_or(path);
+        let body = format!("#line 1 \"{}\"\n{blanked}{}", origin.display(), instance.as_deref().unwrap_or(""));
+        let device_dir = scratch.0.join("device-only");
+        let unit = write_unit(&device_dir.join(&name), &body)?;
+        // The project's own headers beside it, blanked the same way: nvcc finds a quoted
+        // include next to the including file first.
+        if let Some(dir) = origin.parent() {
+            let mut budget = 64;
+            blank_headers(text, dir, &device_dir, 0, &mut budget)?;
+        }
+        let stubs = scratch.0.join("stubs");
+        let mut stubbed: Vec<String> = Vec::new();
+        let device_only = loop {
+            match run_nvcc(&nvcc, &tk, path, opts, &unit, &cubin, Some(&stubs)) {
+                Ok(()) => break Ok(()),
+                Err(err) => match missing_header(&err) {
+                    Some(h) if stubbed.len() < 16 && !stubbed.contains(&h) && safe_header(&h) => {
+                        write_unit(&stubs.join(&h), "")?;
+                        stubbed.push(h);
+                    }
+                    _ => break Err(err),
+                },
+            }
+        };
+        if let Err(err) = device_only {
+            let first: Vec<&str> = as_written.lines().filter(|l| !l.trim().is_empty()).take(8).collect();
+            let again = err.lines().find(|l| l.contains("error")).unwrap_or("").trim().to_string();
+            let mut d =
+                failure(format!("--via sass: nvcc could not compile {}", path.display())).note(first.join("\n"));
+            if !again.is_empty() {
+                d = d.note(format!("with its host code blanked it failed too: {again}"));
+            }
+            return Err(d.note("the SASS path compiles the file with nvcc; `--via source` reads it without a toolkit"));
+        }
+        notes.push(format!(
+            "nvcc could not compile {} as written, so its device code was compiled alone (host functions blanked{})",
+            path.display(),
+            if stubbed.is_empty() {
+                String::new()
+            } else {
+                format!("; headers nvcc could not find taken as empty: {}", stubbed.join(", "))
+            }
+        ));
+    }
+    let bytes = std::fs::read(&cubin).map_err(|e| failure(format!("cannot read nvcc's cubin: {e}")))?;
+    let mut m = read_cubin(&bytes, &tk)?;
+    m.compiler = Some(match toolkit::version(&nvcc) {
+        Some(v) => format!("nvcc {v}"),
+        None => "nvcc".to_string(),
+    });
+    m.arch = opts.arch.clone();
+    m.notes = notes;
+    Ok(m)
+}
+
+/// Writes blanked copies of the headers `text` includes with quotes (found relative to
+/// `dir`) under `into`, keeping their relative paths, recursively; at most `budget` files.
+fn blank_headers(text: &str, dir: &Path, into: &Path, depth: u32, budget: &mut u32) -> Result<()> {
+    if depth > 16 {
+        return Ok(());
+    }
+    for line in text.lines() {
+        let t = line.trim_start();
+        let Some(rest) = t.strip_prefix('#').map(str::trim_start).and_then(|r| r.strip_prefix("include")) else {
+            continue;
+        };
+        let Some(name) = rest.trim().strip_prefix('"').and_then(|r| r.split('"').next()) else { continue };
+        if !safe_header(name) || *budget == 0 {
+            continue;
+        }
+        let orig = dir.join(name);
+        let copy = into.join(name);
+        let Ok(meta) = std::fs::metadata(&orig) else { continue };
+        if !meta.is_file() || meta.len() > 16 << 20 || copy.exists() {
+            continue;
+        }
+        let Ok(bytes) = std::fs::read(&orig) else { continue };
+        *budget -= 1;
+        let header = String::from_utf8_lossy(&bytes);
+        let (blanked, _) = crate::front::cuda::host::strip_host_code(&header);
+        let shown = std::fs::canonicalize(&orig).unwrap_or_else(|_| orig.clone());
+        write_unit(&copy, &format!("#line 1 \"{}\"\n{blanked}", shown.display()))?;
+        if let (Some(d), Some(i)) = (orig.parent(), copy.parent()) {
+            blank_headers(&header, d, i, depth + 1, budget)?;
+        }
+    }
+    Ok(())
+}
+
+fn write_unit(p: &Path, body: &str) -> Result<PathBuf> {
+    if let Some(dir) = p.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| failure(format!("cannot make {}: {e}", dir.display())))?;
+    }
+    std::fs::write(p, body).map_err(|e| failure(format!("cannot write {}: {e}", p.display())))?;
+    Ok(p.to_path_buf())
+}
+
+/// Runs nvcc on `unit` for a cubin; its error output where it fails.
+fn run_nvcc(
+    nvcc: &Path,
+    tk: &toolkit::Toolkit,
+    path: &Path,
+    opts: &SassOptions,
+    unit: &Path,
+    cubin: &Path,
+    stubs: Option<&Path>,
+) -> std::result::Result<(), String> {
+    let mut cmd = Command::new(nvcc);
     cmd.args(["-cubin", &format!("-arch={}", opts.arch), "-lineinfo", "-O3", "-w"]);
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         cmd.arg("-I").arg(dir);
@@ -131,26 +240,34 @@ fn compile_uncached(path: &Path, text: &str, opts: &SassOptions) -> Result<SassM
     if let Some(c) = &tk.cccl {
         cmd.arg("-isystem").arg(c);
     }
+    if let Some(s) = stubs {
+        // Only headers found nowhere else are in it.
+        cmd.arg("-I").arg(s);
+    }
     for (k, v) in opts.defines {
         cmd.arg(format!("-D{k}={v}"));
     }
-    cmd.arg("-o").arg(&cubin).arg(&unit);
-    let out = cmd.output().map_err(|e| failure(format!("cannot run {}: {e}", nvcc.display())))?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let first: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).take(8).collect();
-        return Err(failure(format!("--via sass: nvcc could not compile {}", path.display()))
-            .note(first.join("\n"))
-            .note("the SASS path compiles the whole file with nvcc; `--via source` reads it without a toolkit"));
+    cmd.arg("-o").arg(cubin).arg(unit);
+    let out = cmd.output().map_err(|e| format!("cannot run {}: {e}", nvcc.display()))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
     }
-    let bytes = std::fs::read(&cubin).map_err(|e| failure(format!("cannot read nvcc's cubin: {e}")))?;
-    let mut m = read_cubin(&bytes, &tk)?;
-    m.compiler = Some(match toolkit::version(&nvcc) {
-        Some(v) => format!("nvcc {v}"),
-        None => "nvcc".to_string(),
-    });
-    m.arch = opts.arch.clone();
-    Ok(m)
+}
+
+/// The header a compiler's "fatal error: NAME: No such file or directory" names.
+fn missing_header(stderr: &str) -> Option<String> {
+    stderr.lines().find_map(|l| {
+        let rest = l.split("fatal error: ").nth(1)?;
+        let (name, why) = rest.rsplit_once(": ")?;
+        why.starts_with("No such file").then(|| name.trim().to_string())
+    })
+}
+
+/// A header name that stays inside the stub folder.
+fn safe_header(h: &str) -> bool {
+    !h.is_empty() && !h.starts_with('/') && !h.split(['/', '\\']).any(|c| c == "..")
 }
 
 /// Reads a cubin, or the cubins of a fatbin, object or executable for `arch`.
@@ -233,6 +350,7 @@ fn read_cubin(bytes: &[u8], tk: &toolkit::Toolkit) -> Result<SassModule> {
         )?);
     }
     Ok(SassModule {
+        notes: Vec::new(),
         kernels,
         arch: String::new(),
         compiler: None,

@@ -60,13 +60,13 @@ pub enum Operand {
     Pred(PredReg),
     /// An integer immediate (`0x10`, `-0x1`).
     Int(i64),
-    /// A floating-point immediate as printed (`0.5`, `+INF`, `1`); its meaning depends on the
-    /// opcode, so the text is kept.
-    Float(String),
+    /// A floating-point immediate (`0.5`, `+INF`, `1`) as an `f32`, read once by the front end
+    /// (an f16 instruction rounds it again).
+    Float(f32),
     Const(ConstRef),
     Mem(Address),
     /// `SR_TID.X`, `SR_CTAID.Y`, `SR_LANEID`, `SRZ`.
-    Special(String),
+    Special(Special),
     /// A branch target: the instruction index it names.
     Target(usize),
     /// `32@lo((fn + .L_x_3))`: a code address (the return address a `CALL` leaves for `RET`),
@@ -76,6 +76,81 @@ pub enum Operand {
     Barrier(u8),
     /// Anything else, as printed (kept so that an unmodelled use can name it).
     Other(String),
+}
+
+/// A special register, decoded once (the engine reads them per lane).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Special {
+    /// `SRZ`: zero.
+    Zero,
+    /// `SR_TID.X` .. `.Z` (dimension 0..2).
+    Tid(u8),
+    Ctaid(u8),
+    Ntid(u8),
+    Nctaid(u8),
+    LaneId,
+    /// `SR_SWINHI`, `SR_SWINLO`: the shared window's address.
+    SwinHi,
+    SwinLo,
+    /// `SR_CgaCtaId`: the block's rank in its cluster (0: clusters of one block).
+    CgaCtaId,
+    EqMask,
+    LtMask,
+    LeMask,
+    GtMask,
+    GeMask,
+    /// Any other, by name (clocks, SM ids): unknown to the model.
+    Other(String),
+}
+
+impl Special {
+    pub fn parse(s: &str) -> Special {
+        let dim = |d: &str| match d {
+            "X" => Some(0),
+            "Y" => Some(1),
+            "Z" => Some(2),
+            _ => None,
+        };
+        if let Some((base, d)) = s.rsplit_once('.') {
+            if let Some(d) = dim(d) {
+                match base {
+                    "SR_TID" => return Special::Tid(d),
+                    "SR_CTAID" => return Special::Ctaid(d),
+                    "SR_NTID" => return Special::Ntid(d),
+                    "SR_NCTAID" => return Special::Nctaid(d),
+                    _ => {}
+                }
+            }
+        }
+        match s {
+            "SRZ" => Special::Zero,
+            "SR_LANEID" => Special::LaneId,
+            "SR_SWINHI" => Special::SwinHi,
+            "SR_SWINLO" => Special::SwinLo,
+            "SR_CgaCtaId" | "SR_CGACTAID" => Special::CgaCtaId,
+            "SR_EQMASK" => Special::EqMask,
+            "SR_LTMASK" => Special::LtMask,
+            "SR_LEMASK" => Special::LeMask,
+            "SR_GTMASK" => Special::GtMask,
+            "SR_GEMASK" => Special::GeMask,
+            _ => Special::Other(s.to_string()),
+        }
+    }
+}
+
+/// A floating-point immediate as `nvdisasm` prints it (`-0.5`, `+INF`, `QNAN`).
+pub fn parse_f32(s: &str) -> Option<f32> {
+    let t = s.trim();
+    let (neg, t) = match t.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, t.trim_start_matches('+')),
+    };
+    let v: f32 = match t {
+        "INF" => f32::INFINITY,
+        "QNAN" | "NAN" => f32::NAN,
+        _ => t.parse().ok()?,
+    };
+    Some(if neg { -v } else { v })
 }
 
 /// `@P0`, `@!UP1`.
@@ -155,6 +230,8 @@ pub struct SassModule {
     pub compiler: Option<String>,
     /// What disassembled it: `nvdisasm 13.5.37`.
     pub disassembler: String,
+    /// How it was compiled where that differs from the file as written (stated on the sheet).
+    pub notes: Vec<String>,
 }
 
 mod classify;
