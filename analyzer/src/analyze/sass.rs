@@ -90,6 +90,43 @@ fn compile_input(
     }
 }
 
+/// A kernel's declaration in the file or in the project headers it includes with quotes
+/// (found beside the including file or in the `-I` folders), breadth first, at most 64 files.
+fn declaration_in(path: &Path, text: &str, name: &str, include_dirs: &[PathBuf]) -> Option<front::Declaration> {
+    if let Some(d) = front::declaration(text, name) {
+        return Some(d);
+    }
+    let mut queue: std::collections::VecDeque<(PathBuf, String)> = [(path.to_path_buf(), text.to_string())].into();
+    let mut seen = std::collections::HashSet::new();
+    while let Some((p, t)) = queue.pop_front() {
+        for line in t.lines() {
+            let Some(rest) =
+                line.trim_start().strip_prefix('#').map(str::trim_start).and_then(|r| r.strip_prefix("include"))
+            else {
+                continue;
+            };
+            let Some(inc) = rest.trim().strip_prefix('"').and_then(|r| r.split('"').next()) else { continue };
+            let dirs = p.parent().map(Path::to_path_buf).into_iter().chain(include_dirs.iter().cloned());
+            let Some(found) = dirs.map(|d| d.join(inc)).find(|c| c.is_file()) else { continue };
+            let key = std::fs::canonicalize(&found).unwrap_or_else(|_| found.clone());
+            if seen.len() >= 64 || !seen.insert(key) {
+                continue;
+            }
+            let Ok(meta) = std::fs::metadata(&found) else { continue };
+            if meta.len() > 8 << 20 {
+                continue;
+            }
+            let Ok(bytes) = std::fs::read(&found) else { continue };
+            let header = String::from_utf8_lossy(&bytes).into_owned();
+            if let Some(d) = front::declaration(&header, name) {
+                return Some(d);
+            }
+            queue.push_back((found, header));
+        }
+    }
+    None
+}
+
 /// The kernel `name` names: its symbol, its demangled name, or its name without template
 /// arguments (then the one instantiated with the template arguments `--arg` gives).
 fn pick<'m>(m: &'m SassModule, name: Option<&str>, targs: &[String], file: &str) -> Result<Option<&'m SassKernel>> {
@@ -166,7 +203,7 @@ pub(super) fn analyze(
     let file = files.files.first().map(|f| f.path.display().to_string()).unwrap_or_default();
     // Template arguments from `--arg`, in the template's order.
     let decl_of = |src: &Option<(crate::source::FileId, PathBuf, String)>, name: &str| {
-        src.as_ref().and_then(|(_, _, text)| front::declaration(text, name))
+        src.as_ref().and_then(|(_, path, text)| declaration_in(path, text, name, &opts.include_dirs))
     };
     let targs = |decl: &Option<front::Declaration>| -> Vec<String> {
         decl.as_ref()
@@ -200,8 +237,8 @@ pub(super) fn analyze(
                     format!("`{n}` is a template; give its parameters to instantiate it"),
                 )
                 .note(format!(
-                    "--arg {}",
-                    missing.iter().map(|t| format!("{t}=...")).collect::<Vec<_>>().join(" --arg ")
+                    "pass --arg {}",
+                    missing.iter().map(|t| format!("{t}=VALUE")).collect::<Vec<_>>().join(" --arg ")
                 )));
             }
             None => {}

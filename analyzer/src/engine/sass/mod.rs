@@ -83,7 +83,7 @@ pub fn run_blocks(
             format!("kernel `{}` reads parameter `{first}`, which the launch does not give", ir.name),
         )
         .note(format!(
-            "give --arg {first}=VALUE{}",
+            "pass --arg {first}=VALUE{}",
             if names.len() > 1 { format!(" (and {})", names[1..].join(", ")) } else { String::new() }
         )));
     }

@@ -179,10 +179,28 @@ fn device_header(path: &str) -> bool {
     .any(|pre| p.starts_with(pre))
 }
 
+/// A file-scope declaration device code cannot use: a host function's prototype (it may name
+/// a library's types, `cublasHandle_t`), or a host variable that is not a constant (device code
+/// cannot read host variables; it can read `const` and `constexpr` ones). Type definitions and
+/// anything marked for the device stay.
+fn host_only_declaration(node: Node, t: &str) -> bool {
+    let device =
+        ["__device__", "__global__", "__constant__", "__shared__", "__managed__"].iter().any(|w| has_word(t, w));
+    let defines_type = node.child_by_field_name("type").is_some_and(|ty| {
+        matches!(ty.kind(), "struct_specifier" | "class_specifier" | "union_specifier" | "enum_specifier")
+            && ty.child_by_field_name("body").is_some()
+    });
+    if device || defines_type || has_word(t, "typedef") {
+        return false;
+    }
+    let function = function_declarator(node).is_some();
+    function || !(has_word(t, "const") || has_word(t, "constexpr"))
+}
+
 /// A copy of `src` in which host-only code is blanked (replaced by spaces, newlines kept, so
 /// every line keeps its number): function definitions that are neither `__global__` nor
-/// `__device__`, `#include <...>` of host headers, and top-level declarations or `using`s that
-/// name `std::`. Returns the copy and how many regions were blanked.
+/// `__device__`, `#include <...>` of host headers, top-level declarations or `using`s that
+/// name `std::`, host functions' prototypes and host variables that are not constants. Returns the copy and how many regions were blanked.
 pub fn strip_host_code(src: &str) -> (String, usize) {
     let Some(tree) = parse(src) else {
         return (src.to_string(), 0);
@@ -209,7 +227,10 @@ pub fn strip_host_code(src: &str) -> (String, usize) {
             }
             "declaration" | "using_declaration" | "alias_declaration" => {
                 let t = text(node, src);
-                if t.contains("std::") || (node.kind() == "using_declaration" && has_word(t, "std")) {
+                if t.contains("std::")
+                    || (node.kind() == "using_declaration" && has_word(t, "std"))
+                    || (node.kind() == "declaration" && host_only_declaration(node, t))
+                {
                     ranges.push(node.byte_range());
                 }
             }
@@ -320,5 +341,37 @@ int main()
         // Same line numbers: the kernel stays on its line.
         let line_of = |s: &str, pat: &str| s.lines().position(|l| l.contains(pat));
         assert_eq!(line_of(&out, "void vec_add"), line_of(SRC, "void vec_add"));
+    }
+
+    #[test]
+    fn strips_host_prototypes_and_host_variables_keeping_what_device_code_reads() {
+        let src = r#"void runCublas(cublasHandle_t handle, int M, float *A);
+cublasHandle_t handle;
+float *d_A = nullptr;
+const int TILE = 32;
+constexpr float SCALE = 2.0f;
+struct Pair { int a, b; };
+typedef struct { float x; } Wrapped;
+__device__ int counter;
+__constant__ float coeffs[16];
+extern __device__ float lookup(int);
+__global__ void k(float *out) { out[threadIdx.x] = SCALE * TILE * coeffs[0] + lookup(counter); }
+"#;
+        let (out, _) = strip_host_code(src);
+        for gone in ["runCublas", "cublasHandle_t", "d_A"] {
+            assert!(!out.contains(gone), "{gone} stayed: {out}");
+        }
+        for kept in [
+            "const int TILE",
+            "constexpr float SCALE",
+            "struct Pair",
+            "Wrapped",
+            "__device__ int counter",
+            "coeffs[16]",
+            "lookup(int)",
+            "__global__ void k",
+        ] {
+            assert!(out.contains(kept), "{kept} went: {out}");
+        }
     }
 }
