@@ -51,13 +51,24 @@ pub struct LaunchArgs {
     pub estimate_time_limit: f64,
 }
 
-/// The estimate's budget from `--estimate-time-limit SECONDS` (0 or less: no limit).
-pub fn estimate_budget(seconds: f64) -> sector_analyzer::cache::sample::EstimateBudget {
-    sector_analyzer::cache::sample::EstimateBudget {
-        time_limit: (seconds > 0.0 && seconds.is_finite()).then(|| std::time::Duration::from_secs_f64(seconds)),
+/// The estimate's budget from `--estimate-time-limit SECONDS` (0 or less: no limit), or a usage
+/// message: not a number, infinite, or past `MAX_TIME_LIMIT_S` (which `Duration` and a
+/// deadline could not hold).
+pub fn estimate_budget(seconds: f64) -> Result<sector_analyzer::cache::sample::EstimateBudget, String> {
+    if seconds.is_nan() {
+        return Err("--estimate-time-limit NaN: give a number of seconds (0 for no limit)".into());
+    }
+    if seconds > MAX_TIME_LIMIT_S as f64 {
+        let seconds = if seconds < 1e15 { format!("{seconds}") } else { format!("{seconds:e}") };
+        return Err(format!(
+            "--estimate-time-limit {seconds}: at most {MAX_TIME_LIMIT_S} seconds (about 31 years); give 0 for no limit"
+        ));
+    }
+    Ok(sector_analyzer::cache::sample::EstimateBudget {
+        time_limit: (seconds > 0.0).then(|| std::time::Duration::from_secs_f64(seconds)),
         max_work: None,
         warp_window: None,
-    }
+    })
 }
 
 /// Longest `--time-limit` (and sweep `--total-time-limit`) taken, in seconds: about 31 years.
@@ -117,7 +128,7 @@ impl LaunchArgs {
             gpu: self.gpu.gpu.clone(),
             max_work: max_work(self.max_work)?,
             time_limit: time_limit("--time-limit", self.time_limit)?,
-            estimate: estimate_budget(self.estimate_time_limit),
+            estimate: estimate_budget(self.estimate_time_limit)?,
             shared_bytes: self.shared_bytes,
             ..Default::default()
         };
