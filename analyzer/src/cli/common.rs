@@ -102,7 +102,14 @@ pub fn max_work(n: u64) -> Result<u64, String> {
 /// are a usage error (which one was meant cannot be guessed).
 pub fn no_conflicts(flag: &str, pairs: &[(String, String)]) -> Result<(), String> {
     for (i, (k, v)) in pairs.iter().enumerate() {
-        if let Some((_, w)) = pairs[..i].iter().find(|(k2, w)| k2 == k && w != v) {
+        // One number written two ways (`--arg n=16 --arg n=0x10`) is one value.
+        let same = |w: &String| {
+            w == v
+                || flag == "--arg"
+                    && sector_analyzer::launch::parse_number(w)
+                        .is_some_and(|a| Some(a) == sector_analyzer::launch::parse_number(v))
+        };
+        if let Some((_, w)) = pairs[..i].iter().find(|(k2, w)| k2 == k && !same(w)) {
             return Err(format!("{flag} {k} is given twice with different values ({k}={w} and {k}={v}); give it once"));
         }
     }

@@ -713,10 +713,28 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             };
             if let TemplateArg::Int(v) = arg {
                 // The parameter's own type (`unsigned`, `size_t`, `bool`, an enum).
-                let it = match p.child_by_field_name("type").map(|t| type_of_specifier(self.unit, t, &self.tmpl)) {
-                    Some(Ok(Ty::Int(it))) => it,
-                    _ => IntTy::I32,
+                let known = match p.child_by_field_name("type").map(|t| type_of_specifier(self.unit, t, &self.tmpl)) {
+                    Some(Ok(Ty::Int(it))) => Some(it),
+                    _ => None,
                 };
+                let it = known.unwrap_or(IntTy::I32);
+                // A template argument is a converted constant expression: a value the type cannot
+                // hold is a narrowing conversion, which nvcc refuses (never wrapped silently).
+                if known.is_some() && it.bits > 1 && it.wrap(v) != v {
+                    let range = if it.signed {
+                        format!("{}..={}", -(1i128 << (it.bits - 1)), (1i128 << (it.bits - 1)) - 1)
+                    } else {
+                        format!("0..={}", (1i128 << it.bits) - 1)
+                    };
+                    return Err(Diagnostic::at(
+                        ErrorKind::Usage,
+                        self.span(p),
+                        format!(
+                            "template parameter `{name}` is {}, which holds {range}: {v} does not fit (nvcc refuses the narrowing conversion)",
+                            it.name()
+                        ),
+                    ));
+                }
                 self.scopes[0].insert(name.clone(), Sym::Const(it.wrap(v), it));
             }
             self.k.template_params.push(name.clone());
