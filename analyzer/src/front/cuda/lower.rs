@@ -501,6 +501,32 @@ fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> 
         function_declarator(f).ok_or_else(|| Diagnostic::at(ErrorKind::Syntax, span, "kernel without parameters"))?;
     if let Some(params) = decl.child_by_field_name("parameters") {
         let mut c = params.walk();
+        // Bytes of parameter space, laid out as the launch passes them, in 64 bits and checked
+        // (a 4 GiB structure by value): past CUDA's limit, nvcc stops.
+        let mut space = Some(0u64);
+        let mut first_over = None;
+        for p in params.named_children(&mut c) {
+            if let Some((size, align)) = l.param_space(p) {
+                let a = align.max(1);
+                space = space.and_then(|s| s.checked_add(a - 1)).map(|s| s / a * a).and_then(|s| s.checked_add(size));
+                if first_over.is_none() && space.is_none_or(|s| s > cpp::MAX_PARAM_BYTES) {
+                    first_over = Some(p);
+                }
+            }
+        }
+        if let Some(p) = first_over {
+            let need = space.map_or("2^64 or more".to_string(), |s| s.to_string());
+            return Err(Diagnostic::at(
+                ErrorKind::Unsupported,
+                unit.span(p),
+                format!(
+                    "kernel `{name}`'s parameters take {need} bytes; CUDA allows at most {} (nvcc: \"Formal parameter space overflowed\")",
+                    cpp::MAX_PARAM_BYTES
+                ),
+            )
+            .note("pass a large structure through a pointer"));
+        }
+        let mut c = params.walk();
         for p in params.named_children(&mut c) {
             match p.kind() {
                 // A default (`int *partial = NULL`) matters only to launches that leave it out.
@@ -531,6 +557,13 @@ fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> 
     let mut out = l.params_to_locals(body);
     l.block(body, &mut out)?;
     l.k.body = out;
+    if let Some(op) = l.k.mem_ops.iter().find(|op| op.width == u32::MAX) {
+        return Err(Diagnostic::at(
+            ErrorKind::Unsupported,
+            op.span,
+            format!("`{}` moves 4 GiB or more per thread (a whole structure that large): no memory instruction does; access its members", op.text),
+        ));
+    }
     intrinsics::settle_atomics(&mut l.k);
     Ok(l.k)
 }

@@ -88,7 +88,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let ty = self.type_descriptor(td)?;
                 let a = match &ty {
                     Ty::Vector { name, bytes } if !name.starts_with("struct ") => {
-                        let k = name.chars().last().and_then(|c| c.to_digit(10)).unwrap_or(1);
+                        let k = name.chars().last().and_then(|c| c.to_digit(10)).unwrap_or(1) as u64;
                         if k == 2 || k == 4 {
                             (*bytes).min(16)
                         } else {

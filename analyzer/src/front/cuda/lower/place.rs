@@ -41,13 +41,16 @@ impl Lowerer<'_, '_> {
         &mut self,
         kind: AccessKind,
         space: Space,
-        width: u32,
+        width: u64,
         cache: CacheOp,
         volatile: bool,
         text: &str,
         span: Span,
     ) -> MemOpId {
         let id = MemOpId(self.k.mem_ops.len() as u32);
+        // An access of 4 GiB or more per lane (a whole structure that large) is no instruction
+        // any GPU has: kept as u32::MAX, which `lower_kernel` refuses at the access.
+        let width = u32::try_from(width).unwrap_or(u32::MAX);
         let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
         let display: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
         self.k.mem_ops.push(MemOp {
