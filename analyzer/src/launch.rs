@@ -397,7 +397,8 @@ pub fn parse_number(text: &str) -> Option<ParamValue> {
             && (b.bytes().all(|c| c.is_ascii_digit()) || b.len() > 2 && matches!(&b[..2], "0x" | "0X" | "0b" | "0B"))
     };
     if int_like {
-        let v = crate::cint::literal(&body)?.v;
+        // A decimal past `long long` (2^63 .. 2^64 - 1) is taken as unsigned, as gcc does.
+        let v = crate::cint::literal(&body).or_else(|| crate::cint::literal(&format!("{body}u")))?.v;
         return Some(ParamValue::Int(if neg { -v } else { v }));
     }
     let f = t.trim_end_matches(['f', 'F']).parse::<f64>().ok()?;

@@ -163,8 +163,10 @@ pub struct SharedArray {
 }
 
 impl SharedArray {
+    /// Saturating: a size of 2^64 or more reads as `u64::MAX` (refused by the launch), never
+    /// wrapped into a small one.
     pub fn bytes(&self) -> u64 {
-        self.dims.iter().product::<u64>() * self.elem.size() as u64
+        self.dims.iter().fold(self.elem.size(), |z, &d| z.saturating_mul(d))
     }
 }
 

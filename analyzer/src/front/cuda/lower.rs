@@ -886,13 +886,24 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let size = match d.child_by_field_name("size") {
                     Some(s) => {
                         let (e, _) = self.const_expr_ro(s)?;
-                        Some(const_eval(&e).filter(|v| *v > 0 && *v < 1 << 40).ok_or_else(|| {
+                        let v = const_eval(&e).filter(|v| *v > 0).ok_or_else(|| {
                             Diagnostic::at(
                                 ErrorKind::Unsupported,
                                 self.span(s),
                                 "array size must be a positive integer constant",
                             )
-                        })? as u64)
+                        })?;
+                        // A thread's, a block's or a device variable's array: the GPU's memories
+                        // are far below 2^40 elements (structure members are laid out apart,
+                        // up to nvcc's 2^64 - 1 bytes).
+                        if v >= 1 << 40 {
+                            return Err(Diagnostic::at(
+                                ErrorKind::Unsupported,
+                                self.span(s),
+                                format!("an array of {v} elements (2^40 or more) is larger than any GPU memory holds"),
+                            ));
+                        }
+                        Some(v as u64)
                     }
                     None => None,
                 };
@@ -956,12 +967,15 @@ fn local_array_write(e: Expr) -> Expr {
     Expr::Opaque { args: vec![e], what: LOCAL_ARRAY.into() }
 }
 
+/// `e * k` in 64-bit address arithmetic (wrapping, as the GPU's): `k` may be an element size
+/// up to 2^64 - 1, and a constant `e` any 64-bit value, so the product is taken modulo 2^64.
 fn mul64(e: Expr, k: i128) -> Expr {
     if k == 1 {
         return e;
     }
+    let k = IntTy::I64.wrap(k);
     if let Expr::Int(v, _) = e {
-        return Expr::Int(IntTy::I64.wrap(v * k), IntTy::I64);
+        return Expr::Int(IntTy::I64.wrap(v.wrapping_mul(k)), IntTy::I64);
     }
     Expr::Binary {
         op: BinOp::Mul,
@@ -980,7 +994,8 @@ fn ptr_add(p: Expr, bytes: i128) -> Expr {
     if bytes == 0 {
         return p;
     }
-    Expr::PtrOffset { ptr: Box::new(p), bytes: Box::new(Expr::Int(bytes, IntTy::I64)) }
+    // A member's offset may be up to 2^64 - 1: modulo 2^64, as the address arithmetic is.
+    Expr::PtrOffset { ptr: Box::new(p), bytes: Box::new(Expr::Int(IntTy::I64.wrap(bytes), IntTy::I64)) }
 }
 
 /// Folds constant integer expressions (array sizes, template defaults).

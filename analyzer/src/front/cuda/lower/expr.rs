@@ -571,6 +571,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
             (Ty::Ptr(p), Ty::Ptr(_)) if bop == BinOp::Sub => {
                 let size = p.pointee.size() as i128;
+                if size > i64::MAX as i128 {
+                    return Err(self.unsupported(n, "subtracting pointers to elements of 2^63 bytes or more"));
+                }
                 let diff = Expr::PtrDiff { lhs: Box::new(a), rhs: Box::new(b) };
                 Ok((
                     Expr::Binary {

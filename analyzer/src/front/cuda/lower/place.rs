@@ -316,9 +316,10 @@ impl Lowerer<'_, '_> {
                     }
                     let lin = self.row_major(&idx_nodes, &dims)?;
                     let used = idx_nodes.len();
-                    let inner: u64 = dims.iter().skip(used).product();
-                    let elem = arr.elem.size() as i128;
-                    let bytes = mul64(lin, inner as i128 * elem);
+                    // Modulo 2^64 as the address arithmetic is (a size that large is refused
+                    // by the launch's shared-memory check, never a panic here).
+                    let inner: u64 = dims.iter().skip(used).fold(1u64, |z, &d| z.wrapping_mul(d));
+                    let bytes = mul64(lin, inner.wrapping_mul(arr.elem.size()) as i128);
                     let addr = Expr::PtrOffset { ptr: Box::new(Expr::SharedBase(id)), bytes: Box::new(bytes) };
                     if used < dims.len() {
                         return Err(self.unsupported(n, "using a row of a shared array as a value"));
