@@ -148,7 +148,9 @@ impl LaunchArgs {
         let fills = self.fills.iter().map(|f| split_pair("--fill", f)).collect::<Result<Vec<_>, _>>()?;
         no_conflicts("--fill", &fills)?;
         for (k, v) in fills {
-            opts.fills.push((k, Fill::parse(&v).map_err(|d| d.message)?));
+            // The notes say why (`a permutation has 1 to 268435456 elements`).
+            let fill = Fill::parse(&v).map_err(|d| std::iter::once(d.message).chain(d.notes).collect::<Vec<_>>().join("; "))?;
+            opts.fills.push((k, fill));
         }
         let offsets = self.offsets.iter().map(|o| split_pair("--offset", o)).collect::<Result<Vec<_>, _>>()?;
         no_conflicts("--offset", &offsets)?;
