@@ -376,7 +376,7 @@ fn pointer_param(kernel: &Kernel, name: &str, flag: &str) -> Result<usize> {
     }
 }
 
-/// An integer (decimal, hex, with C suffixes), `true`/`false` (a `bool`'s 1 and 0), or a
+/// An integer as a C literal (decimal, hex, octal, binary, with C suffixes), `true`/`false` (a `bool`'s 1 and 0), or a
 /// floating-point number.
 pub fn parse_number(text: &str) -> Option<ParamValue> {
     match text.trim() {
@@ -389,17 +389,17 @@ pub fn parse_number(text: &str) -> Option<ParamValue> {
         Some(b) => (true, b.to_string()),
         None => (false, t.clone()),
     };
-    let int_body = body.trim_end_matches(['u', 'U', 'l', 'L']);
-    let parsed = if let Some(h) = int_body.strip_prefix("0x").or_else(|| int_body.strip_prefix("0X")) {
-        i128::from_str_radix(h, 16).ok()
-    } else {
-        int_body.parse::<i128>().ok()
+    // An integer literal read as C reads it (cint::literal): `0x10` and `0b10000` and `020`
+    // (octal) are 16; a word of digits that is no C literal (`08`, past 2^64) is no number.
+    let int_like = {
+        let b = body.trim_end_matches(['u', 'U', 'l', 'L']);
+        !b.is_empty()
+            && (b.bytes().all(|c| c.is_ascii_digit()) || b.len() > 2 && matches!(&b[..2], "0x" | "0X" | "0b" | "0B"))
     };
-    if let Some(v) = parsed {
-        if v < (1i128 << 64) {
-            return Some(ParamValue::Int(if neg { -v } else { v }));
-        }
-        return None;
+    if int_like {
+        // A decimal past `long long` (2^63 .. 2^64 - 1) is taken as unsigned, as gcc does.
+        let v = crate::cint::literal(&body).or_else(|| crate::cint::literal(&format!("{body}u")))?.v;
+        return Some(ParamValue::Int(if neg { -v } else { v }));
     }
     let f = t.trim_end_matches(['f', 'F']).parse::<f64>().ok()?;
     f.is_finite().then_some(ParamValue::Float(f))
@@ -671,6 +671,13 @@ mod tests {
     #[test]
     fn numbers() {
         assert_eq!(parse_number("0x10"), Some(ParamValue::Int(16)));
+        // As C reads them: octal, binary, suffixes; `08` is no C literal.
+        assert_eq!(parse_number("010"), Some(ParamValue::Int(8)));
+        assert_eq!(parse_number("0b101"), Some(ParamValue::Int(5)));
+        assert_eq!(parse_number("18446744073709551615ull"), Some(ParamValue::Int(u64::MAX as i128)));
+        assert_eq!(parse_number("18446744073709551616"), None);
+        assert_eq!(parse_number("08"), None);
+        assert_eq!(parse_number("0.5"), Some(ParamValue::Float(0.5)));
         assert_eq!(parse_number("-3"), Some(ParamValue::Int(-3)));
         assert_eq!(parse_number("2.5f"), Some(ParamValue::Float(2.5)));
         assert_eq!(parse_number("abc"), None);

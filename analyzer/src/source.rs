@@ -131,23 +131,36 @@ fn human(bytes: u64) -> String {
 /// reads UTF-8; invalid UTF-8 is replaced (U+FFFD); lone CR line endings (old Mac files, which
 /// GCC accepts) become LF, so lines count as GCC counts them (same byte length: spans hold).
 pub fn decode_source(path: &Path, bytes: &[u8]) -> std::result::Result<String, String> {
+    // (what it is, the name iconv reads it by)
     let encoding = if bytes.starts_with(&[0xFF, 0xFE, 0, 0]) {
-        Some("UTF-32 (little-endian, byte-order mark FF FE 00 00)")
+        Some(("UTF-32 (little-endian, byte-order mark FF FE 00 00)", "UTF-32"))
     } else if bytes.starts_with(&[0, 0, 0xFE, 0xFF]) {
-        Some("UTF-32 (big-endian, byte-order mark 00 00 FE FF)")
+        Some(("UTF-32 (big-endian, byte-order mark 00 00 FE FF)", "UTF-32"))
     } else if bytes.starts_with(&[0xFF, 0xFE]) {
-        Some("UTF-16 (little-endian, byte-order mark FF FE)")
+        Some(("UTF-16 (little-endian, byte-order mark FF FE)", "UTF-16"))
     } else if bytes.starts_with(&[0xFE, 0xFF]) {
-        Some("UTF-16 (big-endian, byte-order mark FE FF)")
+        Some(("UTF-16 (big-endian, byte-order mark FE FF)", "UTF-16"))
     } else if let Some(at) = bytes.iter().position(|&b| b == 0) {
-        // Without a mark: NULs at every other (or every fourth) byte are UTF-16 (UTF-32) text.
+        // Without a mark: ASCII text in UTF-32 has NULs in three of every four bytes (the
+        // last three little-endian, the first three big-endian), in UTF-16 in every other.
         let head = &bytes[..bytes.len().min(4096)];
-        let zeros_at = |k: usize, r: usize| head.iter().enumerate().filter(|(i, &b)| i % k == r && b == 0).count();
-        let n = head.len().max(1);
-        Some(if zeros_at(4, 1) + zeros_at(4, 2) + zeros_at(4, 3) >= n * 3 / 4 - 3 && n >= 8 {
-            "UTF-32 (NUL bytes in three of every four; no byte-order mark)"
-        } else if zeros_at(2, 1) >= n / 2 - 1 || zeros_at(2, 0) >= n / 2 - 1 {
-            "UTF-16 (a NUL byte in every other; no byte-order mark)"
+        let mut zeros = [0usize; 4];
+        let mut of = [0usize; 4];
+        for (i, &b) in head.iter().enumerate() {
+            of[i % 4] += 1;
+            zeros[i % 4] += (b == 0) as usize;
+        }
+        // Nearly every byte of that residue is NUL (a few non-ASCII characters allowed).
+        let nul = |r: usize| of[r] > 0 && zeros[r] * 16 >= of[r] * 15;
+        let nul2 = |r: usize| of[r] + of[r + 2] > 0 && (zeros[r] + zeros[r + 2]) * 16 >= (of[r] + of[r + 2]) * 15;
+        Some(if head.len() >= 8 && nul(1) && nul(2) && nul(3) && !nul(0) {
+            ("UTF-32 (little-endian: NUL bytes in three of every four; no byte-order mark)", "UTF-32LE")
+        } else if head.len() >= 8 && nul(0) && nul(1) && nul(2) && !nul(3) {
+            ("UTF-32 (big-endian: NUL bytes in three of every four; no byte-order mark)", "UTF-32BE")
+        } else if head.len() >= 2 && nul2(1) && !nul2(0) {
+            ("UTF-16 (little-endian: a NUL byte in every other; no byte-order mark)", "UTF-16LE")
+        } else if head.len() >= 2 && nul2(0) && !nul2(1) {
+            ("UTF-16 (big-endian: a NUL byte in every other; no byte-order mark)", "UTF-16BE")
         } else {
             return Err(format!(
                 "{}: a NUL byte at offset {at}: this is not a text source file (binary data?)",
@@ -157,9 +170,9 @@ pub fn decode_source(path: &Path, bytes: &[u8]) -> std::result::Result<String, S
     } else {
         None
     };
-    if let Some(e) = encoding {
+    if let Some((e, iconv)) = encoding {
         return Err(format!(
-            "{} is encoded in {e}; sources are read as UTF-8 (as nvcc reads them): convert it first, e.g. `iconv -f UTF-16 -t UTF-8`",
+            "{} is encoded in {e}; sources are read as UTF-8 (as nvcc reads them): convert it first, e.g. `iconv -f {iconv} -t UTF-8`",
             path.display()
         ));
     }

@@ -193,3 +193,69 @@ fn assignment_to_a_narrow_type_truncates() {
     // Any nonzero value is true for bool: 256 is 1, not 0 (what 8-bit truncation would give).
     assert_eq!(eval_str("256", &no_names).unwrap().to(CType::Bool).v, 1);
 }
+
+/// The CUDA front end's own folding and the engines' integer arithmetic agree with the
+/// evaluator (so, through the test above, with gcc) on the same random expressions: each
+/// expression's value, the size of its promoted type and that type's signedness are checked
+/// inside a kernel, one line each, and a line whose check fails stores (a row with requests).
+/// Each value is also assigned to a variable of a random integer type (`const` on every other
+/// line, which the front end folds), and the truncated value checked.
+/// Comparisons are `bool` in C++ and `int` in C; both promote to `int`, so the checks (on the
+/// value, and on `(E) + 0` and `(E) - (E) - 1`) read the same in both languages. Needs no gcc.
+#[test]
+fn the_cuda_front_end_agrees_with_the_evaluator() {
+    let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
+    let mut g = Gen(env("CINT_GCC_SEED").unwrap_or(0x5EC7_0E57_1A7E_0029) ^ 0xF0E0);
+    let want = env("CINT_GCC_CASES").unwrap_or(400) as usize;
+    let mut src = String::from("__global__ void k(int* a) {\n");
+    let mut cases = Vec::new();
+    while cases.len() < want {
+        let e = g.expr(3).replace("_Bool", "bool");
+        let Ok(v) = eval_str(&e.replace("bool", "_Bool"), &no_names) else { continue };
+        let t = v.ty;
+        let cpp_name = if t == CType::Bool { "bool" } else { t.name() };
+        let promoted = t.promoted();
+        // The value as an unsigned long long literal converted to the type (exact for every type).
+        let lit = format!("(({cpp_name}){}ULL)", CType::ULongLong.convert(v.v));
+        // Assigned to a variable of a random type (a `const` one is folded by the front end):
+        // truncated, or 0/1 for bool, as the evaluator converts.
+        let t2 = TYPES[g.next(12) as usize];
+        let t2_name = if t2 == CType::Bool { "bool" } else { t2.name() };
+        let lit2 = format!("(({t2_name}){}ULL)", CType::ULongLong.convert(v.to(t2).v));
+        let constant = if cases.len() % 2 == 1 { "const " } else { "" };
+        src.push_str(&format!(
+            "    {{ {constant}{t2_name} x = ({e}); if (!((({e}) == {lit}) && sizeof(({e}) + 0) == {} && ((({e}) - ({e}) - 1) < 0) == {} && x == {lit2})) a[threadIdx.x] = 1; }}\n",
+            promoted.size(),
+            promoted.signed()
+        ));
+        cases.push((e, format!("{} {}, as {}: {}", t.name(), v.v, t2.name(), v.to(t2).v)));
+    }
+    src.push_str("}\n");
+    let o = sector_analyzer::AnalyzeOptions { grid: "1".into(), block: "32".into(), ..Default::default() };
+    let a = match sector_analyzer::analyze_source("exprs.cu", &src, &o) {
+        Ok(a) => a,
+        Err(f) => {
+            let line = f.diagnostic.span.map_or(0, |s| s.line as usize);
+            let case =
+                cases.get(line.wrapping_sub(2)).map_or(String::new(), |c| format!("{} (evaluator: {})", c.0, c.1));
+            panic!("the front end refused line {line}: {}\n{case}", f.diagnostic.message);
+        }
+    };
+    let wrong: Vec<String> = a
+        .sheet
+        .instructions
+        .iter()
+        .filter(|r| r.requests > 0)
+        .map(|r| {
+            let (e, want) = &cases[r.line as usize - 2];
+            format!("line {}: {e}\n    evaluator (type, value): {want}", r.line)
+        })
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "{} of {} disagree:\n{}",
+        wrong.len(),
+        cases.len(),
+        wrong[..wrong.len().min(10)].join("\n")
+    );
+}

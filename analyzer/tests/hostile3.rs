@@ -293,17 +293,56 @@ fn a_permutation_is_not_built_past_the_deadline() {
 // ---- (3) numbers: structures of 2^32 bytes ----
 
 #[test]
-fn a_structure_of_2_to_the_32_bytes_is_refused_not_wrapped() {
-    // `float v[1 << 30]` is 2^30 * 4 = 2^32 bytes: in 32 bits it would wrap to 0 and lanes'
-    // elements would overlap (4 sectors). Refused by name instead.
+fn structures_of_2_to_the_32_bytes_and_more_are_counted_in_64_bits() {
+    let one = |src: &str| analyze_source("b.cu", src, &opts("1", "32")).map(|a| a.sheet.totals.global_store.sectors);
+    // `float v[1 << 30]` is 2^30 * 4 = 2^32 bytes: lane l stores at l * 2^32, every lane in
+    // its own sector: 32 (in 32 bits the size would wrap to 0 and give 1 sector, or to a
+    // 4-byte element and give 4).
     let big = "struct Big { float v[1 << 30]; };\n__global__ void k(Big* b) {\n    b[threadIdx.x].v[0] = 1.0f;\n}\n";
-    let f = analyze_source("b.cu", big, &opts("1", "32")).err().expect("a refusal");
+    assert_eq!(one(big).unwrap(), 32);
+    // 2^61 floats = 2^63 bytes: lane l at l * 2^63 mod 2^64, so even lanes at the base and
+    // odd lanes 2^63 bytes on (64-bit addresses wrap): 2 sectors.
+    assert_eq!(one(&big.replace("1 << 30", "1L << 61")).unwrap(), 2);
+    // 2^62 - 1 floats = 2^64 - 4 bytes, the largest nvcc takes: lane l at -4 l mod 2^64,
+    // i.e. from base - 124 to base + 3 (base 256-aligned): sectors base-128 .. base: 5.
+    assert_eq!(one(&big.replace("1 << 30", "(1L << 62) - 1")).unwrap(), 5);
+    // 2^62 floats = 2^64 bytes: nvcc says "array is too large"; refused, never wrapped.
+    let f = analyze_source("b.cu", &big.replace("1 << 30", "1L << 62"), &opts("1", "32")).err().expect("a refusal");
+    assert!(f.diagnostic.message.contains("structure `Big` is 2^64 bytes or more"), "{}", f.diagnostic.message);
+    // 2^63 + (2^63 - 1) chars, then an int at offset 2^64 - 1 rounded up to 2^64: nvcc says
+    // "class is too large"; refused.
+    let over = "struct Big { char v[0x8000000000000000UL]; char w[0x7fffffffffffffffUL]; int c; };\n__global__ void k(Big* b) {\n    b[threadIdx.x].c = 1;\n}\n";
+    assert!(one(over).is_err());
+    // A member past 2^32: `j` at 4 + 2^32 (after `int a` and one 2^32-byte `In`, 4-aligned):
+    // 32 consecutive floats from 4 bytes past a sector boundary (2^32 + 4 = 4 mod 32): bytes
+    // 4..132 of the 256-aligned base's sectors 0..4: 5 sectors.
+    let nested = "struct In { float v[1 << 30]; };\nstruct Big { int a; In i; In j; };\n__global__ void k(Big* b) {\n    b[0].j.v[threadIdx.x] = 1.0f;\n}\n";
+    assert_eq!(one(nested).unwrap(), 5);
+    // sizeof(Big) = 2^32 (unsigned long): (2^32 >> 29) = 8 floats = 32 bytes apart: 32
+    // sectors; (unsigned)(2^32 + 8) = 8: the same.
+    for e in ["sizeof(Big) >> 29", "(unsigned)(sizeof(Big) + 8)"] {
+        let src = format!("struct Big {{ float v[1 << 30]; }};\n__global__ void k(float* a) {{\n    a[threadIdx.x * ({e})] = 1.0f;\n}}\n");
+        assert_eq!(one(&src).unwrap(), 32, "{e}");
+    }
+}
+
+#[test]
+fn kernel_parameters_past_cudas_32764_bytes_are_refused() {
+    // 40000 bytes of structure, then a pointer at 40000: 40008 bytes, as nvcc counts them
+    // ("Formal parameter space overflowed (40008 bytes required, max 32764 bytes allowed)").
+    let src =
+        "struct Big { float v[10000]; };\n__global__ void k(Big b, float* a) {\n    a[threadIdx.x] = b.v[0];\n}\n";
+    let f = analyze_source("p.cu", src, &opts("1", "32")).err().expect("a refusal");
     assert!(
-        f.diagnostic.message.contains("structure `Big` is 4294967296 bytes (2^32) or more"),
+        f.diagnostic.message.contains("parameters take 40008 bytes; CUDA allows at most 32764"),
         "{}",
         f.diagnostic.message
     );
-    // 2^20 floats = 4 MiB per element: the 32 lanes' stores are 4 MiB apart, one sector each: 32.
-    let ok = big.replace("1 << 30", "1 << 20");
-    assert_eq!(analyze_source("b.cu", &ok, &opts("1", "32")).unwrap().sheet.totals.global_store.sectors, 32);
+    // 8189 floats = 32756 bytes, the pointer at 32760 (8-aligned): 32768, past it too.
+    let f = analyze_source("p.cu", &src.replace("10000", "8189"), &opts("1", "32")).err().expect("a refusal");
+    assert!(f.diagnostic.message.contains("32768 bytes"), "{}", f.diagnostic.message);
+    // 8188 floats = 32752 bytes + 8 = 32760: fits; one warp reads b.v[0] from the parameter
+    // (no global load) and stores 32 consecutive floats: 4 sectors.
+    let a = analyze_source("p.cu", &src.replace("10000", "8188"), &opts("1", "32")).unwrap();
+    assert_eq!(a.sheet.totals.global_store.sectors, 4);
 }

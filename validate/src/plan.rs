@@ -353,7 +353,8 @@ pub fn plan_launch(params: &[ParamSig], ptx: Option<&[PtxParam]>, sheet: &Sheet,
             let layout = type_layout(&param.base_type);
             let elem_bytes = match (&layout, &footprint) {
                 (Some((c, n)), _) => c.bytes() * n,
-                (None, Some(f)) => f.elem_bytes.max(1),
+                // A structure of 4 GiB or more per element is past any buffer a harness allocates.
+                (None, Some(f)) => u32::try_from(f.elem_bytes.max(1)).unwrap_or(u32::MAX),
                 (None, None) => 4,
             };
             let component = layout.map(|l| l.0).unwrap_or(Component::Unknown(elem_bytes.min(8)));

@@ -117,7 +117,8 @@ pub fn stream_with(
     // left of `--time-limit`), with bounds instead of an error.
     let own = crate::launch::Budget {
         spent: Default::default(),
-        deadline: limit.time_limit.map(|l| start + l).or(setup.budget.deadline),
+        // A limit past what `Instant` holds is no deadline of its own (never a panic).
+        deadline: limit.time_limit.and_then(|l| start.checked_add(l)).or(setup.budget.deadline),
         limit: limit.time_limit.or(setup.budget.limit),
         progress: None,
     };

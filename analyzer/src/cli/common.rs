@@ -51,13 +51,24 @@ pub struct LaunchArgs {
     pub estimate_time_limit: f64,
 }
 
-/// The estimate's budget from `--estimate-time-limit SECONDS` (0 or less: no limit).
-pub fn estimate_budget(seconds: f64) -> sector_analyzer::cache::sample::EstimateBudget {
-    sector_analyzer::cache::sample::EstimateBudget {
-        time_limit: (seconds > 0.0 && seconds.is_finite()).then(|| std::time::Duration::from_secs_f64(seconds)),
+/// The estimate's budget from `--estimate-time-limit SECONDS` (0 or less: no limit), or a usage
+/// message: not a number, infinite, or past `MAX_TIME_LIMIT_S` (which `Duration` and a
+/// deadline could not hold).
+pub fn estimate_budget(seconds: f64) -> Result<sector_analyzer::cache::sample::EstimateBudget, String> {
+    if seconds.is_nan() {
+        return Err("--estimate-time-limit NaN: give a number of seconds (0 for no limit)".into());
+    }
+    if seconds > MAX_TIME_LIMIT_S as f64 {
+        let seconds = if seconds < 1e15 { format!("{seconds}") } else { format!("{seconds:e}") };
+        return Err(format!(
+            "--estimate-time-limit {seconds}: at most {MAX_TIME_LIMIT_S} seconds (about 31 years); give 0 for no limit"
+        ));
+    }
+    Ok(sector_analyzer::cache::sample::EstimateBudget {
+        time_limit: (seconds > 0.0).then(|| std::time::Duration::from_secs_f64(seconds)),
         max_work: None,
         warp_window: None,
-    }
+    })
 }
 
 /// Longest `--time-limit` (and sweep `--total-time-limit`) taken, in seconds: about 31 years.
@@ -91,7 +102,14 @@ pub fn max_work(n: u64) -> Result<u64, String> {
 /// are a usage error (which one was meant cannot be guessed).
 pub fn no_conflicts(flag: &str, pairs: &[(String, String)]) -> Result<(), String> {
     for (i, (k, v)) in pairs.iter().enumerate() {
-        if let Some((_, w)) = pairs[..i].iter().find(|(k2, w)| k2 == k && w != v) {
+        // One number written two ways (`--arg n=16 --arg n=0x10`) is one value.
+        let same = |w: &String| {
+            w == v
+                || flag == "--arg"
+                    && sector_analyzer::launch::parse_number(w)
+                        .is_some_and(|a| Some(a) == sector_analyzer::launch::parse_number(v))
+        };
+        if let Some((_, w)) = pairs[..i].iter().find(|(k2, w)| k2 == k && !same(w)) {
             return Err(format!("{flag} {k} is given twice with different values ({k}={w} and {k}={v}); give it once"));
         }
     }
@@ -117,7 +135,7 @@ impl LaunchArgs {
             gpu: self.gpu.gpu.clone(),
             max_work: max_work(self.max_work)?,
             time_limit: time_limit("--time-limit", self.time_limit)?,
-            estimate: estimate_budget(self.estimate_time_limit),
+            estimate: estimate_budget(self.estimate_time_limit)?,
             shared_bytes: self.shared_bytes,
             ..Default::default()
         };
@@ -130,7 +148,9 @@ impl LaunchArgs {
         let fills = self.fills.iter().map(|f| split_pair("--fill", f)).collect::<Result<Vec<_>, _>>()?;
         no_conflicts("--fill", &fills)?;
         for (k, v) in fills {
-            opts.fills.push((k, Fill::parse(&v).map_err(|d| d.message)?));
+            // The notes say why (`a permutation has 1 to 268435456 elements`).
+            let fill = Fill::parse(&v).map_err(|d| std::iter::once(d.message).chain(d.notes).collect::<Vec<_>>().join("; "))?;
+            opts.fills.push((k, fill));
         }
         let offsets = self.offsets.iter().map(|o| split_pair("--offset", o)).collect::<Result<Vec<_>, _>>()?;
         no_conflicts("--offset", &offsets)?;

@@ -75,18 +75,19 @@ pub enum Ty {
     /// A CUDA vector type such as `float4`: element type name, lanes, total bytes.
     Vector {
         name: String,
-        bytes: u32,
+        bytes: u64,
     },
     Ptr(Box<PtrTy>),
     Void,
 }
 
 impl Ty {
-    /// Size in bytes of a value of this type in memory.
-    pub fn size(&self) -> u32 {
+    /// Size in bytes of a value of this type in memory (a structure may be up to 2^64 - 1
+    /// bytes, as nvcc allows).
+    pub fn size(&self) -> u64 {
         match self {
-            Ty::Int(t) => (t.bits.max(8) / 8) as u32,
-            Ty::Float(b) => *b as u32,
+            Ty::Int(t) => (t.bits.max(8) / 8) as u64,
+            Ty::Float(b) => *b as u64,
             Ty::Vector { bytes, .. } => *bytes,
             Ty::Ptr(_) => 8,
             Ty::Void => 1,
@@ -162,8 +163,10 @@ pub struct SharedArray {
 }
 
 impl SharedArray {
+    /// Saturating: a size of 2^64 or more reads as `u64::MAX` (refused by the launch), never
+    /// wrapped into a small one.
     pub fn bytes(&self) -> u64 {
-        self.dims.iter().product::<u64>() * self.elem.size() as u64
+        self.dims.iter().fold(self.elem.size(), |z, &d| z.saturating_mul(d))
     }
 }
 

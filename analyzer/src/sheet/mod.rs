@@ -203,7 +203,7 @@ pub struct Boundaries {
 #[derive(Clone, Debug, Serialize)]
 pub struct Footprint {
     pub param: String,
-    pub elem_bytes: u32,
+    pub elem_bytes: u64,
     /// Lowest byte offset touched (may be negative).
     pub min_byte: i64,
     /// One past the highest byte offset touched.

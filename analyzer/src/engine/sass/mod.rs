@@ -659,7 +659,7 @@ impl Machine<'_> {
         let Some(Base::Param(p)) = base else { return None };
         let (fill, table) = self.s.fills.get(p.0 as usize)?.as_ref()?;
         let Ty::Ptr(t) = &self.ir.param(p).ty else { return None };
-        if !t.pointee.is_int() || t.pointee.size() != width {
+        if !t.pointee.is_int() || t.pointee.size() != width as u64 {
             return None;
         }
         let off = addr - super::absolute(self.s, Base::Param(p), 0);

@@ -501,6 +501,32 @@ fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> 
         function_declarator(f).ok_or_else(|| Diagnostic::at(ErrorKind::Syntax, span, "kernel without parameters"))?;
     if let Some(params) = decl.child_by_field_name("parameters") {
         let mut c = params.walk();
+        // Bytes of parameter space, laid out as the launch passes them, in 64 bits and checked
+        // (a 4 GiB structure by value): past CUDA's limit, nvcc stops.
+        let mut space = Some(0u64);
+        let mut first_over = None;
+        for p in params.named_children(&mut c) {
+            if let Some((size, align)) = l.param_space(p) {
+                let a = align.max(1);
+                space = space.and_then(|s| s.checked_add(a - 1)).map(|s| s / a * a).and_then(|s| s.checked_add(size));
+                if first_over.is_none() && space.is_none_or(|s| s > cpp::MAX_PARAM_BYTES) {
+                    first_over = Some(p);
+                }
+            }
+        }
+        if let Some(p) = first_over {
+            let need = space.map_or("2^64 or more".to_string(), |s| s.to_string());
+            return Err(Diagnostic::at(
+                ErrorKind::Unsupported,
+                unit.span(p),
+                format!(
+                    "kernel `{name}`'s parameters take {need} bytes; CUDA allows at most {} (nvcc: \"Formal parameter space overflowed\")",
+                    cpp::MAX_PARAM_BYTES
+                ),
+            )
+            .note("pass a large structure through a pointer"));
+        }
+        let mut c = params.walk();
         for p in params.named_children(&mut c) {
             match p.kind() {
                 // A default (`int *partial = NULL`) matters only to launches that leave it out.
@@ -531,6 +557,13 @@ fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> 
     let mut out = l.params_to_locals(body);
     l.block(body, &mut out)?;
     l.k.body = out;
+    if let Some(op) = l.k.mem_ops.iter().find(|op| op.width == u32::MAX) {
+        return Err(Diagnostic::at(
+            ErrorKind::Unsupported,
+            op.span,
+            format!("`{}` moves 4 GiB or more per thread (a whole structure that large): no memory instruction does; access its members", op.text),
+        ));
+    }
     intrinsics::settle_atomics(&mut l.k);
     Ok(l.k)
 }
@@ -713,10 +746,28 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             };
             if let TemplateArg::Int(v) = arg {
                 // The parameter's own type (`unsigned`, `size_t`, `bool`, an enum).
-                let it = match p.child_by_field_name("type").map(|t| type_of_specifier(self.unit, t, &self.tmpl)) {
-                    Some(Ok(Ty::Int(it))) => it,
-                    _ => IntTy::I32,
+                let known = match p.child_by_field_name("type").map(|t| type_of_specifier(self.unit, t, &self.tmpl)) {
+                    Some(Ok(Ty::Int(it))) => Some(it),
+                    _ => None,
                 };
+                let it = known.unwrap_or(IntTy::I32);
+                // A template argument is a converted constant expression: a value the type cannot
+                // hold is a narrowing conversion, which nvcc refuses (never wrapped silently).
+                if known.is_some() && it.bits > 1 && it.wrap(v) != v {
+                    let range = if it.signed {
+                        format!("{}..={}", -(1i128 << (it.bits - 1)), (1i128 << (it.bits - 1)) - 1)
+                    } else {
+                        format!("0..={}", (1i128 << it.bits) - 1)
+                    };
+                    return Err(Diagnostic::at(
+                        ErrorKind::Usage,
+                        self.span(p),
+                        format!(
+                            "template parameter `{name}` is {}, which holds {range}: {v} does not fit (nvcc refuses the narrowing conversion)",
+                            it.name()
+                        ),
+                    ));
+                }
                 self.scopes[0].insert(name.clone(), Sym::Const(it.wrap(v), it));
             }
             self.k.template_params.push(name.clone());
@@ -835,13 +886,24 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let size = match d.child_by_field_name("size") {
                     Some(s) => {
                         let (e, _) = self.const_expr_ro(s)?;
-                        Some(const_eval(&e).filter(|v| *v > 0 && *v < 1 << 40).ok_or_else(|| {
+                        let v = const_eval(&e).filter(|v| *v > 0).ok_or_else(|| {
                             Diagnostic::at(
                                 ErrorKind::Unsupported,
                                 self.span(s),
                                 "array size must be a positive integer constant",
                             )
-                        })? as u64)
+                        })?;
+                        // A thread's, a block's or a device variable's array: the GPU's memories
+                        // are far below 2^40 elements (structure members are laid out apart,
+                        // up to nvcc's 2^64 - 1 bytes).
+                        if v >= 1 << 40 {
+                            return Err(Diagnostic::at(
+                                ErrorKind::Unsupported,
+                                self.span(s),
+                                format!("an array of {v} elements (2^40 or more) is larger than any GPU memory holds"),
+                            ));
+                        }
+                        Some(v as u64)
                     }
                     None => None,
                 };
@@ -905,12 +967,15 @@ fn local_array_write(e: Expr) -> Expr {
     Expr::Opaque { args: vec![e], what: LOCAL_ARRAY.into() }
 }
 
+/// `e * k` in 64-bit address arithmetic (wrapping, as the GPU's): `k` may be an element size
+/// up to 2^64 - 1, and a constant `e` any 64-bit value, so the product is taken modulo 2^64.
 fn mul64(e: Expr, k: i128) -> Expr {
     if k == 1 {
         return e;
     }
+    let k = IntTy::I64.wrap(k);
     if let Expr::Int(v, _) = e {
-        return Expr::Int(IntTy::I64.wrap(v * k), IntTy::I64);
+        return Expr::Int(IntTy::I64.wrap(v.wrapping_mul(k)), IntTy::I64);
     }
     Expr::Binary {
         op: BinOp::Mul,
@@ -929,7 +994,8 @@ fn ptr_add(p: Expr, bytes: i128) -> Expr {
     if bytes == 0 {
         return p;
     }
-    Expr::PtrOffset { ptr: Box::new(p), bytes: Box::new(Expr::Int(bytes, IntTy::I64)) }
+    // A member's offset may be up to 2^64 - 1: modulo 2^64, as the address arithmetic is.
+    Expr::PtrOffset { ptr: Box::new(p), bytes: Box::new(Expr::Int(IntTy::I64.wrap(bytes), IntTy::I64)) }
 }
 
 /// Folds constant integer expressions (array sizes, template defaults).

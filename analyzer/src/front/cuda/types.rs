@@ -50,7 +50,7 @@ fn vector_type(name: &str) -> Option<Ty> {
     ) {
         return Some(Ty::Vector { name: name.to_string(), bytes: 4 });
     }
-    let n: u32 = name.chars().last()?.to_digit(10)?;
+    let n: u64 = name.chars().last()?.to_digit(10)? as u64;
     if !(1..=4).contains(&n) {
         return None;
     }
@@ -67,9 +67,9 @@ fn vector_type(name: &str) -> Option<Ty> {
 }
 
 /// Field offset and type inside a vector (`.x` `.y` `.z` `.w`).
-pub fn vector_field(vec: &Ty, field: &str) -> Option<(u32, Ty)> {
+pub fn vector_field(vec: &Ty, field: &str) -> Option<(u64, Ty)> {
     let Ty::Vector { name, bytes } = vec else { return None };
-    let n: u32 = name.chars().last()?.to_digit(10)?;
+    let n: u64 = name.chars().last()?.to_digit(10)? as u64;
     let elem = bytes / n;
     let idx = match field {
         "x" => 0,

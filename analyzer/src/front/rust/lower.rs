@@ -376,7 +376,8 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     }
 
     fn size_of(&mut self, t: &RTy) -> u32 {
-        self.ir_ty(t).size()
+        // Rust kernels' elements are scalars (at most 8 bytes).
+        self.ir_ty(t).size() as u32
     }
 
     fn scalar_type(&self, ty: &syn::Type) -> Result<RTy> {

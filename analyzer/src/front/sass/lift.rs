@@ -25,7 +25,7 @@ pub fn type_of(text: &str, size: u32) -> Ty {
     let is_const = text.contains("const");
     let restrict = text.contains("restrict");
     let scalar = named_type(&name)
-        .unwrap_or_else(|| Ty::Vector { name: name.clone(), bytes: if stars == 0 { size } else { 1 } });
+        .unwrap_or_else(|| Ty::Vector { name: name.clone(), bytes: if stars == 0 { size as u64 } else { 1 } });
     let mut ty = scalar;
     for k in 0..stars {
         let last = k + 1 == stars;
@@ -107,7 +107,7 @@ pub fn kernel(k: &SassKernel, decl: Option<&Declaration>, lines: &mut Lines) -> 
                 match slot.size {
                     8 => type_of("void*", 8),
                     4 => Ty::Int(crate::ir::IntTy::I32),
-                    n => Ty::Vector { name: format!("{n}-byte value"), bytes: n },
+                    n => Ty::Vector { name: format!("{n}-byte value"), bytes: n as u64 },
                 }
             }
         };

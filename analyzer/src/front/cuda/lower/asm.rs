@@ -200,7 +200,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     } else {
                         CacheOp::Default
                     };
-                    let op = self.mem_op(kind, Space::Global, w, cache, volatile, &text, span);
+                    let op = self.mem_op(kind, Space::Global, w as u64, cache, volatile, &text, span);
                     let load = Expr::Load { op, addr: Box::new(addr) };
                     // The first output register receives the value; the others are data too.
                     let targets: Vec<usize> = ops[..at]
@@ -219,14 +219,23 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 Role::Store(w) | Role::Red(w) => {
                     let addr = addr_of(self, ops.first().copied().unwrap_or(""))?;
                     if matches!(role, Role::Store(_)) {
-                        let op = self.mem_op(AccessKind::Store, Space::Global, w, CacheOp::Default, true, &text, span);
+                        let op = self.mem_op(
+                            AccessKind::Store,
+                            Space::Global,
+                            w as u64,
+                            CacheOp::Default,
+                            true,
+                            &text,
+                            span,
+                        );
                         out.push(Stmt::Store {
                             op,
                             addr,
                             value: Expr::Opaque { args: Vec::new(), what: "asm".into() },
                         });
                     } else {
-                        let op = self.mem_op(AccessKind::Red, Space::Global, w, CacheOp::Default, true, &text, span);
+                        let op =
+                            self.mem_op(AccessKind::Red, Space::Global, w as u64, CacheOp::Default, true, &text, span);
                         out.push(Stmt::Eval(Expr::Load { op, addr: Box::new(addr) }));
                     }
                 }
@@ -252,7 +261,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     };
                     // `.cg` (16 bytes only) bypasses L1: LDGSTS.BYPASS.
                     let cache = if opcode.contains(".cg") { CacheOp::Cg } else { CacheOp::Ca };
-                    let op = self.mem_op(AccessKind::AsyncCopy, Space::Global, bytes, cache, true, &text, span);
+                    let op = self.mem_op(AccessKind::AsyncCopy, Space::Global, bytes as u64, cache, true, &text, span);
                     out.push(Stmt::Eval(Expr::Load { op, addr: Box::new(src) }));
                 }
             }

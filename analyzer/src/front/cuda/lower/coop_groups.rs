@@ -574,7 +574,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         self.pending.push(Stmt::Eval(dst.clone()));
         self.pending.push(Stmt::Assign { local: i, value: rank, span });
         let cache = if chunk == 16 { CacheOp::Cg } else { CacheOp::Ca };
-        let op = self.mem_op(AccessKind::AsyncCopy, Space::Global, chunk as u32, cache, true, self.text(n), span);
+        let op = self.mem_op(AccessKind::AsyncCopy, Space::Global, chunk as u64, cache, true, self.text(n), span);
         let _ = (&dt, &st);
         let off = Expr::ToInt {
             ty: IntTy::I64,

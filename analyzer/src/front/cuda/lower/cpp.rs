@@ -17,6 +17,10 @@ mod objects;
 mod value_types;
 
 use layout::*;
+
+/// The most bytes a kernel's parameters may take (CUDA 12.1 and later, Volta and later): nvcc
+/// stops past it with "Formal parameter space overflowed".
+pub(in crate::front::cuda::lower) const MAX_PARAM_BYTES: u64 = 32764;
 pub(super) use layout::{
     declare_struct_template, declare_types, global_values, injected_class, other_type, too_large_refusal, unknown_type,
     virtual_refusal, wmma_refusal,
@@ -26,8 +30,9 @@ pub(super) use layout::{
 #[derive(Clone, Debug)]
 pub struct Layout {
     pub name: String,
-    pub size: u32,
-    pub align: u32,
+    /// Size and alignment in bytes; nvcc's limit on a size is 2^64 - 1.
+    pub size: u64,
+    pub align: u64,
     pub fields: Vec<Field>,
     /// A class template's arguments (`Vec2<float>`: T = float), bound while its methods inline.
     pub targs: Vec<(String, TemplateArg)>,
@@ -38,7 +43,7 @@ pub struct Layout {
 #[derive(Clone, Debug)]
 pub struct Field {
     pub name: String,
-    pub offset: u32,
+    pub offset: u64,
     pub ty: Ty,
     /// Array dimensions of an array member (`float v[4]`), outermost first.
     pub dims: Vec<u64>,

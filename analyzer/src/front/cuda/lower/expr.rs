@@ -88,7 +88,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let ty = self.type_descriptor(td)?;
                 let a = match &ty {
                     Ty::Vector { name, bytes } if !name.starts_with("struct ") => {
-                        let k = name.chars().last().and_then(|c| c.to_digit(10)).unwrap_or(1);
+                        let k = name.chars().last().and_then(|c| c.to_digit(10)).unwrap_or(1) as u64;
                         if k == 2 || k == 4 {
                             (*bytes).min(16)
                         } else {
@@ -571,6 +571,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
             (Ty::Ptr(p), Ty::Ptr(_)) if bop == BinOp::Sub => {
                 let size = p.pointee.size() as i128;
+                if size > i64::MAX as i128 {
+                    return Err(self.unsupported(n, "subtracting pointers to elements of 2^63 bytes or more"));
+                }
                 let diff = Expr::PtrDiff { lhs: Box::new(a), rhs: Box::new(b) };
                 Ok((
                     Expr::Binary {

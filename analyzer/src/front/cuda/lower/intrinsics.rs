@@ -356,7 +356,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         self.pending.push(Stmt::Eval(dst));
         // 16-byte copies bypass L1 (`cp.async.cg`), smaller ones go through it (`.ca`).
         let cache = if bytes == 16 { CacheOp::Cg } else { CacheOp::Ca };
-        let op = self.mem_op(AccessKind::AsyncCopy, Space::Global, bytes, cache, true, self.text(n), self.span(n));
+        let op =
+            self.mem_op(AccessKind::AsyncCopy, Space::Global, bytes as u64, cache, true, self.text(n), self.span(n));
         self.pending.push(Stmt::Eval(Expr::Load { op, addr: Box::new(src) }));
         Ok(())
     }

@@ -41,13 +41,16 @@ impl Lowerer<'_, '_> {
         &mut self,
         kind: AccessKind,
         space: Space,
-        width: u32,
+        width: u64,
         cache: CacheOp,
         volatile: bool,
         text: &str,
         span: Span,
     ) -> MemOpId {
         let id = MemOpId(self.k.mem_ops.len() as u32);
+        // An access of 4 GiB or more per lane (a whole structure that large) is no instruction
+        // any GPU has: kept as u32::MAX, which `lower_kernel` refuses at the access.
+        let width = u32::try_from(width).unwrap_or(u32::MAX);
         let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
         let display: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
         self.k.mem_ops.push(MemOp {
@@ -313,9 +316,10 @@ impl Lowerer<'_, '_> {
                     }
                     let lin = self.row_major(&idx_nodes, &dims)?;
                     let used = idx_nodes.len();
-                    let inner: u64 = dims.iter().skip(used).product();
-                    let elem = arr.elem.size() as i128;
-                    let bytes = mul64(lin, inner as i128 * elem);
+                    // Modulo 2^64 as the address arithmetic is (a size that large is refused
+                    // by the launch's shared-memory check, never a panic here).
+                    let inner: u64 = dims.iter().skip(used).fold(1u64, |z, &d| z.wrapping_mul(d));
+                    let bytes = mul64(lin, inner.wrapping_mul(arr.elem.size()) as i128);
                     let addr = Expr::PtrOffset { ptr: Box::new(Expr::SharedBase(id)), bytes: Box::new(bytes) };
                     if used < dims.len() {
                         return Err(self.unsupported(n, "using a row of a shared array as a value"));

@@ -420,17 +420,15 @@ impl Pp<'_> {
             // `#line N ["file"]` (macros expanded): the next line is line N for `__LINE__`.
             "line" => {
                 let toks = self.expand(args, None, Ctx { span, if_mode: false })?;
-                if let Some(n) =
-                    toks.first().filter(|t| t.kind == Kind::Number).and_then(|t| t.text.parse::<u32>().ok())
-                {
-                    self.line_shift.insert(s.file, n as i64 - (last_line as i64 + 1));
-                }
+                let mut words = toks.iter().filter(|t| !matches!(t.kind, Kind::Space | Kind::Newline));
+                let n = line_number("#line", words.next(), words.next(), span)?;
+                self.line_shift.insert(s.file, n as i64 - (last_line as i64 + 1));
             }
             // `# N "file"` line markers (what `cpp` writes) mean the same.
             "" if toks.first().is_some_and(|(t, _)| t.kind == Kind::Number) => {
-                if let Some(n) = toks.first().and_then(|(t, _)| t.text.parse::<u32>().ok()) {
-                    self.line_shift.insert(s.file, n as i64 - (last_line as i64 + 1));
-                }
+                let mut words = toks.iter().map(|(t, _)| t).filter(|t| !matches!(t.kind, Kind::Space | Kind::Newline));
+                let n = line_number("#", words.next(), words.next(), span)?;
+                self.line_shift.insert(s.file, n as i64 - (last_line as i64 + 1));
             }
             _ => {} // #ident, unknown directives
         }
@@ -529,4 +527,22 @@ impl Pp<'_> {
         self.pending = Some(Src::new(id, path, text));
         Ok(())
     }
+}
+
+/// The line number of `#line N ["file"]` (or a `# N "file"` marker) as GCC reads it: a decimal
+/// digit sequence (a leading 0 is still decimal; `0x10` or a name is an error), kept modulo
+/// 2^32 as GCC's unsigned line numbers are (with a warning there, silently here), and an
+/// optional file name that must be a string.
+fn line_number(directive: &str, n: Option<&Tok>, file: Option<&Tok>, span: Span) -> Result<u32> {
+    let Some(n) = n else {
+        return Err(perr(span, format!("{directive} without a line number")));
+    };
+    if n.kind != Kind::Number || !n.text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(perr(span, format!("\"{}\" after {directive} is not a positive integer", n.text)));
+    }
+    let v = n.text.bytes().fold(0u32, |v, d| v.wrapping_mul(10).wrapping_add((d - b'0') as u32));
+    if let Some(f) = file.filter(|f| f.kind != Kind::Str) {
+        return Err(perr(span, format!("invalid file name \"{}\" after {directive} {}", f.text, n.text)));
+    }
+    Ok(v)
 }

@@ -273,7 +273,8 @@ impl Pp<'_> {
         let mut tok = match &*t.text {
             "__LINE__" => {
                 let shift = self.line_shift.get(&ctx.span.file).copied().unwrap_or(0);
-                Tok::new(Kind::Number, &(ctx.span.line as i64 + shift).max(0).to_string())
+                // Line numbers are unsigned 32-bit, as GCC's (`#line 4294967295` wraps after).
+                Tok::new(Kind::Number, &(ctx.span.line as i64 + shift).rem_euclid(1 << 32).to_string())
             }
             "__FILE__" => {
                 let p = self.cur_path.display().to_string().replace('\\', "\\\\").replace('"', "\\\"");

@@ -4,14 +4,14 @@
 use super::*;
 
 /// Alignment of a type inside a structure, as nvcc lays it out.
-pub(super) fn align_of(unit: &Unit, ty: &Ty) -> u32 {
+pub(super) fn align_of(unit: &Unit, ty: &Ty) -> u64 {
     match ty {
         Ty::Int(_) | Ty::Float(_) | Ty::Ptr(_) => ty.size().max(1),
         Ty::Vector { name, bytes } => {
             if let Some(s) = struct_name(ty) {
                 return unit.layout(s).map(|l| l.align).unwrap_or(1);
             }
-            let n = name.chars().last().and_then(|c| c.to_digit(10)).unwrap_or(1);
+            let n = name.chars().last().and_then(|c| c.to_digit(10)).unwrap_or(1) as u64;
             if n == 2 || n == 4 {
                 (*bytes).min(16)
             } else {
@@ -23,12 +23,12 @@ pub(super) fn align_of(unit: &Unit, ty: &Ty) -> u32 {
 }
 
 /// Numbers in `alignas(16)`, `__align__(16)`, `__attribute__((aligned(16)))`.
-pub(super) fn explicit_align(text: &str) -> Option<u32> {
+pub(super) fn explicit_align(text: &str) -> Option<u64> {
     for key in ["alignas(", "__align__(", "aligned("] {
         if let Some(i) = text.find(key) {
             let rest = &text[i + key.len()..];
             let digits: String = rest.trim_start().chars().take_while(|c| c.is_ascii_digit()).collect();
-            if let Ok(v) = digits.parse::<u32>() {
+            if let Ok(v) = digits.parse::<u64>() {
                 if v.is_power_of_two() {
                     return Some(v);
                 }
@@ -361,7 +361,7 @@ pub(super) fn layout_of<'a>(
     let union = spec.kind() == "union_specifier";
     let mut consts: Vec<(String, i128)> = Vec::new();
     let mut fields = Vec::new();
-    let (mut off, mut align) = (0u32, 1u32);
+    let (mut off, mut align) = (0u64, 1u64);
     let mut c = body.walk();
     let items: Vec<Node> = body.named_children(&mut c).collect();
     let mut ok = true;
@@ -396,9 +396,16 @@ pub(super) fn layout_of<'a>(
                 break;
             };
             let a = explicit_align(unit.text(t)).unwrap_or(inner.align).max(inner.align);
-            let at = if union { 0 } else { off.div_ceil(a) * a };
+            let Some(at) = (if union { Some(0) } else { round_up(off, a) }) else {
+                return too_large(unit, first);
+            };
             fields.extend(inner.fields.into_iter().map(|m| Field { offset: at + m.offset, ..m }));
-            off = if union { off.max(inner.size) } else { at + inner.size };
+            off = if union {
+                off.max(inner.size)
+            } else {
+                let Some(end) = at.checked_add(inner.size) else { return too_large(unit, first) };
+                end
+            };
             align = align.max(a);
             continue;
         }
@@ -415,17 +422,14 @@ pub(super) fn layout_of<'a>(
             };
             let a = align_of(unit, &ty);
             let a = explicit_align(unit.text(f)).unwrap_or(a).max(a);
-            let count: u64 = dims.iter().product();
-            let size = (ty.size() as u64).checked_mul(count.max(1));
-            let at = if union { 0 } else { off.div_ceil(a) * a };
-            // Sizes and offsets are 32-bit here: a structure of 2^32 bytes or more is not
-            // modelled (left unknown, so its use is refused), never wrapped into a small one.
-            let end = size.and_then(|z| if union { Some(z.max(off as u64)) } else { (at as u64).checked_add(z) });
-            let Some(end) = end.and_then(|e| u32::try_from(e).ok()).filter(|e| e.checked_add(a).is_some()) else {
-                unit.too_large.borrow_mut().insert(first.to_string());
-                ok = false;
-                break;
-            };
+            // Sizes and offsets in 64 bits, checked, as nvcc lays them out: an array or a
+            // structure of 2^64 bytes or more is an error there ("array is too large", "class
+            // is too large") and a refusal here, never a wrapped size.
+            let size = dims.iter().try_fold(ty.size(), |z, &n| z.checked_mul(n));
+            let Some(size) = size else { return too_large(unit, first) };
+            let at = if union { Some(0) } else { round_up(off, a) };
+            let end = at.and_then(|at| if union { Some(size.max(off)) } else { at.checked_add(size) });
+            let (Some(at), Some(end)) = (at, end) else { return too_large(unit, first) };
             fields.push(Field { name: fname, offset: at, ty, dims });
             off = end;
             align = align.max(a);
@@ -437,8 +441,20 @@ pub(super) fn layout_of<'a>(
     if let Some(a) = explicit_align(unit.text(spec)) {
         align = align.max(a);
     }
-    let size = off.div_ceil(align).max(1) * align;
+    let Some(size) = round_up(off, align).map(|z| z.max(align)) else { return too_large(unit, first) };
     Some(Layout { name: first.to_string(), size, align, fields, targs: Vec::new(), consts })
+}
+
+/// `off` rounded up to a multiple of `align` (a power of two), `None` past 2^64 - 1.
+fn round_up(off: u64, align: u64) -> Option<u64> {
+    let a = align.max(1);
+    off.checked_add(a - 1).map(|x| x / a * a)
+}
+
+/// A structure of 2^64 bytes or more: left unknown (`Unit::too_large`), so its use is refused.
+fn too_large(unit: &Unit, name: &str) -> Option<Layout> {
+    unit.too_large.borrow_mut().insert(name.to_string());
+    None
 }
 
 /// An integer constant inside a structure (array sizes, `static constexpr` members), with the
@@ -713,14 +729,14 @@ pub(in crate::front::cuda::lower) fn global_values<'a>(unit: &Unit<'a>, decls: &
     l.scopes.pop().unwrap_or_default()
 }
 
-/// A structure of 2^32 bytes or more (see `Unit::too_large`): refused by name.
+/// A structure of 2^64 bytes or more (see `Unit::too_large`): refused by name, as nvcc refuses it.
 pub(in crate::front::cuda::lower) fn too_large_refusal(unit: &Unit, span: Span, name: &str) -> Option<Diagnostic> {
     let name = name.rsplit("::").next().unwrap_or(name).trim();
     unit.too_large.borrow().contains(name).then(|| {
         Diagnostic::at(
             ErrorKind::Unsupported,
             span,
-            format!("structure `{name}` is 4294967296 bytes (2^32) or more: sizes that large are not modelled; refused rather than counted with a wrapped size"),
+            format!("structure `{name}` is 2^64 bytes or more: nvcc refuses it (\"class is too large\" or \"array is too large\"); sizes are at most 2^64 - 1 bytes"),
         )
     })
 }

@@ -4,6 +4,19 @@
 use super::*;
 
 impl Lowerer<'_, '_> {
+    /// The size and alignment of a kernel parameter as the launch passes it: a value of its
+    /// type, or a pointer (8 bytes) for a pointer, array or reference declarator. `None` where
+    /// the type is not one the front end knows (the parameter is refused elsewhere).
+    pub(in crate::front::cuda::lower) fn param_space(&self, p: Node) -> Option<(u64, u64)> {
+        let t = p.child_by_field_name("type")?;
+        let by_value = p.child_by_field_name("declarator").is_none_or(|d| d.kind() == "identifier");
+        if !by_value {
+            return Some((8, 8));
+        }
+        let ty = type_of_specifier(self.unit, t, &self.tmpl).ok()?;
+        Some((ty.size(), align_of(self.unit, &ty)))
+    }
+
     /// Kernel parameters the body assigns become locals copied from the parameter on entry, so
     /// that every use (before and after the update, in any loop iteration) reads the local.
     pub(in crate::front::cuda::lower) fn params_to_locals(&mut self, body: Node) -> Vec<Stmt> {
