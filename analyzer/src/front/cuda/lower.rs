@@ -100,7 +100,7 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
     let gave_up = || Diagnostic::new(ErrorKind::Syntax, "the CUDA parser gave up on this file");
     let mut tree = parser.parse(&pre.text, None).ok_or_else(gave_up)?;
     // `(min) && (x)` read as a cast of `&&(x)`: parsed again with the parentheses blanked.
-    let repaired = super::misread::repair_casts(&pre.text, tree.root_node());
+    let repaired = super::misread::repair(&pre.text, tree.root_node());
     if let Some(text) = &repaired {
         tree = parser.parse(text, None).ok_or_else(gave_up)?;
     }

@@ -161,7 +161,7 @@ impl Lowerer<'_, '_> {
     /// a vector, a structure in registers) seen through a pointer cast of its address, as a
     /// pointee type. Registers or local memory: no global or shared traffic. The object's value
     /// is forgotten from here on, since a write through the view changes it untracked.
-    fn local_view(&mut self, n: Node) -> Result<Option<Ty>> {
+    pub(in crate::front::cuda::lower) fn local_view(&mut self, n: Node) -> Result<Option<Ty>> {
         let n = cpp::unparen(n);
         let (td, inner) = match n.kind() {
             "cast_expression" => (n.child_by_field_name("type"), n.child_by_field_name("value")),

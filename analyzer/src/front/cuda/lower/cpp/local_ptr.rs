@@ -46,6 +46,30 @@ impl Lowerer<'_, '_> {
         })
     }
 
+    /// A pointer variable initialised to point into the thread's own objects (`float *p = v;`
+    /// of an array `v`, `auto *p = &a[2]`, `float *pv = (float *)&val;` of a `float4 val`, `q = p`
+    /// of such a pointer): the symbol the variable names, or `None` for a pointer to memory.
+    /// Indexing it (`p[i]`, in a loop too) reads and writes registers or local memory; a view
+    /// through a cast makes the object's tracked value unknown, as `((float *)&val)[i]` does.
+    pub(in crate::front::cuda::lower) fn own_pointer_init(&mut self, init: Node) -> Result<Option<Sym>> {
+        let i = unparen(init);
+        let sym = match i.kind() {
+            "identifier" => match self.lookup(self.text(i)) {
+                Some(sym @ (Sym::LocalArray(_) | Sym::LocalPtr(_))) => Some(sym.clone()),
+                _ => None,
+            },
+            "pointer_expression" => self.own_object_address(i)?,
+            "cast_expression" | "call_expression" => {
+                self.local_view(i)?.map(|ty| Sym::LocalPtr(Box::new(Sym::LocalArray(ty))))
+            }
+            _ => None,
+        };
+        Ok(sym.map(|s| match s {
+            Sym::LocalArray(ty) => Sym::LocalPtr(Box::new(Sym::LocalArray(ty))),
+            other => other,
+        }))
+    }
+
     /// The object a pointer to a thread's own object names, when `p` (an identifier) is one.
     pub(in crate::front::cuda::lower) fn pointed_own_object(&self, p: Node) -> Option<Sym> {
         let p = unparen(p);
@@ -67,6 +91,14 @@ impl Lowerer<'_, '_> {
         n: Node,
     ) -> Result<Option<Place>> {
         let Some(inner) = self.pointed_own_object(root) else { return Ok(None) };
+        // A pointer into the thread's own array: any element, registers or local memory.
+        if let Sym::LocalArray(ty) = inner {
+            for i in idx_nodes {
+                let (e, _) = self.expr(*i)?;
+                self.pending_eval(e);
+            }
+            return Ok(Some(Place::LocalArray(ty)));
+        }
         if idx_nodes.len() == 1 {
             let (e, _) = self.expr(idx_nodes[0])?;
             if const_eval(&e) == Some(0) {
