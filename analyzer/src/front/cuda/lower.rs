@@ -464,8 +464,9 @@ struct Lowerer<'u, 'a> {
     inline: Vec<Inline>,
     tmpl: HashMap<String, TemplateArg>,
     depth: u32,
-    /// Lambdas bound to local names (`Sym::Lambda` indexes this): their byte ranges.
-    lambdas: Vec<(usize, usize)>,
+    /// Lambdas bound to local names or passed to a function (`Sym::Lambda` indexes this): their
+    /// byte ranges and the scopes they were written in (their captures), wherever they are called.
+    lambdas: Vec<(usize, usize, Vec<HashMap<String, Sym>>)>,
     /// Pointer locals declared without an address yet: the first one sets their space.
     unset_ptrs: std::collections::HashSet<LocalId>,
 }

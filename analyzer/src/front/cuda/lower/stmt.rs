@@ -365,8 +365,7 @@ impl Lowerer<'_, '_> {
             }
             if let (true, Some(i)) = (auto && target.kind() == "identifier", init) {
                 if i.kind() == "lambda_expression" {
-                    self.lambdas.push((i.start_byte(), i.end_byte()));
-                    let sym = Sym::Lambda(self.lambdas.len() - 1);
+                    let sym = self.define_lambda(i);
                     let name = self.text(target).to_string();
                     self.scopes.last_mut().unwrap().insert(name, sym);
                     continue;

@@ -157,7 +157,30 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 _ if !is_ref => self.own_object_address(*a)?,
                 _ => None,
             };
-            if let Some(ty) = list_ty {
+            // A lambda passed on (`apply(p, [=](float x) { .. })`, or a name bound to one): the
+            // parameter names it, and a call through it inlines its body.
+            let lambda_arg = match cpp::unparen(*a) {
+                x if x.kind() == "lambda_expression" => Some(self.define_lambda(x)),
+                x if x.kind() == "identifier" => match self.lookup(self.text(x)) {
+                    Some(s @ Sym::Lambda(_)) => Some(s.clone()),
+                    _ => None,
+                },
+                _ => None,
+            };
+            // A temporary function object (`red(a, b, MaxOp())`, `f(Op{})`): made in registers.
+            let temporary = self.temporary_object(*a);
+            let functor = toolkit_functor(self.text(*a));
+            if let Some(sym) = lambda_arg {
+                refs.push(Some(sym));
+                vals.push(None);
+            } else if let Some(name) = functor {
+                let ty = Ty::Vector { name: format!("{TOOLKIT_FUNCTOR}{name}"), bytes: 1 };
+                refs.push(Some(Sym::Opaque(ty, "a toolkit function object")));
+                vals.push(None);
+            } else if let Some((ty, init)) = temporary {
+                refs.push(Some(self.struct_local("$tmp", &ty, init, *a)?));
+                vals.push(None);
+            } else if let Some(ty) = list_ty {
                 refs.push(Some(self.struct_local("$arg", &ty, Some(*a), *a)?));
                 vals.push(None);
             } else if let Some(sym) = own_array {
@@ -215,6 +238,13 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             let mut ty = match (&vals[i], &refs[i]) {
                 (Some((_, ty)), _) => ty.clone(),
                 (None, Some(Sym::Local(_, ty))) | (None, Some(Sym::Ref { ty, .. })) => ty.clone(),
+                // A function object, a lambda: the parameter names it; its type is only a tag.
+                (None, Some(Sym::Struct(v))) => match self.unit.layout(&v.name) {
+                    Some(l) => l.ty(),
+                    None => continue,
+                },
+                (None, Some(Sym::Lambda(_))) => Ty::Vector { name: "lambda".into(), bytes: 1 },
+                (None, Some(Sym::Opaque(ty @ Ty::Vector { .. }, _))) => ty.clone(),
                 // `T *p` bound to `&x`: T is x's type.
                 (None, Some(Sym::LocalPtr(inner))) => match &**inner {
                     Sym::Local(_, ty) => Ty::Ptr(Box::new(PtrTy {
@@ -261,6 +291,39 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let r = self.inline_body(n, fname, def, &pnodes, vals, refs, &tparams, this, &mut bound);
         self.tmpl = saved_tmpl;
         r
+    }
+
+    /// A lambda met where it is written (bound to a name, or passed to a function): the symbol
+    /// that names it, remembering the scopes it sees.
+    pub(in crate::front::cuda::lower) fn define_lambda(&mut self, l: Node) -> Sym {
+        self.lambdas.push((l.start_byte(), l.end_byte(), self.scopes.clone()));
+        Sym::Lambda(self.lambdas.len() - 1)
+    }
+
+    /// `Op()`, `Op(a)`, `Op{}`, `Vec2<float>{..}` passed as an argument: a structure this file
+    /// declares, with the list that initialises it.
+    pub(in crate::front::cuda::lower) fn temporary_object<'n>(
+        &mut self,
+        a: Node<'n>,
+    ) -> Option<(Ty, Option<Node<'n>>)> {
+        let a = cpp::unparen(a);
+        let (ty_node, init) = match a.kind() {
+            "call_expression" => (a.child_by_field_name("function")?, a.child_by_field_name("arguments")),
+            "compound_literal_expression" => (a.child_by_field_name("type")?, a.child_by_field_name("value")),
+            _ => return None,
+        };
+        let layout = match ty_node.kind() {
+            "identifier" | "type_identifier" => {
+                let name = self.text(ty_node);
+                if self.unit.device_fns.contains_key(name) || self.lookup(name).is_some() {
+                    return None;
+                }
+                self.unit.layout(name)
+            }
+            "template_function" | "template_type" => instantiate(self.unit, ty_node, &self.tmpl),
+            _ => None,
+        }?;
+        Some((layout.ty(), init))
     }
 
     /// A lambda call: inlined like a function, seeing its enclosing scopes.
@@ -463,8 +526,16 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         for (k, v) in &self.unit.globals {
             globals.entry(k.clone()).or_insert_with(|| v.clone());
         }
-        // A lambda sees the scopes it was written in (its captures); a function only globals.
-        let saved_scopes = if lambda {
+        // A lambda sees the scopes it was written in (its captures), also when it is called
+        // inside a function it was passed to; a function only globals.
+        let written_in = lambda
+            .then(|| self.lambdas.iter().rev().find(|l| (l.0, l.1) == (def.start_byte(), def.end_byte())))
+            .flatten()
+            .map(|l| l.2.clone());
+        let saved_scopes = if let Some(mut env) = written_in {
+            env.push(scope);
+            Some(std::mem::replace(&mut self.scopes, env))
+        } else if lambda {
             self.scopes.push(scope);
             None
         } else {
