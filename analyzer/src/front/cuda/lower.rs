@@ -385,7 +385,8 @@ enum Sym {
     Shared(SharedId),
     Const(i128, IntTy),
     /// A per-thread array (registers or local memory): not global or shared traffic.
-    LocalArray(Ty),
+    /// Its element type and dimensions (outermost first; empty where not known).
+    LocalArray(Ty, Vec<u64>),
     /// A scalar `__shared__` variable.
     SharedScalar(SharedId),
     /// A reference bound to memory: the local holds its address.

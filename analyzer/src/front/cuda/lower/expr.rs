@@ -418,7 +418,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 }));
                 Ok((Expr::SharedBase(id), ty))
             }
-            Some(Sym::LocalArray(_)) => Err(self.unsupported(n, "a thread's own array used as a pointer")),
+            Some(Sym::LocalArray(..)) => Err(self.unsupported(n, "a thread's own array used as a pointer")),
             // A group passed along (to a __device__ function that binds it by name).
             Some(Sym::Group(_)) => Ok((Expr::Int(0, IntTy::I32), Ty::Void)),
             Some(sym) => self.sym_value(sym, n),

@@ -433,7 +433,10 @@ impl Lowerer<'_, '_> {
                     self.flush(out);
                     out.push(Stmt::Eval(local_array_write(e)));
                 }
-                self.scopes.last_mut().unwrap().insert(name, Sym::LocalArray(ty));
+                // Its dimensions (outermost first), for `T (&a)[N]` parameters to deduce `N` from.
+                let known: Vec<u64> = dims.iter().flatten().flat_map(|d| d.iter().copied()).collect();
+                let known = if dims.as_ref().is_some_and(|d| d.len() == known.len()) { known } else { Vec::new() };
+                self.scopes.last_mut().unwrap().insert(name, Sym::LocalArray(ty, known));
                 continue;
             }
             if is_void(&ty) {

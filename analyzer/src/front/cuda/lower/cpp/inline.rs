@@ -150,7 +150,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             // it stay in registers (the array is bound by name, as a reference would be).
             let own_array = match cpp::unparen(*a) {
                 x if x.kind() == "identifier" => match self.lookup(self.text(x)) {
-                    Some(sym @ (Sym::LocalArray(_) | Sym::LocalPtr(_))) => Some(sym.clone()),
+                    Some(sym @ (Sym::LocalArray(..) | Sym::LocalPtr(_))) => Some(sym.clone()),
                     _ => None,
                 },
                 // `f(&x)`, `swap(&a, &b)`, `f(&v[k])`: the address of the thread's own object.
@@ -170,7 +170,19 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             // A temporary function object (`red(a, b, MaxOp())`, `f(Op{})`): made in registers.
             let temporary = self.temporary_object(*a);
             let functor = toolkit_functor(self.text(*a));
-            if let Some(sym) = lambda_arg {
+            // `T (&a)[N]` bound to an array by name (shared, `__device__`, the thread's own).
+            let array_ref = match cpp::unparen(*a) {
+                x if x.kind() == "identifier"
+                    && p.child_by_field_name("declarator").and_then(array_reference_sizes).is_some() =>
+                {
+                    match self.lookup(self.text(x)) {
+                        Some(s @ (Sym::Shared(_) | Sym::DeviceVar { .. } | Sym::LocalArray(..))) => Some(s.clone()),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            if let Some(sym) = array_ref.or(lambda_arg) {
                 refs.push(Some(sym));
                 vals.push(None);
             } else if let Some(name) = functor {
@@ -227,6 +239,29 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 tmpl.insert(inner, TemplateArg::Int(v));
             }
         }
+        // Deduce `N` (and `M`) from `T (&a)[N][M]` bound to an array of known size.
+        for (i, p) in pnodes.iter().enumerate() {
+            let Some(a) = arg_nodes.get(i).map(|a| cpp::unparen(*a)).filter(|a| a.kind() == "identifier") else {
+                continue;
+            };
+            let Some(sizes) = p.child_by_field_name("declarator").and_then(array_reference_sizes) else { continue };
+            let dims: Vec<u64> = match self.lookup(self.text(a)) {
+                Some(Sym::LocalArray(_, d)) => d.clone(),
+                Some(Sym::Shared(id)) => self.k.shared[id.0 as usize].dims.clone(),
+                Some(Sym::DeviceVar { dims, .. }) => dims.clone(),
+                _ => continue,
+            };
+            if dims.len() != sizes.len() {
+                continue;
+            }
+            for (s, v) in sizes.iter().zip(dims) {
+                let Some(s) = s else { continue };
+                let name = self.text(*s);
+                if tparams.iter().any(|(nm, is_type, _)| nm == name && !is_type) && !tmpl.contains_key(name) {
+                    tmpl.insert(name.to_string(), TemplateArg::Int(v as i128));
+                }
+            }
+        }
         // Deduce `T` from `T x`, `T *p`, `const T &r`.
         for (i, p) in pnodes.iter().enumerate() {
             let Some(t) = p.child_by_field_name("type") else { continue };
@@ -244,6 +279,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     None => continue,
                 },
                 (None, Some(Sym::Lambda(_))) => Ty::Vector { name: "lambda".into(), bytes: 1 },
+                // `T (&a)[N]` bound to the thread's own array: its elements' type.
+                (None, Some(Sym::LocalArray(ty, _))) => ty.clone(),
                 (None, Some(Sym::Opaque(ty @ Ty::Vector { .. }, _))) => ty.clone(),
                 // `T *p` bound to `&x`: T is x's type.
                 (None, Some(Sym::LocalPtr(inner))) => match &**inner {
@@ -269,14 +306,16 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 _ => continue,
             };
             let mut d = p.child_by_field_name("declarator");
+            let own_array = matches!(refs[i], Some(Sym::LocalArray(..)));
             while let Some(x) = d {
-                if x.kind() == "pointer_declarator" {
+                // `T *p`, `T a[]` and `T (&a)[N]` of a pointer or an array in memory: the pointee.
+                if x.kind() == "pointer_declarator" || (x.kind() == "array_declarator" && !own_array) {
                     if let Ty::Ptr(pt) = ty {
                         ty = pt.pointee.clone();
                     }
                 }
                 d = x.child_by_field_name("declarator").or_else(|| {
-                    if x.kind() == "reference_declarator" {
+                    if matches!(x.kind(), "reference_declarator" | "parenthesized_declarator") {
                         let mut k = x.walk();
                         let inner = x.named_children(&mut k).next();
                         inner
@@ -736,4 +775,28 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         self.tmpl = saved;
         r.map(Some)
     }
+}
+
+/// The sizes of a reference-to-array declarator, `(&a)[N][M]`, outermost first (`None` for an
+/// empty or absent size); `None` when the declarator is not a reference to an array.
+fn array_reference_sizes(d: Node) -> Option<Vec<Option<Node>>> {
+    let mut sizes = Vec::new();
+    let mut x = d;
+    let mut reference = false;
+    for _ in 0..64 {
+        match x.kind() {
+            "array_declarator" => {
+                sizes.push(x.child_by_field_name("size"));
+                x = x.child_by_field_name("declarator")?;
+            }
+            "parenthesized_declarator" => x = x.named_child(0)?,
+            "reference_declarator" => {
+                reference = true;
+                x = x.named_child(0)?;
+            }
+            _ => break,
+        }
+    }
+    sizes.reverse();
+    (reference && !sizes.is_empty()).then_some(sizes)
 }

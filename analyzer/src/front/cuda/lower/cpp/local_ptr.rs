@@ -29,7 +29,7 @@ impl Lowerer<'_, '_> {
             if root.kind() != "identifier" {
                 return Ok(None);
             }
-            let Some(sym @ Sym::LocalArray(_)) = self.lookup(self.text(root)).cloned() else { return Ok(None) };
+            let Some(sym @ Sym::LocalArray(..)) = self.lookup(self.text(root)).cloned() else { return Ok(None) };
             for i in indices {
                 let (e, _) = self.expr(i)?;
                 self.pending_eval(e);
@@ -41,7 +41,7 @@ impl Lowerer<'_, '_> {
         }
         Ok(match self.member_sym(obj) {
             Some(sym @ (Sym::Local(..) | Sym::Struct(_))) => Some(Sym::LocalPtr(Box::new(sym))),
-            Some(sym @ Sym::LocalArray(_)) => Some(sym),
+            Some(sym @ Sym::LocalArray(..)) => Some(sym),
             _ => None,
         })
     }
@@ -55,17 +55,17 @@ impl Lowerer<'_, '_> {
         let i = unparen(init);
         let sym = match i.kind() {
             "identifier" => match self.lookup(self.text(i)) {
-                Some(sym @ (Sym::LocalArray(_) | Sym::LocalPtr(_))) => Some(sym.clone()),
+                Some(sym @ (Sym::LocalArray(..) | Sym::LocalPtr(_))) => Some(sym.clone()),
                 _ => None,
             },
             "pointer_expression" => self.own_object_address(i)?,
             "cast_expression" | "call_expression" => {
-                self.local_view(i)?.map(|ty| Sym::LocalPtr(Box::new(Sym::LocalArray(ty))))
+                self.local_view(i)?.map(|ty| Sym::LocalPtr(Box::new(Sym::LocalArray(ty, Vec::new()))))
             }
             _ => None,
         };
         Ok(sym.map(|s| match s {
-            Sym::LocalArray(ty) => Sym::LocalPtr(Box::new(Sym::LocalArray(ty))),
+            a @ Sym::LocalArray(..) => Sym::LocalPtr(Box::new(a)),
             other => other,
         }))
     }
@@ -92,7 +92,7 @@ impl Lowerer<'_, '_> {
     ) -> Result<Option<Place>> {
         let Some(inner) = self.pointed_own_object(root) else { return Ok(None) };
         // A pointer into the thread's own array: any element, registers or local memory.
-        if let Sym::LocalArray(ty) = inner {
+        if let Sym::LocalArray(ty, _) = inner {
             for i in idx_nodes {
                 let (e, _) = self.expr(*i)?;
                 self.pending_eval(e);
