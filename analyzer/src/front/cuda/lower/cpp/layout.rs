@@ -655,7 +655,8 @@ pub(in crate::front::cuda::lower) fn global_values<'a>(unit: &Unit<'a>, decls: &
         let device = {
             let mut c = n.walk();
             let d = n.children(&mut c).any(|x| unit.text(x) == "__device__");
-            d
+            // `__managed__` memory is global memory the host sees too: the same accesses.
+            d || quals.contains(&"__managed__")
         } && !quals.contains(&"__shared__");
         let file_shared = quals.contains(&"__shared__");
         if !constant && !is_const && !device && !file_shared {
