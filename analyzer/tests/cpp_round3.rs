@@ -434,3 +434,29 @@ fn csr_row_offsets_drive_a_thread_per_row_loop() {
     assert_eq!(total(&a.sheet, "global", "load"), (req + 2, sec + 9));
     assert_eq!(total(&a.sheet, "global", "store"), (1, 4));
 }
+
+#[test]
+fn complex_values_and_managed_variables() {
+    // One warp. cuFloatComplex is float2 (8 bytes): in[t] is 32 x 8 = 256 contiguous bytes, 8
+    // sectors; out[t] likewise. cuCmulf, make_cuFloatComplex and cuCrealf compute in registers.
+    // mv, a `__managed__` array, is global memory placed like a buffer (256-byte aligned):
+    // mv[t + 32] is bytes 128..255, 4 sectors. o2[t]: 4 sectors.
+    let src = r#"
+    #include <cuComplex.h>
+    __managed__ float mv[64];
+    __global__ void k(const cuFloatComplex *in, cuFloatComplex *out, float *o2) {
+        cuFloatComplex a = in[threadIdx.x];
+        out[threadIdx.x] = cuCmulf(a, make_cuFloatComplex(2.f, 0.f));
+        o2[threadIdx.x] = mv[threadIdx.x + 32] + cuCrealf(a);
+    }"#;
+    let s = run(src, "1", "32", &[]);
+    assert_eq!(total(&s, "global", "load"), (2, 12));
+    assert_eq!(total(&s, "global", "store"), (2, 12));
+}
+
+#[test]
+fn cub_collectives_are_refused_by_name() {
+    let src = "#include <cub/cub.cuh>\n__global__ void k(const float *in, float *out) {\n    typedef cub::BlockReduce<float, 32> BR;\n    __shared__ typename BR::TempStorage tmp;\n    out[0] = BR(tmp).Sum(in[threadIdx.x]);\n}\n";
+    let e = fail(src, &[]);
+    assert!(e.contains("m.cu:3:") && e.contains("cub's block and warp collectives"), "{e}");
+}

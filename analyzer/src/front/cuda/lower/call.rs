@@ -633,6 +633,18 @@ pub(super) fn known_function(name: &str) -> Option<Ty> {
     if let Some(rest) = name.strip_prefix("make_") {
         return named_type(rest).or(Some(Ty::Void));
     }
+    // <cuComplex.h>'s arithmetic: values in registers.
+    match name {
+        "cuCrealf" | "cuCimagf" | "cuCabsf" => return Some(Ty::Float(4)),
+        "cuCreal" | "cuCimag" | "cuCabs" => return Some(Ty::Float(8)),
+        "cuCaddf" | "cuCsubf" | "cuCmulf" | "cuCdivf" | "cuConjf" | "cuCfmaf" | "cuComplexDoubleToFloat" => {
+            return named_type("cuFloatComplex")
+        }
+        "cuCadd" | "cuCsub" | "cuCmul" | "cuCdiv" | "cuConj" | "cuCfma" | "cuComplexFloatToDouble" => {
+            return named_type("cuDoubleComplex")
+        }
+        _ => {}
+    }
     // <cuda_fp8.h>'s conversions: values, no memory.
     match name {
         "__nv_cvt_fp8_to_halfraw" => return Some(Ty::Float(2)),
