@@ -17,6 +17,11 @@ pub enum Fill {
     Permutation { len: u64, seed: u64 },
     /// Independent uniform integers in `lo..hi` (half-open) drawn with `seed`.
     Uniform { lo: i64, hi: i64, seed: u64 },
+    /// The row offsets of a sparse matrix in CSR form (`row_ptr`): `rows + 1` non-decreasing
+    /// elements, the first 0 and the last `nnz`. The `rows - 1` inner offsets are independent
+    /// uniform draws from `0..=nnz` (splitmix64 from `seed`), sorted: row `r` has
+    /// `offsets[r + 1] - offsets[r]` nonzeros, `nnz / rows` on average.
+    Csr { rows: u64, nnz: u64, seed: u64 },
 }
 
 /// splitmix64: tiny, well known, identical on host and in tests.
@@ -32,14 +37,15 @@ pub fn splitmix64(state: &mut u64) -> u64 {
 pub const MAX_PERMUTATION: u64 = 1 << 28;
 
 impl Fill {
-    /// Parses `zero`, `identity`, `constant:V`, `permutation:LEN:SEED`, `uniform:LO:HI:SEED`.
+    /// Parses `zero`, `identity`, `constant:V`, `permutation:LEN:SEED`, `uniform:LO:HI:SEED`,
+    /// `csr:ROWS:NNZ:SEED`.
     pub fn parse(s: &str) -> Result<Fill> {
         let parts: Vec<&str> = s.trim().split(':').collect();
         let bad = || {
             Diagnostic::new(
                 ErrorKind::Usage,
                 format!(
-                    "bad fill `{s}`: expected zero, identity, constant:V, permutation:LEN:SEED or uniform:LO:HI:SEED"
+                    "bad fill `{s}`: expected zero, identity, constant:V, permutation:LEN:SEED, uniform:LO:HI:SEED or csr:ROWS:NNZ:SEED"
                 ),
             )
         };
@@ -63,11 +69,31 @@ impl Fill {
                 }
                 Fill::Uniform { lo, hi, seed: uint(seed)? }
             }
+            ["csr", rows, nnz, seed] => {
+                let (rows, nnz) = (uint(rows)?, uint(nnz)?);
+                if rows == 0 || rows >= MAX_PERMUTATION {
+                    return Err(bad().note(format!("a CSR fill has 1 to {} rows", MAX_PERMUTATION - 1)));
+                }
+                if nnz > u32::MAX as u64 {
+                    return Err(bad().note(format!("a CSR fill has at most {} nonzeros", u32::MAX)));
+                }
+                Fill::Csr { rows, nnz, seed: uint(seed)? }
+            }
             _ => return Err(bad()),
         })
     }
 
-    /// Materialises what must be (a permutation); cheap fills need nothing.
+    /// How many elements the fill gives, for those that end (a permutation, CSR offsets);
+    /// `None` for fills of any length.
+    pub fn elements(&self) -> Option<u64> {
+        match *self {
+            Fill::Permutation { len, .. } => Some(len),
+            Fill::Csr { rows, .. } => Some(rows + 1),
+            _ => None,
+        }
+    }
+
+    /// Materialises what must be (a permutation, CSR offsets); cheap fills need nothing.
     pub fn table(&self) -> Option<Vec<u32>> {
         self.table_until(None).flatten()
     }
@@ -96,6 +122,24 @@ impl Fill {
                 }
                 Some(Some(v))
             }
+            Fill::Csr { rows, nnz, seed } => {
+                let rows = rows.min(MAX_PERMUTATION - 1) as usize;
+                let mut v: Vec<u32> = Vec::with_capacity(rows + 1);
+                v.push(0);
+                let mut st = seed;
+                for i in 1..rows {
+                    if i % (1 << 20) == 0 && late() {
+                        return None;
+                    }
+                    v.push((splitmix64(&mut st) % (nnz + 1)) as u32);
+                }
+                if late() {
+                    return None;
+                }
+                v.sort_unstable();
+                v.push(nnz as u32);
+                Some(Some(v))
+            }
             _ => Some(None),
         }
     }
@@ -107,7 +151,7 @@ impl Fill {
             Fill::Zero => Some(0),
             Fill::Identity => Some(k),
             Fill::Constant(v) => Some(v),
-            Fill::Permutation { .. } => {
+            Fill::Permutation { .. } | Fill::Csr { .. } => {
                 let t = table?;
                 usize::try_from(k).ok().and_then(|k| t.get(k)).map(|&v| v as i64)
             }
@@ -130,6 +174,7 @@ impl fmt::Display for Fill {
             Fill::Constant(v) => write!(f, "constant:{v}"),
             Fill::Permutation { len, seed } => write!(f, "permutation:{len}:{seed}"),
             Fill::Uniform { lo, hi, seed } => write!(f, "uniform:{lo}:{hi}:{seed}"),
+            Fill::Csr { rows, nnz, seed } => write!(f, "csr:{rows}:{nnz}:{seed}"),
         }
     }
 }
@@ -147,6 +192,26 @@ mod tests {
     }
 
     #[test]
+    fn csr_offsets_are_sorted_from_zero_to_nnz() {
+        // 5 rows: 6 offsets, 0 first and 100 last, never decreasing; the same seed the same.
+        let f = Fill::parse("csr:5:100:3").unwrap();
+        assert_eq!(f.to_string(), "csr:5:100:3");
+        let t = f.table().unwrap();
+        assert_eq!(t.len(), 6);
+        assert_eq!((t[0], t[5]), (0, 100));
+        assert!(t.windows(2).all(|w| w[0] <= w[1]), "{t:?}");
+        assert_eq!(Fill::parse("csr:5:100:3").unwrap().table().unwrap(), t);
+        assert_eq!(f.value(6, Some(&t)), None);
+        // One row: [0, nnz].
+        assert_eq!(Fill::parse("csr:1:7:9").unwrap().table().unwrap(), vec![0, 7]);
+        // The inner offsets are the seed's splitmix64 draws mod (nnz + 1), sorted.
+        let mut st = 3u64;
+        let mut inner: Vec<u32> = (0..4).map(|_| (splitmix64(&mut st) % 101) as u32).collect();
+        inner.sort_unstable();
+        assert_eq!(&t[1..5], inner.as_slice());
+    }
+
+    #[test]
     fn uniform_stays_in_range() {
         let f = Fill::parse("uniform:-5:5:1").unwrap();
         for k in 0..1000 {
@@ -157,7 +222,7 @@ mod tests {
 
     #[test]
     fn bad_fills_are_refused() {
-        for s in ["", "perm", "permutation:0:1", "uniform:5:5:1", "constant:x"] {
+        for s in ["", "perm", "permutation:0:1", "uniform:5:5:1", "constant:x", "csr:0:5:1", "csr:4:5", "csr:4:-1:1"] {
             assert!(Fill::parse(s).is_err(), "{s}");
         }
     }

@@ -263,6 +263,7 @@ impl Setup {
                         Fill::Constant(v) => vec![*v as i128],
                         Fill::Uniform { lo, hi, .. } => vec![*lo as i128, *hi as i128 - 1],
                         Fill::Permutation { len, .. } => vec![*len as i128 - 1],
+                        Fill::Csr { nnz, .. } => vec![*nnz as i128],
                         Fill::Zero | Fill::Identity => Vec::new(),
                     };
                     if t.bits > 1 && extremes.iter().any(|v| *v < lo || *v > hi) {

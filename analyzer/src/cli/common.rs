@@ -28,7 +28,8 @@ pub struct LaunchArgs {
     /// A kernel parameter's value (or a template parameter's): NAME=VALUE.
     #[arg(long = "arg", value_name = "NAME=VALUE")]
     pub args: Vec<String>,
-    /// Contents of an index array: NAME=zero|identity|constant:V|permutation:LEN:SEED|uniform:LO:HI:SEED.
+    /// Contents of an index array: NAME=zero|identity|constant:V|permutation:LEN:SEED|uniform:LO:HI:SEED|csr:ROWS:NNZ:SEED
+    /// (csr: ROWS+1 sorted row offsets from 0 to NNZ, as a CSR matrix's row pointers).
     #[arg(long = "fill", value_name = "NAME=SPEC")]
     pub fills: Vec<String>,
     /// A pointer parameter's byte offset past a 256-byte boundary: NAME=BYTES.

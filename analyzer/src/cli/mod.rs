@@ -151,7 +151,8 @@ enum Cmd {
         /// on LINE, or the kernel's first). Flags given explicitly win.
         #[arg(long = "launch-site", value_name = "LINE", num_args = 0..=1)]
         launch_site: Option<Option<u32>>,
-        /// Contents of an index array: NAME=zero|identity|constant:V|permutation:LEN:SEED|uniform:LO:HI:SEED.
+        /// Contents of an index array: NAME=zero|identity|constant:V|permutation:LEN:SEED|uniform:LO:HI:SEED|csr:ROWS:NNZ:SEED
+        /// (csr: ROWS+1 sorted row offsets from 0 to NNZ, as a CSR matrix's row pointers).
         #[arg(long = "fill", value_name = "NAME=SPEC")]
         fills: Vec<String>,
         /// A pointer parameter's byte offset past a 256-byte boundary: NAME=BYTES.

@@ -332,8 +332,8 @@ impl Engine<'_> {
                             };
                             return V { k: K::Int(v), data: true };
                         }
-                        if let (crate::fill::Fill::Permutation { len, .. }, None) = (fill, &self.fill_ran_out) {
-                            self.fill_ran_out = Some((p, off / width as i64, *len));
+                        if let (Some(len), None) = (fill.elements(), &self.fill_ran_out) {
+                            self.fill_ran_out = Some((p, off / width as i64, len));
                         }
                     }
                 }

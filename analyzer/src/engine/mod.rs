@@ -278,29 +278,44 @@ pub fn run_blocks(
         for shape in &shapes {
             e.boundary.begin_warp();
             st.start(shape, &mut e.pool);
-            e.exec_block(&kernel.body, shape.mask, &mut st)?;
+            if let Err(d) = e.exec_block(&kernel.body, shape.mask, &mut st) {
+                // A read past the fill's end explains what failed after it (an unknown trip count).
+                return Err(match e.fill_ran_out {
+                    Some(ran_out) => fill_ran_out(kernel, setup, ran_out).note(format!("then: {}", d.message)),
+                    None => d,
+                });
+            }
         }
     }
     // The launch said what the array holds, and the kernel reads past it: counting those reads
     // as unknown data would hide the mistake (on a GPU it reads past the buffer).
-    if let Some((p, k, len)) = e.fill_ran_out {
-        let param = kernel.param(p);
-        let fill = setup.fills[p.0 as usize].as_ref().map(|(f, _)| f.to_string()).unwrap_or_default();
-        return Err(Diagnostic::at(
-            ErrorKind::Launch,
-            param.span,
-            format!(
-                "the fill of `{}` ran out: the kernel reads element {k}, and `{fill}` gives {len} elements",
-                param.name
-            ),
-        )
-        .note(format!(
-            "give a fill at least as long as the reads (--fill {}=permutation:{}:SEED)",
-            param.name,
-            k + 1
-        )));
+    if let Some(ran_out) = e.fill_ran_out {
+        return Err(fill_ran_out(kernel, setup, ran_out));
     }
     Ok(e.finish())
+}
+
+/// The error for a read of element `k` of parameter `p`'s fill, which gives `len` elements.
+fn fill_ran_out(kernel: &Kernel, setup: &Setup, (p, k, len): (ParamId, i64, u64)) -> Diagnostic {
+    let param = kernel.param(p);
+    let fill = setup.fills[p.0 as usize].as_ref().map(|(f, _)| f.to_string()).unwrap_or_default();
+    Diagnostic::at(
+        ErrorKind::Launch,
+        param.span,
+        format!(
+            "the fill of `{}` ran out: the kernel reads element {k}, and `{fill}` gives {len} elements",
+            param.name
+        ),
+    )
+    .note(match setup.fills[p.0 as usize].as_ref().map(|(f, _)| f) {
+        Some(crate::fill::Fill::Csr { nnz, .. }) => format!(
+            "give a fill at least as long as the reads (--fill {}=csr:{}:{nnz}:SEED has {} offsets)",
+            param.name,
+            k,
+            k + 1
+        ),
+        _ => format!("give a fill at least as long as the reads (--fill {}=permutation:{}:SEED)", param.name, k + 1),
+    })
 }
 
 impl<'a> Engine<'a> {

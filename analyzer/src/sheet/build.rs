@@ -10,7 +10,19 @@ use crate::source::SourceFiles;
 
 use crate::cache::CacheModel;
 
-fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup) -> Row {
+/// The file of `id` as a row names it: `None` for the analysed file (the first), else its path,
+/// relative to the analysed file's folder where it lies below it.
+fn row_file(files: &SourceFiles, id: crate::source::FileId) -> Option<String> {
+    if id.0 == 0 {
+        return None;
+    }
+    let path = files.files.get(id.0 as usize)?.path.as_path();
+    let root_dir = files.files.first().and_then(|f| f.path.parent()).filter(|d| !d.as_os_str().is_empty());
+    let shown = root_dir.and_then(|d| path.strip_prefix(d).ok()).unwrap_or(path);
+    Some(shown.display().to_string())
+}
+
+fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup, files: &SourceFiles) -> Row {
     let op = &kernel.mem_ops[i];
     let mut assumptions = Vec::new();
     if st.unknown_executions > 0 && op.space == Space::Shared {
@@ -45,6 +57,7 @@ fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup)
     let shared = op.space == Space::Shared;
     let exact = st.unknown_executions == 0 && !st.varying_trip;
     Row {
+        file: row_file(files, op.span.file),
         line: op.span.line,
         column: op.span.column,
         text: op.text.clone(),
@@ -77,7 +90,8 @@ fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup)
 pub fn build(kernel: &Kernel, setup: &Setup, trace: Trace, mut cache: CacheModel, files: &SourceFiles) -> Sheet {
     // The last block's accesses are still buffered in the cache model.
     cache.flush();
-    let mut rows: Vec<Row> = trace.ops.iter().enumerate().map(|(i, st)| row_of(kernel, i, st, &trace, setup)).collect();
+    let mut rows: Vec<Row> =
+        trace.ops.iter().enumerate().map(|(i, st)| row_of(kernel, i, st, &trace, setup, files)).collect();
     // Source order.
     let mut order: Vec<usize> = (0..rows.len()).collect();
     order.sort_by_key(|&i| (kernel.mem_ops[i].span.file, kernel.mem_ops[i].span.line, kernel.mem_ops[i].span.column));

@@ -17,9 +17,8 @@ pub fn render(sheet: &Sheet) -> String {
     for r in &sheet.instructions {
         let _ = writeln!(
             o,
-            "| {}:{} | `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            r.line,
-            r.column,
+            "| {} | `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.place(),
             cell(&r.text),
             r.space,
             r.op,
@@ -123,9 +122,8 @@ pub fn render(sheet: &Sheet) -> String {
         for (r, rb) in per_row {
             let _ = writeln!(
                 o,
-                "| {}:{} | `{}` | {} | {} | {} | {} | {} |",
-                r.line,
-                r.column,
+                "| {} | `{}` | {} | {} | {} | {} | {} |",
+                r.place(),
                 cell(&r.text),
                 r.op,
                 thousands(rb.l1_hit_sectors),
@@ -142,7 +140,7 @@ pub fn render(sheet: &Sheet) -> String {
     }
     for r in &sheet.instructions {
         for a in &r.assumptions {
-            let _ = writeln!(o, "- {}:{} `{}`: {a}", r.line, r.column, cell(&r.text));
+            let _ = writeln!(o, "- {} `{}`: {a}", r.place(), cell(&r.text));
         }
     }
     o

@@ -21,6 +21,11 @@ pub struct LaunchInfo {
 /// One source-level memory instruction and what it costs over the whole launch.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Row {
+    /// The file the instruction is written in when it is not the analysed file (a header the
+    /// kernel is defined in, at any include depth): the path as the include reached it, relative
+    /// to the analysed file's folder where it lies below it. `line` and `column` are in it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
     pub line: u32,
     pub column: u32,
     pub text: String,
@@ -87,6 +92,13 @@ pub struct RowBoundary {
 }
 
 impl Row {
+    /// `line:column`, or `file:line:column` for a row in another file than the analysed one.
+    pub fn place(&self) -> String {
+        match &self.file {
+            Some(f) => format!("{f}:{}:{}", self.line, self.column),
+            None => format!("{}:{}", self.line, self.column),
+        }
+    }
     pub fn sectors_per_request(&self) -> f64 {
         if self.requests == 0 {
             0.0
@@ -255,6 +267,9 @@ impl Sheet {
     pub fn heaviest_global(&self, n: usize) -> Vec<String> {
         let mut rows: Vec<&Row> = self.instructions.iter().filter(|r| r.space == "global").collect();
         rows.sort_by_key(|r| std::cmp::Reverse(r.sectors));
-        rows.iter().take(n).map(|r| format!("line {} `{}`: {}", r.line, r.text, text::thousands(r.sectors))).collect()
+        rows.iter()
+            .take(n)
+            .map(|r| format!("line {} `{}`: {}", r.place(), r.text, text::thousands(r.sectors)))
+            .collect()
     }
 }

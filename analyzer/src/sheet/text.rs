@@ -100,7 +100,7 @@ pub fn render(sheet: &Sheet) -> String {
             (thousands(r.sectors), thousands(r.ideal_sectors), thousands(r.excess_sectors()))
         };
         table.push(vec![
-            format!("{}:{}", r.line, r.column),
+            r.place(),
             r.text.clone(),
             r.space.to_string(),
             r.op.to_string(),
@@ -233,7 +233,7 @@ pub fn render(sheet: &Sheet) -> String {
             let _ = writeln!(
                 o,
                 "  {:<9} {:<22} {:>6} {:>12} {:>12} {:>12} {:>12}",
-                format!("{}:{}", r.line, r.column),
+                r.place(),
                 clip(&r.text, 22),
                 r.op,
                 thousands(rb.l1_hit_sectors),
@@ -253,7 +253,7 @@ pub fn render(sheet: &Sheet) -> String {
     }
     for r in &sheet.instructions {
         for a in &r.assumptions {
-            let _ = writeln!(o, "  - {}:{} `{}`: {a}", r.line, r.column, r.text);
+            let _ = writeln!(o, "  - {} `{}`: {a}", r.place(), r.text);
         }
     }
     o

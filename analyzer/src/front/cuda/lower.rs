@@ -100,7 +100,7 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
     let gave_up = || Diagnostic::new(ErrorKind::Syntax, "the CUDA parser gave up on this file");
     let mut tree = parser.parse(&pre.text, None).ok_or_else(gave_up)?;
     // `(min) && (x)` read as a cast of `&&(x)`: parsed again with the parentheses blanked.
-    let repaired = super::misread::repair_casts(&pre.text, tree.root_node());
+    let repaired = super::misread::repair(&pre.text, tree.root_node());
     if let Some(text) = &repaired {
         tree = parser.parse(text, None).ok_or_else(gave_up)?;
     }
@@ -385,7 +385,8 @@ enum Sym {
     Shared(SharedId),
     Const(i128, IntTy),
     /// A per-thread array (registers or local memory): not global or shared traffic.
-    LocalArray(Ty),
+    /// Its element type and dimensions (outermost first; empty where not known).
+    LocalArray(Ty, Vec<u64>),
     /// A scalar `__shared__` variable.
     SharedScalar(SharedId),
     /// A reference bound to memory: the local holds its address.
@@ -464,8 +465,9 @@ struct Lowerer<'u, 'a> {
     inline: Vec<Inline>,
     tmpl: HashMap<String, TemplateArg>,
     depth: u32,
-    /// Lambdas bound to local names (`Sym::Lambda` indexes this): their byte ranges.
-    lambdas: Vec<(usize, usize)>,
+    /// Lambdas bound to local names or passed to a function (`Sym::Lambda` indexes this): their
+    /// byte ranges and the scopes they were written in (their captures), wherever they are called.
+    lambdas: Vec<(usize, usize, Vec<HashMap<String, Sym>>)>,
     /// Pointer locals declared without an address yet: the first one sets their space.
     unset_ptrs: std::collections::HashSet<LocalId>,
 }

@@ -1,20 +1,34 @@
-//! Casts the parser guessed wrongly. `(x) && (y)` is ambiguous in C++ syntax alone: with `x` a
-//! type it is a cast of `&&(y)`, with `x` a variable a logical and. tree-sitter cannot know,
-//! and picks the cast: Rodinia's `#define IN_RANGE(x, min, max) ((x)>=(min) && (x)<=(max))`
-//! comes out as `(x) >= ((min) &&(x)) <= (max)`. Where the parenthesised name is a variable
-//! of the file and no type, its parentheses are blanked (same bytes, same lines and columns)
-//! and the text is parsed again.
+//! What the parser guessed wrongly, repaired in the text (same bytes, same lines and columns)
+//! before it is parsed again:
+//!
+//! - Casts. `(x) && (y)` is ambiguous in C++ syntax alone: with `x` a type it is a cast of
+//!   `&&(y)`, with `x` a variable a logical and. tree-sitter cannot know, and picks the cast:
+//!   Rodinia's `#define IN_RANGE(x, min, max) ((x)>=(min) && (x)<=(max))` comes out as
+//!   `(x) >= ((min) &&(x)) <= (max)`. Where the parenthesised name is a variable of the file
+//!   and no type, its parentheses are blanked.
+//! - Comments inside an expression or a declaration (`a[i /* row */]`): the grammar makes them
+//!   children of any node, where the lowering expects operands. Comments are blanked (C
+//!   replaces a comment by a space).
+//! - `[=] __device__ (float x) { .. }`: the execution-space attribute of an extended lambda is
+//!   not in the grammar (an `ERROR` node); it is blanked.
+//! - `half h(x);`, `float v(in[i]);` in a body: direct initialisation read as the declaration of
+//!   a function whose parameters' "types" are the file's variables (C++'s most vexing parse
+//!   taken the wrong way). Its parentheses become braces, `half h{x};`, which means the same.
 
 use super::types::named_type;
 use std::collections::HashSet;
 use tree_sitter::Node;
 
-/// The text with the misread casts' parentheses blanked, or `None` when there is none.
-pub fn repair_casts(src: &str, root: Node) -> Option<String> {
+/// The text with every misreading above repaired, or `None` when there is none.
+pub fn repair(src: &str, root: Node) -> Option<String> {
     let text = |n: Node| src.get(n.byte_range()).unwrap_or("");
     let mut types = HashSet::new();
     let mut vars = HashSet::new();
     let mut casts = Vec::new();
+    let mut comments = Vec::new();
+    let mut comment_inside = false;
+    let mut lambda_attrs = Vec::new();
+    let mut prototypes = Vec::new();
     let mut stack = vec![root];
     while let Some(n) = stack.pop() {
         match n.kind() {
@@ -42,6 +56,9 @@ pub fn repair_casts(src: &str, root: Node) -> Option<String> {
             | "optional_parameter_declaration"
             | "declaration"
             | "field_declaration" => {
+                if n.kind() == "declaration" && n.parent().is_some_and(|p| p.kind() == "compound_statement") {
+                    prototypes.push(n);
+                }
                 let mut c = n.walk();
                 for d in n.children_by_field_name("declarator", &mut c) {
                     if let Some(name) = declared_name(d) {
@@ -55,12 +72,54 @@ pub fn repair_casts(src: &str, root: Node) -> Option<String> {
                 }
             }
             "cast_expression" => casts.push(n),
+            "comment" => {
+                comments.push(n);
+                let statement_level = n.parent().is_none_or(|p| {
+                    matches!(
+                        p.kind(),
+                        "translation_unit"
+                            | "compound_statement"
+                            | "declaration_list"
+                            | "field_declaration_list"
+                            | "enumerator_list"
+                            | "preproc_if"
+                            | "preproc_ifdef"
+                            | "preproc_else"
+                            | "preproc_elif"
+                    )
+                });
+                comment_inside |= !statement_level;
+            }
+            "ERROR" if n.parent().is_some_and(|p| p.kind() == "lambda_expression") => {
+                if text(n).split_whitespace().all(|w| matches!(w, "__device__" | "__host__")) {
+                    lambda_attrs.push(n);
+                }
+            }
             _ => {}
         }
         let mut c = n.walk();
         stack.extend(n.named_children(&mut c));
     }
     let mut out: Option<Vec<u8>> = None;
+    if comment_inside {
+        let bytes = out.get_or_insert_with(|| src.as_bytes().to_vec());
+        for c in &comments {
+            blank(bytes, c.start_byte(), c.end_byte());
+        }
+    }
+    for a in &lambda_attrs {
+        blank(out.get_or_insert_with(|| src.as_bytes().to_vec()), a.start_byte(), a.end_byte());
+    }
+    for d in prototypes {
+        if let Some(params) = direct_initialisation(d, &vars, &types, src) {
+            let (open, close) = (params.start_byte(), params.end_byte().saturating_sub(1));
+            if src.as_bytes().get(open) == Some(&b'(') && src.as_bytes().get(close) == Some(&b')') {
+                let bytes = out.get_or_insert_with(|| src.as_bytes().to_vec());
+                bytes[open] = b'{';
+                bytes[close] = b'}';
+            }
+        }
+    }
     for cast in casts {
         let (Some(td), Some(value)) = (cast.child_by_field_name("type"), cast.child_by_field_name("value")) else {
             continue;
@@ -86,6 +145,45 @@ pub fn repair_casts(src: &str, root: Node) -> Option<String> {
         bytes[close] = b' ';
     }
     out.and_then(|b| String::from_utf8(b).ok())
+}
+
+/// Spaces for `start..end`, newlines kept (lines and columns stay where they were).
+fn blank(bytes: &mut [u8], start: usize, end: usize) {
+    for b in bytes.iter_mut().take(end).skip(start) {
+        if *b != b'\n' && *b != b'\r' {
+            *b = b' ';
+        }
+    }
+}
+
+/// The parameter list of `T v(x, ..);` in a body when it is a direct initialisation: a lone
+/// function declarator (no `void`, `extern` or `static` function) one of whose "parameters"
+/// is a variable of the file used as a type (`half h(x)`, `float v(in[i])`), or no type at all.
+fn direct_initialisation<'t>(d: Node<'t>, vars: &HashSet<&str>, types: &HashSet<&str>, src: &str) -> Option<Node<'t>> {
+    let text = |n: Node| src.get(n.byte_range()).unwrap_or("");
+    let mut c = d.walk();
+    let decls: Vec<Node> = d.children_by_field_name("declarator", &mut c).collect();
+    let [f] = decls.as_slice() else { return None };
+    if f.kind() != "function_declarator" || f.child_by_field_name("declarator")?.kind() != "identifier" {
+        return None;
+    }
+    let ty = d.child_by_field_name("type")?;
+    if text(ty) == "void" || text(d).trim_start().starts_with("extern") || text(d).trim_start().starts_with("static") {
+        return None;
+    }
+    let params = f.child_by_field_name("parameters")?;
+    let mut pc = params.walk();
+    let ps: Vec<Node> = params.named_children(&mut pc).collect();
+    let misread = ps.iter().any(|p| {
+        p.kind() == "parameter_declaration"
+            && p.child_by_field_name("type").is_some_and(|t| {
+                t.kind() == "type_identifier"
+                    && vars.contains(text(t))
+                    && !types.contains(text(t))
+                    && named_type(text(t)).is_none()
+            })
+    });
+    (misread && !ps.is_empty()).then_some(params)
 }
 
 /// The name a declarator declares: `x`, `*p`, `&r`, `a[4]`, `x = 1`.

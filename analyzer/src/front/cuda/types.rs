@@ -37,6 +37,9 @@ pub fn named_type(name: &str) -> Option<Ty> {
         "__nv_fp8x2_storage_t" | "__nv_fp8x2_e4m3" | "__nv_fp8x2_e5m2" => int(16, false),
         "__nv_fp8x4_storage_t" | "__nv_fp8x4_e4m3" | "__nv_fp8x4_e5m2" => int(32, false),
         "void" => Some(Ty::Void),
+        // <cuComplex.h>: `typedef float2 cuFloatComplex;`, `typedef double2 cuDoubleComplex;`.
+        "cuFloatComplex" | "cuComplex" => vector_type("float2"),
+        "cuDoubleComplex" => vector_type("double2"),
         _ => vector_type(name),
     }
 }

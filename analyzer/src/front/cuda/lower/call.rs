@@ -86,7 +86,7 @@ impl Lowerer<'_, '_> {
         let range = match f.kind() {
             "lambda_expression" => Some((f.start_byte(), f.end_byte())),
             "identifier" => match self.lookup(self.text(f)) {
-                Some(Sym::Lambda(i)) => Some(self.lambdas[*i]),
+                Some(Sym::Lambda(i)) => self.lambdas.get(*i).map(|l| (l.0, l.1)),
                 _ => None,
             },
             _ => None,
@@ -109,6 +109,21 @@ impl Lowerer<'_, '_> {
                     if let Some((fname, def)) = self.resolve_function(&name) {
                         return self.inline_device(n, &fname, def, &arg_nodes, None, None);
                     }
+                }
+                // `op(a, b)` of `thrust::plus<float>()`, `cub::Max()`: arithmetic in registers.
+                Some(Sym::Opaque(Ty::Vector { name, .. }, _)) if name.starts_with(TOOLKIT_FUNCTOR) => {
+                    let mut args = Vec::new();
+                    let mut ty = Ty::Void;
+                    for a in &arg_nodes {
+                        let (e, t) = self.expr(*a)?;
+                        args.push(e);
+                        ty = if is_void(&ty) { t } else { self.common(&ty, &t) };
+                    }
+                    let what = name[TOOLKIT_FUNCTOR.len()..].to_string();
+                    if is_comparison_functor(&what) {
+                        ty = Ty::Int(IntTy::BOOL);
+                    }
+                    return Ok((Expr::Opaque { args, what }, ty));
                 }
                 _ => {}
             }
@@ -618,6 +633,18 @@ pub(super) fn known_function(name: &str) -> Option<Ty> {
     if let Some(rest) = name.strip_prefix("make_") {
         return named_type(rest).or(Some(Ty::Void));
     }
+    // <cuComplex.h>'s arithmetic: values in registers.
+    match name {
+        "cuCrealf" | "cuCimagf" | "cuCabsf" => return Some(Ty::Float(4)),
+        "cuCreal" | "cuCimag" | "cuCabs" => return Some(Ty::Float(8)),
+        "cuCaddf" | "cuCsubf" | "cuCmulf" | "cuCdivf" | "cuConjf" | "cuCfmaf" | "cuComplexDoubleToFloat" => {
+            return named_type("cuFloatComplex")
+        }
+        "cuCadd" | "cuCsub" | "cuCmul" | "cuCdiv" | "cuConj" | "cuCfma" | "cuComplexFloatToDouble" => {
+            return named_type("cuDoubleComplex")
+        }
+        _ => {}
+    }
     // <cuda_fp8.h>'s conversions: values, no memory.
     match name {
         "__nv_cvt_fp8_to_halfraw" => return Some(Ty::Float(2)),
@@ -661,4 +688,63 @@ pub(super) fn numeric_limit(ty: &Ty, member: &str) -> Option<(Expr, Ty)> {
         },
         _ => None,
     }
+}
+
+/// The type-name prefix of a toolkit function object held by a parameter ([`toolkit_functor`]).
+pub(super) const TOOLKIT_FUNCTOR: &str = "functor ";
+
+/// `thrust::plus<float>()`, `std::multiplies<>{}`, `cub::Max()`, `cuda::maximum<>()`: the
+/// toolkit's arithmetic and comparison function objects (no state, no memory), by their name.
+pub(super) fn toolkit_functor(text: &str) -> Option<String> {
+    let t: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let head = t.strip_suffix("()").or_else(|| t.strip_suffix("{}"))?;
+    let name = head.split('<').next().unwrap_or(head);
+    let (ns, last) = name.rsplit_once("::")?;
+    let ns = ns.trim_start_matches("::");
+    if !matches!(ns, "thrust" | "std" | "cub" | "cuda" | "cuda::std") {
+        return None;
+    }
+    matches!(
+        last,
+        "plus"
+            | "minus"
+            | "multiplies"
+            | "divides"
+            | "modulus"
+            | "negate"
+            | "maximum"
+            | "minimum"
+            | "bit_and"
+            | "bit_or"
+            | "bit_xor"
+            | "logical_and"
+            | "logical_or"
+            | "identity"
+            | "equal_to"
+            | "not_equal_to"
+            | "less"
+            | "greater"
+            | "less_equal"
+            | "greater_equal"
+            | "Sum"
+            | "Max"
+            | "Min"
+    )
+    .then(|| format!("{ns}::{last}"))
+}
+
+/// Function objects whose result is a `bool`.
+pub(super) fn is_comparison_functor(name: &str) -> bool {
+    let last = name.rsplit("::").next().unwrap_or(name);
+    matches!(
+        last,
+        "equal_to"
+            | "not_equal_to"
+            | "less"
+            | "greater"
+            | "less_equal"
+            | "greater_equal"
+            | "logical_and"
+            | "logical_or"
+    )
 }

@@ -356,7 +356,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 && a.child_by_field_name("operator").map(|o| self.text(o)) == Some("&")
             {
                 a.child_by_field_name("argument").map(unparen)
-            } else if a.kind() == "identifier" && matches!(self.lookup(self.text(a)), Some(Sym::LocalArray(_))) {
+            } else if a.kind() == "identifier" && matches!(self.lookup(self.text(a)), Some(Sym::LocalArray(..))) {
                 // A thread's own array by name: it decays to its address.
                 Some(a)
             } else {
@@ -364,7 +364,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             };
             let local = target.is_some_and(|t| {
                 t.kind() == "identifier"
-                    && matches!(self.lookup(self.text(t)), Some(Sym::Local(..) | Sym::LocalArray(_) | Sym::Struct(_)))
+                    && matches!(self.lookup(self.text(t)), Some(Sym::Local(..) | Sym::LocalArray(..) | Sym::Struct(_)))
             });
             if !local {
                 return Err(self.unsupported(n, "`memcpy` to or from memory (copy element by element)"));
@@ -383,7 +383,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     fn is_array_name(&self, obj: Node) -> bool {
         let obj = unparen(obj);
         obj.kind() == "identifier"
-            && matches!(self.lookup(self.text(obj)), Some(Sym::Opaque(..) | Sym::LocalArray(_) | Sym::Shared(_)))
+            && matches!(self.lookup(self.text(obj)), Some(Sym::Opaque(..) | Sym::LocalArray(..) | Sym::Shared(_)))
     }
 
     /// A type named by a lone identifier (`sizeof(uint)`, `(clock_t)x` read as a call).

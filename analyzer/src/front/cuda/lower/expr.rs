@@ -133,6 +133,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                         Ty::Int(IntTy::I32),
                     ));
                 }
+                if let Some(r) = self.less_than_read_as_template(n, l, r)? {
+                    return Ok(r);
+                }
                 let (a, at) = self.expr(l)?;
                 let (b, bt) = self.expr(r)?;
                 self.binary(op, a, at, b, bt, n)
@@ -415,7 +418,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 }));
                 Ok((Expr::SharedBase(id), ty))
             }
-            Some(Sym::LocalArray(_)) => Err(self.unsupported(n, "a thread's own array used as a pointer")),
+            Some(Sym::LocalArray(..)) => Err(self.unsupported(n, "a thread's own array used as a pointer")),
             // A group passed along (to a __device__ function that binds it by name).
             Some(Sym::Group(_)) => Ok((Expr::Int(0, IntTy::I32), Ty::Void)),
             Some(sym) => self.sym_value(sym, n),
@@ -529,6 +532,48 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             (Ty::Float(_), Ty::Ptr(_)) => return Err(self.unsupported(at, "converting a float to a pointer")),
             (Ty::Ptr(_), Ty::Float(_)) => return Err(self.unsupported(at, "converting a pointer to a float")),
         })
+    }
+
+    /// `a < n >> 3` (and `a < n > b`): a variable compared, read by the grammar as the template
+    /// `a<n>` followed by `> 3`. When `a` names a value (no template of that name), it is
+    /// `a < (n >> 3)` where the two `>` touch, else `(a < n) > b`. `None` for anything else.
+    fn less_than_read_as_template(&mut self, n: Node, l: Node, r: Node) -> Result<Option<(Expr, Ty)>> {
+        let Some(op) = n.child_by_field_name("operator") else { return Ok(None) };
+        if l.kind() != "template_function" || self.text(op) != ">" {
+            return Ok(None);
+        }
+        let (Some(name), Some(targs)) = (l.child_by_field_name("name"), l.child_by_field_name("arguments")) else {
+            return Ok(None);
+        };
+        if name.kind() != "identifier"
+            || !matches!(
+                self.lookup(self.text(name)),
+                Some(Sym::Local(..) | Sym::Param(_) | Sym::Const(..) | Sym::Opaque(..) | Sym::Ref { .. })
+            )
+        {
+            return Ok(None);
+        }
+        let mut c = targs.walk();
+        let args: Vec<Node> = targs.named_children(&mut c).collect();
+        let [g] = args.as_slice() else { return Err(self.unsupported(l, "this comparison")) };
+        // The right operand of `<`, as the grammar read it: a type (a bare name) or an expression.
+        let (m, mt) = if g.kind() == "type_descriptor" {
+            match g.child_by_field_name("type") {
+                Some(t) if t.kind() == "type_identifier" && g.named_child_count() == 1 => self.identifier(t)?,
+                _ => return Err(self.unsupported(l, "this comparison (write it with parentheses)")),
+            }
+        } else {
+            self.expr(*g)?
+        };
+        let (a, at) = self.identifier(name)?;
+        let (b, bt) = self.expr(r)?;
+        if targs.end_byte() == op.start_byte() {
+            let (s, st) = self.binary(">>", m, mt, b, bt, n)?;
+            self.binary("<", a, at, s, st, n).map(Some)
+        } else {
+            let (lt, ltt) = self.binary("<", a, at, m, mt, n)?;
+            self.binary(">", lt, ltt, b, bt, n).map(Some)
+        }
     }
 
     /// Arithmetic with C's conversions; pointer arithmetic scales by the element size.

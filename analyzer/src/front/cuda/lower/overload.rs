@@ -131,7 +131,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let n = cpp::unparen(n);
         match n.kind() {
             // An array names its address.
-            "identifier" if matches!(self.lookup(self.text(n)), Some(Sym::Shared(_)) | Some(Sym::LocalArray(_))) => {
+            "identifier" if matches!(self.lookup(self.text(n)), Some(Sym::Shared(_)) | Some(Sym::LocalArray(..))) => {
                 Ty::Ptr(Box::new(PtrTy {
                     pointee: self.peek_type(n),
                     space: Space::Shared,

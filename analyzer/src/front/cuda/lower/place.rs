@@ -164,7 +164,7 @@ impl Lowerer<'_, '_> {
     /// a vector, a structure in registers) seen through a pointer cast of its address, as a
     /// pointee type. Registers or local memory: no global or shared traffic. The object's value
     /// is forgotten from here on, since a write through the view changes it untracked.
-    fn local_view(&mut self, n: Node) -> Result<Option<Ty>> {
+    pub(in crate::front::cuda::lower) fn local_view(&mut self, n: Node) -> Result<Option<Ty>> {
         let n = cpp::unparen(n);
         let (td, inner) = match n.kind() {
             "cast_expression" => (n.child_by_field_name("type"), n.child_by_field_name("value")),
@@ -196,8 +196,8 @@ impl Lowerer<'_, '_> {
                     // A subscript names an element of the thread's array; `&p[i]` of a pointer
                     // held in a local is memory, not a view.
                     Some(a) => match self.lookup(self.text(a)).cloned() {
-                        Some(sym @ Sym::LocalArray(_)) | Some(sym @ (Sym::Local(..) | Sym::Struct(_)))
-                            if indices.is_empty() || matches!(sym, Sym::LocalArray(_)) =>
+                        Some(sym @ Sym::LocalArray(..)) | Some(sym @ (Sym::Local(..) | Sym::Struct(_)))
+                            if indices.is_empty() || matches!(sym, Sym::LocalArray(..)) =>
                         {
                             for i in indices {
                                 let (e, _) = self.expr(i)?;
@@ -285,7 +285,7 @@ impl Lowerer<'_, '_> {
         // `p.a[i]` on a structure passed by value: its array member is kernel-parameter space
         // (the constant bank) or registers, not global memory.
         if root.kind() == "field_expression" {
-            if let Some(Sym::Opaque(ty, _) | Sym::LocalArray(ty)) = self.member_sym(root) {
+            if let Some(Sym::Opaque(ty, _) | Sym::LocalArray(ty, _)) = self.member_sym(root) {
                 for node in &idx_nodes {
                     let (e, _) = self.expr(*node)?;
                     self.pending_eval(e);
@@ -338,7 +338,7 @@ impl Lowerer<'_, '_> {
                     let addr = Expr::PtrOffset { ptr: Box::new(Expr::Param(p)), bytes: Box::new(bytes) };
                     return Ok(Place::Mem { addr, ty: elem, space: Space::Global, volatile, text, span });
                 }
-                Some(Sym::LocalArray(ty)) | Some(Sym::Opaque(ty, _)) => {
+                Some(Sym::LocalArray(ty, _)) | Some(Sym::Opaque(ty, _)) => {
                     if let Some(Sym::Opaque(_, what)) = self.lookup(self.text(root)).cloned() {
                         self.sym_place(Sym::Opaque(ty.clone(), what), root)?;
                     }

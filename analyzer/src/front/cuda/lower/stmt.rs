@@ -318,6 +318,17 @@ impl Lowerer<'_, '_> {
                 self.scopes.last_mut().unwrap().insert(name, sym);
                 continue;
             }
+            // `float *p = v;` of the thread's own array, `float *pv = (float *)&val;`: a pointer
+            // into registers, indexed where it is used.
+            let declares_pointer = target.kind() == "pointer_declarator" || (auto && target.kind() == "identifier");
+            if let (true, false, Some(i)) = (declares_pointer, shared, init) {
+                if let Some(sym) = self.own_pointer_init(i)? {
+                    let name = self.declared_name(target).unwrap_or_default();
+                    self.flush(out);
+                    self.scopes.last_mut().unwrap().insert(name, sym);
+                    continue;
+                }
+            }
             if !auto && !shared && target.kind() == "identifier" && cpp_struct(&base) {
                 let name = self.text(target).to_string();
                 let sym = self.struct_local(&name, &base, init, d)?;
@@ -354,8 +365,7 @@ impl Lowerer<'_, '_> {
             }
             if let (true, Some(i)) = (auto && target.kind() == "identifier", init) {
                 if i.kind() == "lambda_expression" {
-                    self.lambdas.push((i.start_byte(), i.end_byte()));
-                    let sym = Sym::Lambda(self.lambdas.len() - 1);
+                    let sym = self.define_lambda(i);
                     let name = self.text(target).to_string();
                     self.scopes.last_mut().unwrap().insert(name, sym);
                     continue;
@@ -364,7 +374,8 @@ impl Lowerer<'_, '_> {
             let (name, ty, dims) = if auto {
                 let init = init.ok_or_else(|| self.unsupported(d, "`auto` without an initializer"))?;
                 let (e, ty) = self.expr(init)?;
-                let name = self.text(target).to_string();
+                // `auto x`, `const auto *p`, `auto *const p`: the declared name.
+                let name = self.declared_name(target).unwrap_or_else(|| self.text(target).to_string());
                 let id = self.new_local(&name, ty.clone());
                 self.flush(out);
                 out.push(Stmt::Assign { local: id, value: e, span: self.span(d) });
@@ -422,7 +433,10 @@ impl Lowerer<'_, '_> {
                     self.flush(out);
                     out.push(Stmt::Eval(local_array_write(e)));
                 }
-                self.scopes.last_mut().unwrap().insert(name, Sym::LocalArray(ty));
+                // Its dimensions (outermost first), for `T (&a)[N]` parameters to deduce `N` from.
+                let known: Vec<u64> = dims.iter().flatten().flat_map(|d| d.iter().copied()).collect();
+                let known = if dims.as_ref().is_some_and(|d| d.len() == known.len()) { known } else { Vec::new() };
+                self.scopes.last_mut().unwrap().insert(name, Sym::LocalArray(ty, known));
                 continue;
             }
             if is_void(&ty) {

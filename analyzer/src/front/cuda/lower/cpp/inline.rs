@@ -150,14 +150,49 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             // it stay in registers (the array is bound by name, as a reference would be).
             let own_array = match cpp::unparen(*a) {
                 x if x.kind() == "identifier" => match self.lookup(self.text(x)) {
-                    Some(sym @ (Sym::LocalArray(_) | Sym::LocalPtr(_))) => Some(sym.clone()),
+                    Some(sym @ (Sym::LocalArray(..) | Sym::LocalPtr(_))) => Some(sym.clone()),
                     _ => None,
                 },
                 // `f(&x)`, `swap(&a, &b)`, `f(&v[k])`: the address of the thread's own object.
                 _ if !is_ref => self.own_object_address(*a)?,
                 _ => None,
             };
-            if let Some(ty) = list_ty {
+            // A lambda passed on (`apply(p, [=](float x) { .. })`, or a name bound to one): the
+            // parameter names it, and a call through it inlines its body.
+            let lambda_arg = match cpp::unparen(*a) {
+                x if x.kind() == "lambda_expression" => Some(self.define_lambda(x)),
+                x if x.kind() == "identifier" => match self.lookup(self.text(x)) {
+                    Some(s @ Sym::Lambda(_)) => Some(s.clone()),
+                    _ => None,
+                },
+                _ => None,
+            };
+            // A temporary function object (`red(a, b, MaxOp())`, `f(Op{})`): made in registers.
+            let temporary = self.temporary_object(*a);
+            let functor = toolkit_functor(self.text(*a));
+            // `T (&a)[N]` bound to an array by name (shared, `__device__`, the thread's own).
+            let array_ref = match cpp::unparen(*a) {
+                x if x.kind() == "identifier"
+                    && p.child_by_field_name("declarator").and_then(array_reference_sizes).is_some() =>
+                {
+                    match self.lookup(self.text(x)) {
+                        Some(s @ (Sym::Shared(_) | Sym::DeviceVar { .. } | Sym::LocalArray(..))) => Some(s.clone()),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            if let Some(sym) = array_ref.or(lambda_arg) {
+                refs.push(Some(sym));
+                vals.push(None);
+            } else if let Some(name) = functor {
+                let ty = Ty::Vector { name: format!("{TOOLKIT_FUNCTOR}{name}"), bytes: 1 };
+                refs.push(Some(Sym::Opaque(ty, "a toolkit function object")));
+                vals.push(None);
+            } else if let Some((ty, init)) = temporary {
+                refs.push(Some(self.struct_local("$tmp", &ty, init, *a)?));
+                vals.push(None);
+            } else if let Some(ty) = list_ty {
                 refs.push(Some(self.struct_local("$arg", &ty, Some(*a), *a)?));
                 vals.push(None);
             } else if let Some(sym) = own_array {
@@ -204,6 +239,29 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 tmpl.insert(inner, TemplateArg::Int(v));
             }
         }
+        // Deduce `N` (and `M`) from `T (&a)[N][M]` bound to an array of known size.
+        for (i, p) in pnodes.iter().enumerate() {
+            let Some(a) = arg_nodes.get(i).map(|a| cpp::unparen(*a)).filter(|a| a.kind() == "identifier") else {
+                continue;
+            };
+            let Some(sizes) = p.child_by_field_name("declarator").and_then(array_reference_sizes) else { continue };
+            let dims: Vec<u64> = match self.lookup(self.text(a)) {
+                Some(Sym::LocalArray(_, d)) => d.clone(),
+                Some(Sym::Shared(id)) => self.k.shared[id.0 as usize].dims.clone(),
+                Some(Sym::DeviceVar { dims, .. }) => dims.clone(),
+                _ => continue,
+            };
+            if dims.len() != sizes.len() {
+                continue;
+            }
+            for (s, v) in sizes.iter().zip(dims) {
+                let Some(s) = s else { continue };
+                let name = self.text(*s);
+                if tparams.iter().any(|(nm, is_type, _)| nm == name && !is_type) && !tmpl.contains_key(name) {
+                    tmpl.insert(name.to_string(), TemplateArg::Int(v as i128));
+                }
+            }
+        }
         // Deduce `T` from `T x`, `T *p`, `const T &r`.
         for (i, p) in pnodes.iter().enumerate() {
             let Some(t) = p.child_by_field_name("type") else { continue };
@@ -215,6 +273,15 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             let mut ty = match (&vals[i], &refs[i]) {
                 (Some((_, ty)), _) => ty.clone(),
                 (None, Some(Sym::Local(_, ty))) | (None, Some(Sym::Ref { ty, .. })) => ty.clone(),
+                // A function object, a lambda: the parameter names it; its type is only a tag.
+                (None, Some(Sym::Struct(v))) => match self.unit.layout(&v.name) {
+                    Some(l) => l.ty(),
+                    None => continue,
+                },
+                (None, Some(Sym::Lambda(_))) => Ty::Vector { name: "lambda".into(), bytes: 1 },
+                // `T (&a)[N]` bound to the thread's own array: its elements' type.
+                (None, Some(Sym::LocalArray(ty, _))) => ty.clone(),
+                (None, Some(Sym::Opaque(ty @ Ty::Vector { .. }, _))) => ty.clone(),
                 // `T *p` bound to `&x`: T is x's type.
                 (None, Some(Sym::LocalPtr(inner))) => match &**inner {
                     Sym::Local(_, ty) => Ty::Ptr(Box::new(PtrTy {
@@ -239,14 +306,16 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 _ => continue,
             };
             let mut d = p.child_by_field_name("declarator");
+            let own_array = matches!(refs[i], Some(Sym::LocalArray(..)));
             while let Some(x) = d {
-                if x.kind() == "pointer_declarator" {
+                // `T *p`, `T a[]` and `T (&a)[N]` of a pointer or an array in memory: the pointee.
+                if x.kind() == "pointer_declarator" || (x.kind() == "array_declarator" && !own_array) {
                     if let Ty::Ptr(pt) = ty {
                         ty = pt.pointee.clone();
                     }
                 }
                 d = x.child_by_field_name("declarator").or_else(|| {
-                    if x.kind() == "reference_declarator" {
+                    if matches!(x.kind(), "reference_declarator" | "parenthesized_declarator") {
                         let mut k = x.walk();
                         let inner = x.named_children(&mut k).next();
                         inner
@@ -261,6 +330,39 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let r = self.inline_body(n, fname, def, &pnodes, vals, refs, &tparams, this, &mut bound);
         self.tmpl = saved_tmpl;
         r
+    }
+
+    /// A lambda met where it is written (bound to a name, or passed to a function): the symbol
+    /// that names it, remembering the scopes it sees.
+    pub(in crate::front::cuda::lower) fn define_lambda(&mut self, l: Node) -> Sym {
+        self.lambdas.push((l.start_byte(), l.end_byte(), self.scopes.clone()));
+        Sym::Lambda(self.lambdas.len() - 1)
+    }
+
+    /// `Op()`, `Op(a)`, `Op{}`, `Vec2<float>{..}` passed as an argument: a structure this file
+    /// declares, with the list that initialises it.
+    pub(in crate::front::cuda::lower) fn temporary_object<'n>(
+        &mut self,
+        a: Node<'n>,
+    ) -> Option<(Ty, Option<Node<'n>>)> {
+        let a = cpp::unparen(a);
+        let (ty_node, init) = match a.kind() {
+            "call_expression" => (a.child_by_field_name("function")?, a.child_by_field_name("arguments")),
+            "compound_literal_expression" => (a.child_by_field_name("type")?, a.child_by_field_name("value")),
+            _ => return None,
+        };
+        let layout = match ty_node.kind() {
+            "identifier" | "type_identifier" => {
+                let name = self.text(ty_node);
+                if self.unit.device_fns.contains_key(name) || self.lookup(name).is_some() {
+                    return None;
+                }
+                self.unit.layout(name)
+            }
+            "template_function" | "template_type" => instantiate(self.unit, ty_node, &self.tmpl),
+            _ => None,
+        }?;
+        Some((layout.ty(), init))
     }
 
     /// A lambda call: inlined like a function, seeing its enclosing scopes.
@@ -463,8 +565,16 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         for (k, v) in &self.unit.globals {
             globals.entry(k.clone()).or_insert_with(|| v.clone());
         }
-        // A lambda sees the scopes it was written in (its captures); a function only globals.
-        let saved_scopes = if lambda {
+        // A lambda sees the scopes it was written in (its captures), also when it is called
+        // inside a function it was passed to; a function only globals.
+        let written_in = lambda
+            .then(|| self.lambdas.iter().rev().find(|l| (l.0, l.1) == (def.start_byte(), def.end_byte())))
+            .flatten()
+            .map(|l| l.2.clone());
+        let saved_scopes = if let Some(mut env) = written_in {
+            env.push(scope);
+            Some(std::mem::replace(&mut self.scopes, env))
+        } else if lambda {
             self.scopes.push(scope);
             None
         } else {
@@ -665,4 +775,28 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         self.tmpl = saved;
         r.map(Some)
     }
+}
+
+/// The sizes of a reference-to-array declarator, `(&a)[N][M]`, outermost first (`None` for an
+/// empty or absent size); `None` when the declarator is not a reference to an array.
+fn array_reference_sizes(d: Node) -> Option<Vec<Option<Node>>> {
+    let mut sizes = Vec::new();
+    let mut x = d;
+    let mut reference = false;
+    for _ in 0..64 {
+        match x.kind() {
+            "array_declarator" => {
+                sizes.push(x.child_by_field_name("size"));
+                x = x.child_by_field_name("declarator")?;
+            }
+            "parenthesized_declarator" => x = x.named_child(0)?,
+            "reference_declarator" => {
+                reference = true;
+                x = x.named_child(0)?;
+            }
+            _ => break,
+        }
+    }
+    sizes.reverse();
+    (reference && !sizes.is_empty()).then_some(sizes)
 }

@@ -598,6 +598,14 @@ pub(in crate::front::cuda::lower) fn unknown_type(span: Span, text: &str) -> Dia
     if lower.contains("wmma::") || lower.starts_with("fragment<") {
         return wmma_refusal(span, &format!("type `{text}`"));
     }
+    if lower.starts_with("cub::") || lower.starts_with("hipcub::") || lower.contains("::cub::") {
+        return Diagnostic::at(
+            ErrorKind::Unsupported,
+            span,
+            format!("type `{text}`: cub's block and warp collectives (BlockReduce, BlockScan, BlockLoad, WarpReduce, ...) are not modelled: their shared-memory traffic and global accesses follow cub's algorithms, which depend on the template arguments and the architecture"),
+        )
+        .note("analyse a copy of the kernel with the collective written out (a shared-memory tree reduction, a warp shuffle loop), or count it from the machine code with --via sass");
+    }
     if lower.contains("curand") {
         return Diagnostic::at(
             ErrorKind::Unsupported,
@@ -671,7 +679,8 @@ pub(in crate::front::cuda::lower) fn global_values<'a>(unit: &Unit<'a>, decls: &
         let device = {
             let mut c = n.walk();
             let d = n.children(&mut c).any(|x| unit.text(x) == "__device__");
-            d
+            // `__managed__` memory is global memory the host sees too: the same accesses.
+            d || quals.contains(&"__managed__")
         } && !quals.contains(&"__shared__");
         let file_shared = quals.contains(&"__shared__");
         if !constant && !is_const && !device && !file_shared {

@@ -29,7 +29,7 @@ impl Lowerer<'_, '_> {
             if root.kind() != "identifier" {
                 return Ok(None);
             }
-            let Some(sym @ Sym::LocalArray(_)) = self.lookup(self.text(root)).cloned() else { return Ok(None) };
+            let Some(sym @ Sym::LocalArray(..)) = self.lookup(self.text(root)).cloned() else { return Ok(None) };
             for i in indices {
                 let (e, _) = self.expr(i)?;
                 self.pending_eval(e);
@@ -41,9 +41,33 @@ impl Lowerer<'_, '_> {
         }
         Ok(match self.member_sym(obj) {
             Some(sym @ (Sym::Local(..) | Sym::Struct(_))) => Some(Sym::LocalPtr(Box::new(sym))),
-            Some(sym @ Sym::LocalArray(_)) => Some(sym),
+            Some(sym @ Sym::LocalArray(..)) => Some(sym),
             _ => None,
         })
+    }
+
+    /// A pointer variable initialised to point into the thread's own objects (`float *p = v;`
+    /// of an array `v`, `auto *p = &a[2]`, `float *pv = (float *)&val;` of a `float4 val`, `q = p`
+    /// of such a pointer): the symbol the variable names, or `None` for a pointer to memory.
+    /// Indexing it (`p[i]`, in a loop too) reads and writes registers or local memory; a view
+    /// through a cast makes the object's tracked value unknown, as `((float *)&val)[i]` does.
+    pub(in crate::front::cuda::lower) fn own_pointer_init(&mut self, init: Node) -> Result<Option<Sym>> {
+        let i = unparen(init);
+        let sym = match i.kind() {
+            "identifier" => match self.lookup(self.text(i)) {
+                Some(sym @ (Sym::LocalArray(..) | Sym::LocalPtr(_))) => Some(sym.clone()),
+                _ => None,
+            },
+            "pointer_expression" => self.own_object_address(i)?,
+            "cast_expression" | "call_expression" => {
+                self.local_view(i)?.map(|ty| Sym::LocalPtr(Box::new(Sym::LocalArray(ty, Vec::new()))))
+            }
+            _ => None,
+        };
+        Ok(sym.map(|s| match s {
+            a @ Sym::LocalArray(..) => Sym::LocalPtr(Box::new(a)),
+            other => other,
+        }))
     }
 
     /// The object a pointer to a thread's own object names, when `p` (an identifier) is one.
@@ -67,6 +91,14 @@ impl Lowerer<'_, '_> {
         n: Node,
     ) -> Result<Option<Place>> {
         let Some(inner) = self.pointed_own_object(root) else { return Ok(None) };
+        // A pointer into the thread's own array: any element, registers or local memory.
+        if let Sym::LocalArray(ty, _) = inner {
+            for i in idx_nodes {
+                let (e, _) = self.expr(*i)?;
+                self.pending_eval(e);
+            }
+            return Ok(Some(Place::LocalArray(ty)));
+        }
         if idx_nodes.len() == 1 {
             let (e, _) = self.expr(idx_nodes[0])?;
             if const_eval(&e) == Some(0) {

@@ -145,7 +145,7 @@ impl Lowerer<'_, '_> {
         let mut fields = Vec::new();
         for f in &layout.fields {
             let sym = if !f.dims.is_empty() {
-                Sym::LocalArray(f.ty.clone())
+                Sym::LocalArray(f.ty.clone(), Vec::new())
             } else if let Some(inner) = struct_name(&f.ty) {
                 Sym::Struct(self.struct_locals(&format!("{prefix}.{}", f.name), inner, at, depth + 1)?)
             } else {
@@ -308,7 +308,7 @@ impl Lowerer<'_, '_> {
                 self.note_opaque(what);
                 Ok(Place::LocalArray(ty))
             }
-            Sym::LocalArray(ty) => Ok(Place::LocalArray(ty)),
+            Sym::LocalArray(ty, _) => Ok(Place::LocalArray(ty)),
             Sym::Param(_) => Err(self.unsupported(n, "assigning to a kernel parameter")),
             Sym::LocalPtr(_) => Err(self.unsupported(
                 n,
@@ -385,7 +385,7 @@ impl Lowerer<'_, '_> {
                 Some(Sym::Ref { ty, .. }) => ty.clone(),
                 Some(Sym::SharedScalar(id)) => self.k.shared[id.0 as usize].elem.clone(),
                 Some(Sym::Shared(id)) => self.k.shared[id.0 as usize].elem.clone(),
-                Some(Sym::LocalArray(t)) | Some(Sym::Opaque(t, _)) => t.clone(),
+                Some(Sym::LocalArray(t, _)) | Some(Sym::Opaque(t, _)) => t.clone(),
                 Some(Sym::Struct(v)) => self.unit.layout(&v.name).map(|l| l.ty()).unwrap_or(Ty::Void),
                 Some(Sym::DeviceVar { elem, dims, volatile, .. }) if !dims.is_empty() => Ty::Ptr(Box::new(PtrTy {
                     pointee: elem.clone(),
@@ -404,7 +404,7 @@ impl Lowerer<'_, '_> {
                     if let Some(Sym::Shared(id)) | Some(Sym::SharedScalar(id)) = self.lookup(self.text(a)) {
                         return self.k.shared[id.0 as usize].elem.clone();
                     }
-                    if let Some(Sym::LocalArray(t)) = self.lookup(self.text(a)) {
+                    if let Some(Sym::LocalArray(t, _)) = self.lookup(self.text(a)) {
                         return t.clone();
                     }
                 }
@@ -523,7 +523,7 @@ impl Lowerer<'_, '_> {
             if !matches!(ident_sym, Some(Sym::Param(_)) | Some(Sym::Const(..))) {
                 match self.place(init)? {
                     Place::Local(id, ty) => return Ok(Sym::Local(id, ty)),
-                    Place::LocalArray(ty) => return Ok(Sym::LocalArray(ty)),
+                    Place::LocalArray(ty) => return Ok(Sym::LocalArray(ty, Vec::new())),
                     Place::Mem { addr, ty, space, volatile, text, .. } => {
                         let pty = Ty::Ptr(Box::new(PtrTy {
                             pointee: ty.clone(),
