@@ -160,6 +160,11 @@ enum Cmd {
         /// How to print the sheet.
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
+        /// The whole text sheet: the engine, logical bytes, the boundaries per instruction and
+        /// every assumption (the cache model's, and each row's on its own line). The default
+        /// sheet shows only the assumptions that change one of its numbers.
+        #[arg(long, short = 'v')]
+        verbose: bool,
         #[command(flatten)]
         gpu: common::GpuArg,
         /// Dynamic shared memory per block (`extern __shared__` arrays), in bytes.
@@ -284,6 +289,7 @@ pub fn run() -> i32 {
             fills,
             offsets,
             format,
+            verbose,
             gpu,
             shared_bytes,
             max_work,
@@ -390,6 +396,7 @@ pub fn run() -> i32 {
                         return out(a.sheet.listing.as_deref().unwrap_or(""));
                     }
                     out(&match format {
+                        Format::Text if verbose => sector_analyzer::sheet::text::render_verbose(&a.sheet),
                         Format::Text => sector_analyzer::sheet::text::render(&a.sheet),
                         Format::Markdown => sector_analyzer::sheet::markdown::render(&a.sheet),
                         Format::Json => sector_analyzer::sheet::json::render(&a.sheet),
