@@ -47,7 +47,9 @@ pub fn lower_file(
     let header = pre.missing_includes.first().cloned();
     let without = |name: Option<&str>, d: &crate::diag::Diagnostic, h: &crate::diag::Diagnostic| {
         let whose = name.map_or("the file".to_string(), |n| format!("kernel `{n}`"));
-        h.clone().note(format!("without it, {whose} cannot be lowered: {}", d.message)).note(
+        let mut e = h.clone();
+        e.message = format!("{}, and without it {whose} cannot be lowered: {}", h.message, d.message);
+        e.note(
             "give its directory with -I DIR (or generate it, as the project's build does); a header only host code needs is left out with a warning",
         )
     };
@@ -61,7 +63,8 @@ pub fn lower_file(
         for (name, d) in module.failed.iter_mut() {
             *d = without(Some(name.as_str()), d, h);
         }
-        for m in &pre.missing_includes {
+        // Said once a kernel lowered without it; a kernel that did not says it in its error.
+        for m in pre.missing_includes.iter().filter(|_| !module.kernels.is_empty()) {
             module.warnings.push(
                 m.clone()
                     .severity(Severity::Warning)

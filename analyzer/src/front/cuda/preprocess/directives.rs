@@ -511,7 +511,8 @@ impl Pp<'_> {
                 // knows the declarations kernels use from them.
                 return Ok(());
             }
-            let mut searched = vec![s.dir().display().to_string()];
+            let dir = s.dir().display().to_string();
+            let mut searched = vec![if dir.is_empty() { ".".to_string() } else { dir }];
             searched.extend(self.opts.include_dirs.iter().map(|d| d.display().to_string()));
             let e = perr(span, format!("cannot find include file \"{name}\""))
                 .note(format!("searched: {}", searched.join(", ")));
