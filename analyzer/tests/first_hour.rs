@@ -299,12 +299,17 @@ fn bin_dir() -> PathBuf {
     d
 }
 
-/// `command` as a shell runs it in the repository root, `sector-estimate` being this build.
+/// `command` as a shell runs it in the repository root, `sector-estimate` being this build. The
+/// cache model's estimate gets no time limit (`--estimate-time-limit 0`): a debug build on a busy
+/// machine may pass the command line's 1 s, where the boundaries become bounds.
 fn shell(command: &str, path: &Path) -> Output {
+    let command = command
+        .replace("sector-estimate analyze ", "sector-estimate analyze --estimate-time-limit 0 ")
+        .replace("sector-estimate sweep ", "sector-estimate sweep --estimate-time-limit 0 ");
     let old = std::env::var("PATH").unwrap_or_default();
     Command::new("sh")
         .arg("-c")
-        .arg(command)
+        .arg(&command)
         .current_dir(root())
         .env("PATH", format!("{}:{old}", path.display()))
         .env_remove("NO_COLOR")

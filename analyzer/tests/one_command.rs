@@ -103,10 +103,8 @@ fn flags_or_several_launches_turn_the_default_off() {
     let o = analyze(&f, &["--grid", "4"]);
     assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
     // Two launches of the kernel: which one is not guessed; the message names both lines.
-    let two = SAMPLE.replace(
-        "  return 0;",
-        "  copy<<<dim3(nx / TILE_DIM, 1), dimBlock>>>(d_odata, d_idata);\n  return 0;",
-    );
+    let two =
+        SAMPLE.replace("  return 0;", "  copy<<<dim3(nx / TILE_DIM, 1), dimBlock>>>(d_odata, d_idata);\n  return 0;");
     let f = write_tmp("sample_two.cu", &two);
     let o = analyze(&f, &[]);
     assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
@@ -115,7 +113,7 @@ fn flags_or_several_launches_turn_the_default_off() {
     let v = json(&analyze(&f, &["--launch-site", "21", "--format", "json"]));
     assert_eq!(v["launch"]["grid"], serde_json::json!([32, 1, 1]));
     // A kernel with no launch in the file: the usage error says how to give one.
-    let o = analyze(&root().join("examples/vec_add.cu"), &[]);
+    let o = analyze(&root().join("examples/block100.cu"), &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--grid and --block") && stderr(&o).contains("--launch-site"), "{}", stderr(&o));
 }
@@ -180,8 +178,8 @@ fn kernels_says_which_template_arguments_to_pass() {
     let t = stdout(&o);
     assert!(t.contains("--arg T=float --arg BS=VALUE --arg useTexture=false"), "{t}");
     assert!(t.contains("--launch-site"), "{t}");
-    let v: serde_json::Value = serde_json::from_slice(&run(&["kernels", f.to_str().unwrap(), "--format", "json"]).stdout)
-        .unwrap();
+    let v: serde_json::Value =
+        serde_json::from_slice(&run(&["kernels", f.to_str().unwrap(), "--format", "json"]).stdout).unwrap();
     assert!(v[0]["note"].as_str().unwrap().contains("--arg T=float"), "{v}");
 }
 
@@ -232,7 +230,7 @@ fn a_missing_generated_header_the_kernel_does_not_need_is_a_warning() {
     let e = stderr(&o);
     assert!(e.contains("error[preprocess]: cannot find include file \"config.h\""), "{e}");
     assert!(e.contains("`BLOCK`") && e.contains("-I DIR"), "{e}");
-    assert!(!e.contains("warning"), "{e}");
+    assert!(!e.contains("warning["), "{e}");
 }
 
 #[test]
@@ -265,12 +263,13 @@ fn explain_and_sweep_take_the_launch_from_the_file() {
     assert!(stderr(&o).contains("--launch-site"), "{}", stderr(&o));
 }
 
-/// The README's first command.
+/// The README's first command. The cache model's estimate has no time limit here: a debug
+/// build on a busy machine may pass the command line's 1 s, which gives the boundaries as bounds.
 fn first_example(extra: &[&str]) -> Output {
     bin()
         .current_dir(root())
         .args(["analyze", "examples/transpose_naive.cu", "--kernel", "transpose_naive", "--grid", "64,256"])
-        .args(["--block", "32,8", "--arg", "rows=2048", "--arg", "cols=2048"])
+        .args(["--block", "32,8", "--arg", "rows=2048", "--arg", "cols=2048", "--estimate-time-limit", "0"])
         .args(extra)
         .output()
         .unwrap()
@@ -301,10 +300,7 @@ fn the_default_sheet_is_read_in_ten_seconds() {
         assert!(v.contains(all), "`{all}` missing from --verbose:\n{v}");
     }
     // JSON does not depend on --verbose.
-    assert_eq!(
-        first_example(&["--format", "json"]).stdout,
-        first_example(&["--format", "json", "--verbose"]).stdout
-    );
+    assert_eq!(first_example(&["--format", "json"]).stdout, first_example(&["--format", "json", "--verbose"]).stdout);
 }
 
 #[test]
@@ -318,7 +314,7 @@ fn an_assumption_shared_by_rows_is_said_once() {
     let t = stdout(&o);
     let said: Vec<&str> = t.lines().filter(|l| l.contains("address depends on data read from memory")).collect();
     assert_eq!(said.len(), 1, "{t}");
-    assert!(said[0].starts_with("  - 3:12, 3:23: "), "{t}");
+    assert!(said[0].starts_with("  - 3:12, 3:24: "), "{t}");
     // --verbose keeps one line per row, with each row's own numbers.
     let v = stdout(&analyze(&f, &["--grid", "4", "--block", "256", "--verbose"]));
     assert_eq!(v.lines().filter(|l| l.contains("address depends on data read from memory")).count(), 2, "{v}");

@@ -192,7 +192,8 @@ pub fn render(sheet: &Sheet) -> String {
     let t = &sheet.totals;
     let mut totals: Vec<Vec<String>> = Vec::new();
     let global = |name: &str, g: &super::GlobalTotals| {
-        let spr = if g.requests == 0 { "-".to_string() } else { format!("{:.2}", g.sectors as f64 / g.requests as f64) };
+        let spr =
+            if g.requests == 0 { "-".to_string() } else { format!("{:.2}", g.sectors as f64 / g.requests as f64) };
         vec![
             String::new(),
             name.to_string(),
@@ -219,7 +220,8 @@ pub fn render(sheet: &Sheet) -> String {
             totals.push(global(name, g));
         }
     }
-    for (name, s) in [("shared load", &t.shared_load), ("shared store", &t.shared_store), ("shared atom", &t.shared_atom)]
+    for (name, s) in
+        [("shared load", &t.shared_load), ("shared store", &t.shared_store), ("shared atom", &t.shared_atom)]
     {
         if s.requests > 0 {
             totals.push(vec![
@@ -293,9 +295,8 @@ pub fn render(sheet: &Sheet) -> String {
         let (l2, dr, dw) = (&b.bounds.l2_read_sectors, &b.bounds.dram_read_sectors, &b.bounds.dram_write_sectors);
         let _ = writeln!(
             o,
-            "boundaries ({} cache model, {}; BOUNDS, not estimates): L1->L2 reads between {} and {}  writes {}",
+            "boundaries (BOUNDS, not estimates; {}): L1->L2 reads between {} and {}  writes {}",
             b.gpu,
-            b.method,
             thousands(l2.min),
             thousands(l2.max),
             thousands(b.l2_write_sectors)
