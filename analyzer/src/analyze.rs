@@ -138,6 +138,7 @@ impl AnalyzeOptions {
 }
 
 /// Where the source comes from.
+#[derive(Clone, Copy)]
 pub enum Input<'a> {
     File(&'a Path),
     /// In-memory source; `name` is used in messages and decides the language (`.rs` or CUDA).
@@ -351,6 +352,72 @@ pub fn apply_launch_site_described(
         Ok((o, site.line, text))
     })();
     r.map_err(|diagnostic| Failure { diagnostic, files })
+}
+
+/// What the file's own launches say when no launch was given on the command line.
+pub enum DefaultLaunch {
+    /// The kernel's only launch, applied: the options, its line and the sheet's first
+    /// assumption (which says the launch was taken because no flag gave one).
+    Taken(AnalyzeOptions, u32),
+    /// The kernel has no launch in the file, or the kernel is not known (several kernels and no
+    /// `--kernel`), or the input is not CUDA source.
+    None,
+    /// The kernel is launched on several lines (given): `--launch-site LINE` picks one.
+    Several(String, Vec<u32>),
+}
+
+/// `--launch-site` as the default of a command given no `--grid`, `--block` or `--arg`: taken
+/// when the file launches the kernel (`opts.kernel`, or the file's only kernel) exactly once.
+/// `Err` when that launch lacks values (one message lists them all) or the file cannot be read.
+pub fn default_launch_site(
+    input: Input,
+    opts: &AnalyzeOptions,
+    loader: &dyn FileLoader,
+) -> std::result::Result<(DefaultLaunch, Option<String>), Failure> {
+    if is_binary_input(&input) {
+        return Ok((DefaultLaunch::None, None));
+    }
+    let rust = match &input {
+        Input::File(p) => p.extension().is_some_and(|e| e == "rs"),
+        Input::Source { name, .. } => name.ends_with(".rs"),
+    };
+    if rust {
+        return Ok((DefaultLaunch::None, None));
+    }
+    let kernel = match &opts.kernel {
+        Some(k) => split_signature(k).0.to_string(),
+        None => {
+            let names = list_kernels(input, opts, loader)?;
+            let mut distinct = names.clone();
+            distinct.dedup();
+            match distinct.as_slice() {
+                [one] => one.clone(),
+                _ => return Ok((DefaultLaunch::None, None)),
+            }
+        }
+    };
+    let mut files = SourceFiles::default();
+    let sites = (|| -> Result<Vec<crate::front::cuda::launch_site::LaunchSite>> {
+        let root = read_input(&input, &mut files)?;
+        crate::front::cuda::launch_sites_of_file(&mut files, root, &opts.cuda(), loader)
+    })()
+    .map_err(|diagnostic| Failure { diagnostic, files })?;
+    let lines: Vec<u32> = sites.iter().filter(|s| s.kernel == kernel).map(|s| s.line).collect();
+    match lines.as_slice() {
+        [] => Ok((DefaultLaunch::None, None)),
+        [line] => {
+            let (o, line, said) = apply_launch_site_described(input, opts, Some(*line), loader)?;
+            // Say why the file's launch was read: nothing on the command line gave one.
+            let said = match said.split_once(": ") {
+                Some((head, rest)) => format!(
+                    "{head} (the kernel's only launch in the file, read because no --grid, --block or --arg was given): {rest}"
+                ),
+                None => said,
+            };
+            Ok((DefaultLaunch::Taken(o, line), Some(said)))
+        }
+        several => Ok((DefaultLaunch::Several(kernel, several.to_vec()), None)),
+    }
 }
 
 /// One error for every value the launch on `site` lacks: each piece with the launch's own

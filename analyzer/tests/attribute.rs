@@ -211,7 +211,7 @@ fn every_launch_option_of_the_command_line() {
         VEC_ADD_RS,
     );
     assert_eq!(constant(&e, "LOAD_SECTORS"), (5 + 5) * 32_768, "{e}");
-    assert!(e.contains("model: a100"), "{e}");
+    assert!(e.contains("a100 cache model"), "{e}");
     // -D: the stride comes from a define: 32 lanes x 2 x 4 bytes = 256 bytes, 8 sectors.
     let cu = "const S: &str = r#\"\n__global__ void k(const float *a, float *o) {\n  int i = threadIdx.x;\n  o[i] = a[i * STRIDE];\n}\n\"#;";
     let e = expand("kernel = \"k\", grid = 1, block = 32, define = \"STRIDE=2\"", cu);

@@ -271,3 +271,140 @@ fn readme_first_commands_and_rust_crate_are_the_tested_ones() {
     }
     assert!(manifest.contains("estimator-macros = { path = "), "{manifest}");
 }
+
+/// The README's fenced blocks, in order: (info string, body).
+fn readme_blocks(readme: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut open: Option<(String, String)> = None;
+    for line in readme.lines() {
+        match (&mut open, line.strip_prefix("```")) {
+            (None, Some(info)) => open = Some((info.trim().to_string(), String::new())),
+            (Some(_), Some(_)) => out.push(open.take().unwrap()),
+            (Some((_, body)), None) => {
+                body.push_str(line);
+                body.push('\n');
+            }
+            (None, None) => {}
+        }
+    }
+    out
+}
+
+/// A directory holding `sector-estimate` (this build), for a shell's `PATH`.
+fn bin_dir() -> PathBuf {
+    let d = tmp("path");
+    let link = d.join("sector-estimate");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_sector-estimate"), &link).unwrap();
+    d
+}
+
+/// `command` as a shell runs it in the repository root, `sector-estimate` being this build. The
+/// cache model's estimate gets no time limit (`--estimate-time-limit 0`): a debug build on a busy
+/// machine may pass the command line's 1 s, where the boundaries become bounds.
+fn shell(command: &str, path: &Path) -> Output {
+    let command = command
+        .replace("sector-estimate analyze ", "sector-estimate analyze --estimate-time-limit 0 ")
+        .replace("sector-estimate sweep ", "sector-estimate sweep --estimate-time-limit 0 ");
+    let old = std::env::var("PATH").unwrap_or_default();
+    Command::new("sh")
+        .arg("-c")
+        .arg(&command)
+        .current_dir(root())
+        .env("PATH", format!("{}:{old}", path.display()))
+        .env_remove("NO_COLOR")
+        .env_remove("TERM")
+        .output()
+        .unwrap()
+}
+
+/// Every `$ sector-estimate ...` the README shows prints, byte for byte, what the README shows
+/// under it; the first sheet is the first command's; the usage block names every flag a user
+/// meets; a `sh` block's commands run (those that need the CUDA toolkit where it is found).
+#[test]
+fn readme_commands_print_what_the_readme_shows() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let blocks = readme_blocks(&readme);
+    let path = bin_dir();
+    let svg = tmp("readme-svg").join("sweep.svg");
+    let mut ran = 0;
+    for (_, body) in &blocks {
+        if !body.starts_with("$ sector-estimate") {
+            continue;
+        }
+        // Commands and what each prints, up to the next `$ `.
+        let mut cmds: Vec<(String, String)> = Vec::new();
+        for line in body.lines() {
+            match line.strip_prefix("$ ") {
+                Some(c) => cmds.push((c.to_string(), String::new())),
+                None => {
+                    let (_, want) = cmds.last_mut().unwrap();
+                    want.push_str(line);
+                    want.push('\n');
+                }
+            }
+        }
+        for (cmd, want) in cmds {
+            // The heatmap goes to a temporary file, and is checked against the README's picture.
+            let run_cmd = cmd.replace("--svg docs/sweep_strided.svg", &format!("--svg {}", svg.display()));
+            let o = shell(&run_cmd, &path);
+            assert_eq!(text(&o.stdout), want, "README: `$ {cmd}` prints otherwise (stderr: {})", text(&o.stderr));
+            if run_cmd != cmd {
+                let made = std::fs::read_to_string(&svg).unwrap();
+                let shown = std::fs::read_to_string(root().join("docs/sweep_strided.svg")).unwrap();
+                assert!(made == shown, "docs/sweep_strided.svg is not what `$ {cmd}` writes");
+            }
+            ran += 1;
+        }
+    }
+    assert!(ran >= 5, "only {ran} README commands found");
+
+    // The first command and the sheet the README says it prints.
+    let at = readme.find("## First commands on a fresh machine").unwrap();
+    let after = readme_blocks(&readme[at..]);
+    let first = after[0].1.lines().next().unwrap();
+    let args = first.split_once(" -- ").unwrap().1;
+    let o = shell(&format!("sector-estimate {args}"), &path);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), after[1].1, "README's first sheet is not what `{first}` prints");
+
+    // Usage: every flag a user meets on the first day is listed.
+    let usage = readme_block_after(&readme, "## Usage");
+    for flag in [
+        "--shared-bytes",
+        "--time-limit",
+        "--message-format",
+        "--emit dot|ir|sass",
+        "--via source|sass|auto",
+        "--verbose",
+        "--launch-site",
+    ] {
+        assert!(usage.contains(flag), "README's usage block lacks `{flag}`:\n{usage}");
+    }
+
+    // `sh` blocks: each `sector-estimate` line runs (the SASS path where a toolkit is found).
+    for (info, body) in blocks.iter().filter(|(i, _)| i == "sh") {
+        for line in body.lines().filter(|l| l.starts_with("sector-estimate ")) {
+            if line.contains("--via sass") && !sector_analyzer::analyze::toolkit_found() {
+                continue;
+            }
+            let o = shell(line, &path);
+            assert_eq!(o.status.code(), Some(0), "README ({info}): `{line}`: {}", text(&o.stderr));
+        }
+    }
+}
+
+/// `--help` points only to files in the clone.
+#[test]
+fn help_names_only_files_in_the_clone() {
+    for sub in [&[][..], &["analyze"], &["explain"], &["sweep"], &["check"], &["kernels"]] {
+        let h = text(&run(&[sub, &["--help"][..]].concat()).stdout);
+        assert!(!h.contains("CONTRACT") && !h.contains("shared/") && !h.contains("DESIGN"), "{sub:?}: {h}");
+        for word in h.split(|c: char| c.is_whitespace() || "(),`'".contains(c)) {
+            let word = word.trim_end_matches(['.', ':', ';']);
+            if word.ends_with(".md") || word.starts_with("docs/") {
+                assert!(root().join(word).exists(), "{sub:?} --help names {word}, which the clone lacks");
+            }
+        }
+    }
+}

@@ -27,6 +27,7 @@ mod hostile3;
 mod launch_site;
 mod layers;
 mod lowering;
+mod one_command;
 mod overloads;
 mod preprocess;
 mod rust_front;

@@ -183,3 +183,45 @@ pub fn parse_index(flag: &str, s: &str) -> Result<[u32; 3], String> {
 pub fn color_for(stream_is_terminal: bool) -> bool {
     super::color_on(stream_is_terminal)
 }
+
+/// Why a command got no launch from the file.
+pub enum NoLaunch {
+    /// A usage error (exit 2): no launch given and none to take.
+    Usage(String),
+    /// The file could not be read, or its launch lacks values (exit 1).
+    Failure(sector_analyzer::analyze::Failure),
+}
+
+/// The launch from the file's own `<<<...>>>` call: the one `--launch-site [LINE]` names
+/// (`Some`), or, given no `--launch-site` (`None`) and no `--grid`, `--block` or `--arg`, the
+/// kernel's only launch in the file. Values in `opts` (the command line) win. Returns the options
+/// and the sheet's first assumption, which says where each value came from.
+pub fn site_launch(
+    file: &std::path::Path,
+    opts: AnalyzeOptions,
+    launch_site: Option<Option<u32>>,
+    command: &str,
+) -> Result<(AnalyzeOptions, Option<String>), NoLaunch> {
+    use sector_analyzer::analyze::{self, DefaultLaunch};
+    use sector_analyzer::source::DiskLoader;
+    use sector_analyzer::Input;
+    if let Some(line) = launch_site {
+        return analyze::apply_launch_site_described(Input::File(file), &opts, line, &DiskLoader)
+            .map(|(o, _, said)| (o, Some(said)))
+            .map_err(NoLaunch::Failure);
+    }
+    match analyze::default_launch_site(Input::File(file), &opts, &DiskLoader) {
+        Ok((DefaultLaunch::Taken(o, _), said)) => Ok((o, said)),
+        Ok((DefaultLaunch::Several(k, lines), _)) => {
+            let lines: Vec<String> = lines.iter().map(u32::to_string).collect();
+            Err(NoLaunch::Usage(format!(
+                "{command} needs the launch: the file launches `{k}` on lines {}; pick one with --launch-site LINE, or give --grid and --block",
+                lines.join(", ")
+            )))
+        }
+        Ok((DefaultLaunch::None, _)) => Err(NoLaunch::Usage(format!(
+            "{command} needs the launch: add --grid and --block (e.g. --grid 'ceil(n/256)' --block 256), or --launch-site to read it from the file's own <<<...>>> call"
+        ))),
+        Err(f) => Err(NoLaunch::Failure(f)),
+    }
+}

@@ -1,6 +1,6 @@
 //! `sector-estimate explain`: one warp-level execution of the access(es) on a line, lane by lane.
 
-use super::common::{color_for, parse_index, LaunchArgs};
+use super::common::{color_for, parse_index, site_launch, LaunchArgs, NoLaunch};
 use super::{out, report, usage, SourceArgs};
 use sector_analyzer::explain::{self, ExplainOptions};
 use sector_analyzer::source::DiskLoader;
@@ -25,11 +25,17 @@ pub struct ExplainArgs {
     #[command(flatten)]
     launch: LaunchArgs,
     /// Grid shape X[,Y[,Z]] or XxY[xZ], as for `analyze` (integer expressions over --arg values).
+    /// Required unless --launch-site finds it in the file.
     #[arg(long, allow_hyphen_values = true)]
-    grid: String,
+    grid: Option<String>,
     /// Block shape X[,Y[,Z]] or XxY[xZ], as for `analyze` (`32,8` or `32x8`).
     #[arg(long, allow_hyphen_values = true)]
-    block: String,
+    block: Option<String>,
+    /// Take the launch from the file's own `kernel<...><<<grid, block, smem>>>(...)` call (the one
+    /// on LINE, or the kernel's first), as `analyze --launch-site` does; flags given explicitly
+    /// win. Without --grid, --block and --arg, the kernel's only launch in the file is taken.
+    #[arg(long = "launch-site", value_name = "LINE", num_args = 0..=1)]
+    launch_site: Option<Option<u32>>,
     /// The source line of the access (1-based, in FILE).
     #[arg(long)]
     line: u32,
@@ -54,10 +60,22 @@ pub fn run(a: ExplainArgs) -> i32 {
     if let Some(w) = a.warp.filter(|&w| w >= 32) {
         return usage(&format!("--warp {w}: a block has at most 1024 threads, so warps 0 to 31"));
     }
-    let analyze = match a.launch.options(&a.src, &a.grid, &a.block, true) {
+    let by_default = a.grid.is_none() && a.block.is_none() && a.launch.args.is_empty() && a.launch_site.is_none();
+    if !by_default && a.launch_site.is_none() && (a.grid.is_none() || a.block.is_none()) {
+        return usage("explain needs the launch: add --grid and --block, or --launch-site to read it from the file");
+    }
+    let (grid, block) = (a.grid.clone().unwrap_or_default(), a.block.clone().unwrap_or_default());
+    let mut analyze = match a.launch.options(&a.src, &grid, &block, true) {
         Ok(o) => o,
         Err(m) => return usage(&m),
     };
+    if by_default || a.launch_site.is_some() {
+        match site_launch(&a.src.file, analyze, a.launch_site, "explain") {
+            Ok((o, _)) => analyze = o,
+            Err(NoLaunch::Usage(m)) => return usage(&m),
+            Err(NoLaunch::Failure(f)) => return report(&f),
+        }
+    }
     let block = match a.block_index.as_deref().map(|s| parse_index("--block-index", s)).transpose() {
         Ok(b) => b,
         Err(m) => return usage(&m),

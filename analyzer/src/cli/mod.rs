@@ -71,7 +71,7 @@ enum Format {
     Text,
     /// The same sheet as Markdown tables.
     Markdown,
-    /// The machine form (CONTRACT.md's JSON), alone on stdout.
+    /// The machine form (docs/json-schema.md), alone on stdout.
     Json,
 }
 
@@ -161,6 +161,11 @@ enum Cmd {
         /// How to print the sheet.
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
+        /// The whole text sheet: the engine, logical bytes, the boundaries per instruction and
+        /// every assumption (the cache model's, and each row's on its own line). The default
+        /// sheet shows only the assumptions that change one of its numbers.
+        #[arg(long, short = 'v')]
+        verbose: bool,
         #[command(flatten)]
         gpu: common::GpuArg,
         /// Dynamic shared memory per block (`extern __shared__` arrays), in bytes.
@@ -272,7 +277,13 @@ pub fn run() -> i32 {
                 AnalyzeOptions { defines: defines(&src), include_dirs: src.include.clone(), ..Default::default() };
             let mut files = SourceFiles::default();
             match sector_analyzer::analyze::lower(&Input::File(&src.file), &opts, &DiskLoader, &mut files) {
-                Ok(m) => out(&kernel_list(&m, format)),
+                Ok(m) => {
+                    if !m.warnings.is_empty() {
+                        let _ =
+                            std::io::stderr().write_all(messages(&files, &m.warnings, MessageFormat::Full).as_bytes());
+                    }
+                    out(&kernel_list(&m, format))
+                }
                 Err(diagnostic) => report(&Failure { diagnostic, files }),
             }
         }
@@ -285,6 +296,7 @@ pub fn run() -> i32 {
             fills,
             offsets,
             format,
+            verbose,
             gpu,
             shared_bytes,
             max_work,
@@ -300,12 +312,16 @@ pub fn run() -> i32 {
             let emit_sass = emit == Some(Emit::Sass);
             let emit = emit.filter(|e| *e != Emit::Sass);
             let via = if emit_sass { sector_analyzer::analyze::Via::Sass } else { via };
+            // No launch on the command line: the file's own, when it launches the kernel once.
+            let by_default =
+                grid.is_none() && block.is_none() && args.is_empty() && launch_site.is_none() && emit.is_none();
             // Only the sheet needs a launch; `--emit dot|ir` reads the source alone.
-            if emit_sass && (grid.is_none() || block.is_none()) && launch_site.is_none() {
+            if emit_sass && (grid.is_none() || block.is_none()) && launch_site.is_none() && !by_default {
                 return usage("--emit sass counts a launch: add --grid and --block (or --launch-site)");
             }
             let (grid, block) = match (grid, block, emit) {
                 (Some(g), Some(b), _) => (g, b),
+                (None, None, None) if by_default => (String::new(), String::new()),
                 (g, b, Some(_)) => (g.unwrap_or_else(|| "1".into()), b.unwrap_or_else(|| "32".into())),
                 (g, b, None) if launch_site.is_some() => (g.unwrap_or_default(), b.unwrap_or_default()),
                 (g, _, None) => {
@@ -332,20 +348,14 @@ pub fn run() -> i32 {
                 Err(m) => return usage(&m),
             };
             let mut site_line = None;
-            if emit.is_none() {
-                if let Some(line) = launch_site {
-                    match sector_analyzer::analyze::apply_launch_site_described(
-                        Input::File(&src.file),
-                        &opts,
-                        line,
-                        &DiskLoader,
-                    ) {
-                        Ok((o, _, said)) => {
-                            opts = o;
-                            site_line = Some(said);
-                        }
-                        Err(f) => return report_as(&f, message_format),
+            if by_default || (emit.is_none() && launch_site.is_some()) {
+                match common::site_launch(&src.file, opts, launch_site, "analyze") {
+                    Ok((o, said)) => {
+                        opts = o;
+                        site_line = said;
                     }
+                    Err(common::NoLaunch::Usage(m)) => return usage(&m),
+                    Err(common::NoLaunch::Failure(f)) => return report_as(&f, message_format),
                 }
             }
             if let Some(what) = emit {
@@ -391,6 +401,7 @@ pub fn run() -> i32 {
                         return out(a.sheet.listing.as_deref().unwrap_or(""));
                     }
                     out(&match format {
+                        Format::Text if verbose => sector_analyzer::sheet::text::render_verbose(&a.sheet),
                         Format::Text => sector_analyzer::sheet::text::render(&a.sheet),
                         Format::Markdown => sector_analyzer::sheet::markdown::render(&a.sheet),
                         Format::Json => sector_analyzer::sheet::json::render(&a.sheet),
@@ -456,6 +467,9 @@ fn kernel_list(m: &sector_analyzer::ir::Module, format: ListFormat) -> String {
         /// What `--kernel` takes to pick this one among overloads: `scale(double*, int)`.
         signature: String,
         error: Option<String>,
+        /// What to do about the error, when there is something to do (a template kernel's
+        /// arguments to pass).
+        note: Option<String>,
     }
     let mut all: Vec<Entry> = m
         .kernels
@@ -467,6 +481,7 @@ fn kernel_list(m: &sector_analyzer::ir::Module, format: ListFormat) -> String {
             params: k.params.iter().map(|p| (p.name.clone(), p.ty.display())).collect(),
             signature: sector_analyzer::analyze::kernel_signature(k),
             error: None,
+            note: None,
         })
         .collect();
     all.extend(m.failed.iter().map(|(n, d)| Entry {
@@ -476,6 +491,7 @@ fn kernel_list(m: &sector_analyzer::ir::Module, format: ListFormat) -> String {
         params: Vec::new(),
         signature: n.clone(),
         error: Some(d.message.clone()),
+        note: (d.kind == ErrorKind::MissingArgument).then(|| d.notes.first().cloned()).flatten(),
     }));
     all.sort_by_key(|e| (e.line, e.column));
     let overloaded = |n: &str| all.iter().filter(|e| e.name == n).count() > 1;
@@ -494,7 +510,10 @@ fn kernel_list(m: &sector_analyzer::ir::Module, format: ListFormat) -> String {
                         String::new()
                     }
                 ),
-                Some(err) => format!("{}  line {}: cannot be analysed: {err}\n", e.name, e.line),
+                Some(err) => match &e.note {
+                    Some(note) => format!("{}  line {}: cannot be analysed: {err}: {note}\n", e.name, e.line),
+                    None => format!("{}  line {}: cannot be analysed: {err}\n", e.name, e.line),
+                },
             })
             .collect(),
         ListFormat::Json => {
@@ -508,6 +527,7 @@ fn kernel_list(m: &sector_analyzer::ir::Module, format: ListFormat) -> String {
                         "column": e.column,
                         "parameters": e.params.iter().map(|(n, t)| serde_json::json!({"name": n, "type": t})).collect::<Vec<_>>(),
                         "error": e.error,
+                        "note": e.note,
                     })
                 })
                 .collect();

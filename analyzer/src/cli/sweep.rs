@@ -1,6 +1,6 @@
 //! `sector-estimate sweep`: a kernel over ranges of parameters and block shapes.
 
-use super::common::LaunchArgs;
+use super::common::{site_launch, LaunchArgs, NoLaunch};
 use super::{out, report, split_pair, usage, SourceArgs};
 use sector_analyzer::analyze::Failure;
 use sector_analyzer::source::DiskLoader;
@@ -37,12 +37,18 @@ pub struct SweepArgs {
     launch: LaunchArgs,
     /// The grid: X[,Y[,Z]] integer expressions over the --arg values and the block shape
     /// (`block` or `block_x`, `block_y`, `block_z`), e.g. 'ceil(n/block)'.
+    /// Required unless --launch-site finds it in the file.
     #[arg(long, allow_hyphen_values = true)]
-    grid: String,
+    grid: Option<String>,
     /// Block shapes to sweep: comma-separated items, each X, XxY or XxYxZ, or a range of X
-    /// (`32..1024:x2`).
+    /// (`32..1024:x2`). Required unless --launch-site finds the block in the file.
     #[arg(long)]
-    block: String,
+    block: Option<String>,
+    /// Start from the file's own `kernel<...><<<grid, block, smem>>>(...)` call (the one on LINE,
+    /// or the kernel's first): its grid, block, dynamic shared memory, template and scalar
+    /// arguments; --grid, --block and every --arg (swept or fixed) replace the call's.
+    #[arg(long = "launch-site", value_name = "LINE", num_args = 0..=1)]
+    launch_site: Option<Option<u32>>,
     /// How to print the table.
     #[arg(long, value_enum, default_value = "text")]
     format: SweepFormat,
@@ -78,7 +84,15 @@ pub fn run(a: SweepArgs) -> i32 {
         Ok(t) => t,
         Err(m) => return usage(&m),
     };
-    let mut base = match a.launch.options(&a.src, &a.grid, "1", false) {
+    if a.launch_site.is_none() && (a.grid.is_none() || a.block.is_none()) {
+        return usage(&format!(
+            "sweep needs {}: add {}or --launch-site to start from the file's own <<<...>>> call",
+            if a.grid.is_none() { "the grid" } else { "the blocks to sweep" },
+            if a.grid.is_none() { "--grid " } else { "--block " }
+        ));
+    }
+    let grid = a.grid.clone().unwrap_or_default();
+    let mut base = match a.launch.options(&a.src, &grid, if a.block.is_some() { "1" } else { "" }, false) {
         Ok(o) => o,
         Err(m) => return usage(&m),
     };
@@ -104,7 +118,26 @@ pub fn run(a: SweepArgs) -> i32 {
             base.args.push((k, v));
         }
     }
-    let blocks = match sweep::parse_values("--block ", &a.block, true) {
+    // The file's own launch: what the flags leave open. A swept argument stands in with its
+    // first value (the call may need it for its grid); the sweep then replaces it.
+    let mut block_list = a.block.clone().unwrap_or_default();
+    if a.launch_site.is_some() {
+        base.args.extend(axes.iter().map(|x| (x.name.clone(), x.values[0].clone())));
+        match site_launch(&a.src.file, base, a.launch_site, "sweep") {
+            Ok((mut o, _)) => {
+                let swept: Vec<&String> = axes.iter().map(|x| &x.name).collect();
+                o.args.retain(|(k, _)| !swept.contains(&k));
+                if a.block.is_none() {
+                    // The call's `32, 8` is one shape: `32x8` in a sweep's list.
+                    block_list = o.block.split(',').map(str::trim).collect::<Vec<_>>().join("x");
+                }
+                base = o;
+            }
+            Err(NoLaunch::Usage(m)) => return usage(&m),
+            Err(NoLaunch::Failure(f)) => return report(&f),
+        }
+    }
+    let blocks = match sweep::parse_values("--block ", &block_list, true) {
         Ok(b) => b,
         Err(d) => return usage(&d.message),
     };

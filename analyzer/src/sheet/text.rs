@@ -70,7 +70,286 @@ fn spr(r: &Row) -> String {
     }
 }
 
+/// Sheet-level assumptions that change no number on the sheet: the counting rule's thread
+/// order, how the engine went about it, what was inlined. The compact sheet leaves them to
+/// `--verbose`.
+fn changes_no_number(a: &str) -> bool {
+    a.starts_with("threads linearised x fastest")
+        || a.starts_with("symbolic engine")
+        || a == "lambda inlined"
+        || (a.starts_with("__device__ function `") && a.ends_with("` inlined"))
+}
+
+/// A row's assumption without the row's own numbers, so that rows that rest on the same
+/// assumption share one line: ` in 12 of 40 executions`, ` (bounds 4..32)` and a leading count
+/// (`1024 lane-level loads removed`) go.
+fn general(a: &str) -> String {
+    let mut s = a.to_string();
+    // ` in N of M executions`
+    if let Some(at) = s.find(" in ") {
+        let rest = &s[at + 4..];
+        let digits = |t: &str| t.chars().take_while(|c| c.is_ascii_digit()).count();
+        let n = digits(rest);
+        if n > 0 && rest[n..].starts_with(" of ") {
+            let m = digits(&rest[n + 4..]);
+            if m > 0 && rest[n + 4 + m..].starts_with(" executions") {
+                let end = at + 4 + n + 4 + m + " executions".len();
+                s.replace_range(at..end, "");
+            }
+        }
+    }
+    // ` (bounds N..M)`
+    if let Some(at) = s.find(" (bounds ") {
+        if let Some(close) = s[at..].find(')') {
+            let inner = &s[at + " (bounds ".len()..at + close];
+            if inner.chars().all(|c| c.is_ascii_digit() || c == '.' || c == ',') {
+                s.replace_range(at..at + close + 1, "");
+            }
+        }
+    }
+    // `N lane-level loads removed`
+    let lead = s.chars().take_while(|c| c.is_ascii_digit()).count();
+    if lead > 0 && s[lead..].starts_with(" lane-level") {
+        s.replace_range(..lead + 1, "");
+    }
+    s
+}
+
+/// The assumptions that change a number on this sheet, each once: the sheet's own (less those
+/// that change none), then the rows', grouped by what they say, each group naming its rows.
+pub fn compact_assumptions(sheet: &Sheet) -> Vec<String> {
+    let rows_elide = sheet.instructions.iter().any(|r| r.elided_loads > 0);
+    let mut out: Vec<String> = sheet
+        .assumptions
+        .iter()
+        .filter(|a| !changes_no_number(a))
+        // The rule of load elimination is said where it applied, on the rows' line.
+        .filter(|a| !(rows_elide && a.starts_with("loads of an address the thread already loaded or stored")))
+        .cloned()
+        .collect();
+    // (general text, the rows' places, the first row's own text)
+    let mut groups: Vec<(String, Vec<String>, String)> = Vec::new();
+    for r in &sheet.instructions {
+        for a in &r.assumptions {
+            let g = general(a);
+            let place = format!("{}:{}", r.line, r.column);
+            match groups.iter_mut().find(|(k, _, _)| *k == g) {
+                Some((_, places, _)) => {
+                    if !places.contains(&place) {
+                        places.push(place)
+                    }
+                }
+                None => groups.push((g, vec![place], a.clone())),
+            }
+        }
+    }
+    for (g, places, first) in groups {
+        if places.len() == 1 {
+            out.push(format!("{}: {first}", places[0]));
+        } else {
+            out.push(format!("{}: {g}", places.join(", ")));
+        }
+    }
+    out
+}
+
+/// The compact sheet (the default): the launch, one table of the instructions and their totals,
+/// the bytes, the boundaries in two lines, and only the assumptions that change a number on it,
+/// each once. Everything else is in [`render_verbose`] and the JSON.
 pub fn render(sheet: &Sheet) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "sector-estimate: kernel `{}` in {}", sheet.kernel, sheet.file);
+    let _ = writeln!(o, "launch: {}", launch_line(sheet));
+    let _ = writeln!(o);
+    let header = ["line:col", "access", "space", "op", "B", "requests", "sectors", "ideal", "sect/req", "excess", ""];
+    let mut table: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
+    for r in &sheet.instructions {
+        let (sectors, ideal, excess) = if r.space == "shared" {
+            (
+                format!("{} wf", thousands(r.wavefronts.unwrap_or(0))),
+                format!("{} wf", thousands(r.ideal_wavefronts.unwrap_or(0))),
+                format!("{} conflicts", thousands(r.bank_conflicts.unwrap_or(0))),
+            )
+        } else {
+            (thousands(r.sectors), thousands(r.ideal_sectors), thousands(r.excess_sectors()))
+        };
+        table.push(vec![
+            format!("{}:{}", r.line, r.column),
+            clip(&r.text, 32),
+            r.space.to_string(),
+            r.op.to_string(),
+            r.width.to_string(),
+            thousands(r.requests),
+            sectors,
+            ideal,
+            if r.space == "shared" { "-".into() } else { spr(r) },
+            excess,
+            if r.exact { String::new() } else { "*".into() },
+        ]);
+    }
+    // The totals, in the table's columns: global loads and stores always, the other kinds
+    // where the kernel has them.
+    let t = &sheet.totals;
+    let mut totals: Vec<Vec<String>> = Vec::new();
+    let global = |name: &str, g: &super::GlobalTotals| {
+        let spr =
+            if g.requests == 0 { "-".to_string() } else { format!("{:.2}", g.sectors as f64 / g.requests as f64) };
+        vec![
+            String::new(),
+            name.to_string(),
+            String::new(),
+            String::new(),
+            String::new(),
+            thousands(g.requests),
+            thousands(g.sectors),
+            thousands(g.ideal_sectors),
+            spr,
+            thousands(g.sectors.saturating_sub(g.ideal_sectors)),
+            String::new(),
+        ]
+    };
+    totals.push(global("global load", &t.global_load));
+    totals.push(global("global store", &t.global_store));
+    for (name, g) in [
+        ("global red", &t.global_red),
+        ("global atom", &t.global_atom),
+        ("async copy (in loads)", &t.global_async_copy),
+        ("async bypass (in loads)", &t.global_async_copy_bypass),
+    ] {
+        if g.requests > 0 {
+            totals.push(global(name, g));
+        }
+    }
+    for (name, s) in
+        [("shared load", &t.shared_load), ("shared store", &t.shared_store), ("shared atom", &t.shared_atom)]
+    {
+        if s.requests > 0 {
+            totals.push(vec![
+                String::new(),
+                name.to_string(),
+                String::new(),
+                String::new(),
+                String::new(),
+                thousands(s.requests),
+                format!("{} wf", thousands(s.wavefronts)),
+                format!("{} wf", thousands(s.ideal_wavefronts)),
+                "-".into(),
+                format!("{} conflicts", thousands(s.bank_conflicts)),
+                String::new(),
+            ]);
+        }
+    }
+    let all: Vec<&Vec<String>> = table.iter().chain(&totals).collect();
+    let widths: Vec<usize> =
+        (0..header.len()).map(|c| all.iter().map(|row| row[c].chars().count()).max().unwrap_or(0)).collect();
+    let rule = widths.iter().sum::<usize>() + 2 * (widths.len() - 1);
+    let line_of = |row: &[String]| {
+        let mut line = String::from("  ");
+        for (c, cell) in row.iter().enumerate() {
+            let pad = widths[c] - cell.chars().count();
+            // Text columns left, numbers right.
+            if c <= 3 || c == 10 {
+                line.push_str(cell);
+                line.push_str(&" ".repeat(pad));
+            } else {
+                line.push_str(&" ".repeat(pad));
+                line.push_str(cell);
+            }
+            line.push_str("  ");
+        }
+        line.trim_end().to_string()
+    };
+    for (i, row) in table.iter().enumerate() {
+        let _ = writeln!(o, "{}", line_of(row));
+        if i == 0 {
+            let _ = writeln!(o, "  {}", "-".repeat(rule));
+        }
+    }
+    if sheet.instructions.is_empty() {
+        let _ = writeln!(o, "  (the kernel has no memory instructions)");
+    }
+    let _ = writeln!(o, "  -- totals {}", "-".repeat(rule.saturating_sub(10)));
+    for row in &totals {
+        let _ = writeln!(o, "{}", line_of(row));
+    }
+    if sheet.instructions.iter().any(|r| !r.exact) {
+        let _ = writeln!(o, "  * not exact: see its assumption below");
+    }
+    let logical = sheet.global_logical_bytes();
+    let sector_bytes = sheet.global_sectors() * 32;
+    let _ = write!(
+        o,
+        "  global bytes: {} logical ({} loaded, {} stored), {} in sectors",
+        thousands(logical),
+        thousands(t.global_load.logical_bytes),
+        thousands(t.global_store.logical_bytes),
+        thousands(sector_bytes)
+    );
+    if logical > 0 {
+        let _ = write!(o, " ({:.2}x)", sector_bytes as f64 / logical as f64);
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(o);
+    let b = &sheet.boundaries;
+    if b.bounds_only {
+        let (l2, dr, dw) = (&b.bounds.l2_read_sectors, &b.bounds.dram_read_sectors, &b.bounds.dram_write_sectors);
+        let _ = writeln!(
+            o,
+            "boundaries (BOUNDS, not estimates; {}): L1->L2 reads between {} and {}  writes {}",
+            b.gpu,
+            thousands(l2.min),
+            thousands(l2.max),
+            thousands(b.l2_write_sectors)
+        );
+        let _ = writeln!(
+            o,
+            "  DRAM reads between {} and {}  writes between {} and {}",
+            thousands(dr.min),
+            thousands(dr.max),
+            thousands(dw.min),
+            thousands(dw.max)
+        );
+    } else {
+        let _ = writeln!(
+            o,
+            "boundaries ({} cache model, {}; estimates): L1 hits {}  L1->L2 reads {}  writes {}",
+            b.gpu,
+            b.method,
+            thousands(b.l1_hit_sectors),
+            thousands(b.l2_read_sectors),
+            thousands(b.l2_write_sectors)
+        );
+        let _ = writeln!(
+            o,
+            "  DRAM reads {} (bounds {}..{})  writes {}",
+            thousands(b.dram_read_sectors),
+            thousands(b.bounds.dram_read_sectors.min),
+            thousands(b.bounds.dram_read_sectors.max),
+            thousands(b.dram_write_sectors)
+        );
+    }
+    let said = compact_assumptions(sheet);
+    if !said.is_empty() {
+        let _ = writeln!(o);
+        let _ = writeln!(o, "assumptions");
+        for a in &said {
+            let _ = writeln!(o, "  - {a}");
+        }
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "--verbose adds the engine, the boundaries per instruction and the cache model's {} assumption{}",
+        b.assumptions.len(),
+        if b.assumptions.len() == 1 { "" } else { "s" }
+    );
+    o
+}
+
+/// The whole sheet (`--verbose`): the engine, logical bytes, every instruction, the totals, the
+/// boundaries per instruction and every assumption in force (the sheet's, the cache model's and
+/// each row's, once per row).
+pub fn render_verbose(sheet: &Sheet) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "sector-estimate: kernel `{}` in {}", sheet.kernel, sheet.file);
     let _ = writeln!(o, "launch: {}", launch_line(sheet));

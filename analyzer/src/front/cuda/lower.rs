@@ -674,6 +674,35 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     fn template_params(&mut self, t: Node) -> Result<()> {
         let Some(list) = t.child_by_field_name("parameters") else { return Ok(()) };
         let mut c = list.walk();
+        // Every parameter without a value, as the flag that gives it one: one message names
+        // them all (`--arg T=float --arg BS=VALUE`).
+        let unfilled: Vec<String> = {
+            let mut c = list.walk();
+            list.named_children(&mut c)
+                .filter_map(|p| {
+                    let (name, example) = match p.kind() {
+                        "parameter_declaration" => {
+                            let bool_ty = p.child_by_field_name("type").is_some_and(|t| self.text(t) == "bool");
+                            (
+                                p.child_by_field_name("declarator").map(|d| self.text(d).to_string()),
+                                if bool_ty { "false" } else { "VALUE" },
+                            )
+                        }
+                        "type_parameter_declaration" => {
+                            let mut cc = p.walk();
+                            let name = p
+                                .named_children(&mut cc)
+                                .find(|x| x.kind() == "type_identifier")
+                                .map(|x| self.text(x).to_string());
+                            (name, "float")
+                        }
+                        _ => (None, ""),
+                    };
+                    let name = name?;
+                    (!self.unit.args.contains_key(&name)).then(|| format!("--arg {name}={example}"))
+                })
+                .collect()
+        };
         for p in list.named_children(&mut c) {
             let (name, is_type, default) = match p.kind() {
                 "parameter_declaration" | "optional_parameter_declaration" => (
@@ -736,14 +765,14 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                         let (e, _) = self.expr(d)?;
                         match const_eval(&e) {
                             Some(v) => TemplateArg::Int(v),
-                            None => return Err(self.missing_template(p, &name)),
+                            None => return Err(self.missing_template(p, &name, &unfilled)),
                         }
                     }
-                    None => return Err(self.missing_template(p, &name)),
+                    None => return Err(self.missing_template(p, &name, &unfilled)),
                 },
                 (None, true) => match default {
                     Some(d) => TemplateArg::Type(self.type_descriptor(d)?),
-                    None => return Err(self.missing_template(p, &name)),
+                    None => return Err(self.missing_template(p, &name, &unfilled)),
                 },
             };
             if let TemplateArg::Int(v) = arg {
@@ -778,9 +807,12 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         Ok(())
     }
 
-    fn missing_template(&self, p: Node, name: &str) -> Diagnostic {
+    fn missing_template(&self, p: Node, name: &str, unfilled: &[String]) -> Diagnostic {
+        let all = if unfilled.is_empty() { format!("--arg {name}=VALUE") } else { unfilled.join(" ") };
         Diagnostic::at(ErrorKind::MissingArgument, self.span(p), format!("template parameter `{name}` has no value"))
-            .note(format!("pass --arg {name}=VALUE (an integer, or a type name such as float)"))
+            .note(format!(
+                "a template kernel: pass its template arguments, {all} (a type name such as float, or an integer), or --launch-site to take them from the file's own launch"
+            ))
     }
 
     fn type_descriptor(&self, td: Node) -> Result<Ty> {

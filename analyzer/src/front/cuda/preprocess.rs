@@ -122,6 +122,8 @@ pub struct Preprocessed {
     pub text: String,
     /// `#warning` directives met in active code, in order.
     pub warnings: Vec<Diagnostic>,
+    /// Project headers not found ([`preprocess_tolerant`] only), each as its error.
+    pub missing_includes: Vec<Diagnostic>,
     /// For each output row, the index in `segs` of its first segment.
     rows: Vec<usize>,
     segs: Vec<Seg>,
@@ -201,12 +203,35 @@ fn sat32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-/// Preprocesses `root` (already in `files`); included files are added to `files`.
+/// Preprocesses `root` (already in `files`); included files are added to `files`. A project
+/// header (`#include "..."`) that cannot be found is an error.
 pub fn preprocess(
     files: &mut SourceFiles,
     root: FileId,
     opts: &PreprocessOptions,
     loader: &dyn FileLoader,
+) -> Result<Preprocessed> {
+    preprocess_with(files, root, opts, loader, false)
+}
+
+/// [`preprocess`], going on past a project header that cannot be found (a `config.h` the build
+/// generates): each one is in [`Preprocessed::missing_includes`], as the error it would have been,
+/// for the front end to decide whether the kernels needed it.
+pub fn preprocess_tolerant(
+    files: &mut SourceFiles,
+    root: FileId,
+    opts: &PreprocessOptions,
+    loader: &dyn FileLoader,
+) -> Result<Preprocessed> {
+    preprocess_with(files, root, opts, loader, true)
+}
+
+fn preprocess_with(
+    files: &mut SourceFiles,
+    root: FileId,
+    opts: &PreprocessOptions,
+    loader: &dyn FileLoader,
+    tolerant: bool,
 ) -> Result<Preprocessed> {
     let Some(file) = files.files.get(root.0 as usize) else {
         return Err(Diagnostic::new(ErrorKind::Preprocess, "unknown root file"));
@@ -214,6 +239,7 @@ pub fn preprocess(
     let text: Arc<str> = file.text.as_str().into();
     let path = file.path.clone();
     let mut pp = Pp::new(files, loader, opts, root, &path);
+    pp.tolerant = tolerant;
     // Predefines first so that `-D` may override them (e.g. `-D __CUDA_ARCH__=800`).
     let predefined = [
         ("__CUDACC__", "1"),
@@ -241,8 +267,8 @@ pub fn preprocess(
     pp.set_table(root, Arc::clone(&text));
     pp.loaded.insert(normalize(&path), (root, Arc::clone(&text)));
     pp.run(Src::new(root, path, text))?;
-    let Pp { out, tables, warnings, .. } = pp;
-    Ok(Preprocessed { text: out.text, warnings, rows: out.rows, segs: out.segs, lines: tables })
+    let Pp { out, tables, warnings, missing_includes, .. } = pp;
+    Ok(Preprocessed { text: out.text, warnings, missing_includes, rows: out.rows, segs: out.segs, lines: tables })
 }
 
 struct Pp<'a> {
@@ -261,6 +287,9 @@ struct Pp<'a> {
     guards: HashMap<PathBuf, Rc<str>>,
     tables: Vec<Option<Arc<LineTable>>>,
     warnings: Vec<Diagnostic>,
+    /// Go on past a project header that cannot be found, keeping its error here.
+    tolerant: bool,
+    missing_includes: Vec<Diagnostic>,
     /// An included file to read before the rest of the current one.
     pending: Option<Src>,
     /// Files being read (the root and the chain of includes).
@@ -304,6 +333,8 @@ impl<'a> Pp<'a> {
             guards: HashMap::new(),
             tables: Vec::new(),
             warnings: Vec::new(),
+            tolerant: false,
+            missing_includes: Vec::new(),
             pending: None,
             open_files: 1,
             nesting: 0,

@@ -24,7 +24,12 @@ pub fn named_type(name: &str) -> Option<Ty> {
         | "uintptr_t"
         | "ulong"
         | "ulonglong"
-        | "cudaGraphConditionalHandle" => int(64, false),
+        | "cudaGraphConditionalHandle"
+        // Texture and surface objects are handles (`unsigned long long`): a kernel may take one
+        // and never read through it where it runs (a branch on a constant flag); a fetch is
+        // refused where it runs.
+        | "cudaTextureObject_t"
+        | "cudaSurfaceObject_t" => int(64, false),
         "clock_t" | "time_t" | "longlong" => int(64, true),
         "float" => Some(Ty::Float(4)),
         "double" => Some(Ty::Float(8)),

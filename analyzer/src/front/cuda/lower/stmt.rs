@@ -43,17 +43,38 @@ impl Lowerer<'_, '_> {
                 let cond = n.child_by_field_name("condition").ok_or_else(|| self.unsupported(n, "this if"))?;
                 let cond = self.condition(cond)?;
                 self.flush(out);
+                // A condition the launch fixes (a template argument, a constant, a `#define`)
+                // leaves one arm dead. What the dead arm holds (a texture fetch, a call the
+                // analysis refuses) cannot stop the analysis, as it never runs: an arm that fails
+                // to lower is dropped with its memory operations. One that lowers stays (its rows
+                // show no executions, as before).
+                let known = const_truth(&cond);
                 let mut then = Vec::new();
                 if let Some(t) = n.child_by_field_name("consequence") {
-                    self.scoped(t, &mut then)?;
+                    let ops = self.k.mem_ops.len();
+                    if let Err(d) = self.scoped(t, &mut then) {
+                        if known != Some(false) {
+                            return Err(d);
+                        }
+                        self.k.mem_ops.truncate(ops);
+                        self.pending.clear();
+                        then.clear();
+                    }
                 }
                 let mut els = Vec::new();
                 if let Some(a) = n.child_by_field_name("alternative") {
                     // else_clause wraps the statement.
                     let mut c = a.walk();
                     let inner: Vec<Node> = a.named_children(&mut c).collect();
-                    for s in inner {
-                        self.scoped(s, &mut els)?;
+                    let ops = self.k.mem_ops.len();
+                    let r = inner.into_iter().try_for_each(|s| self.scoped(s, &mut els));
+                    if let Err(d) = r {
+                        if known != Some(true) {
+                            return Err(d);
+                        }
+                        self.k.mem_ops.truncate(ops);
+                        self.pending.clear();
+                        els.clear();
                     }
                 }
                 out.push(Stmt::If { cond, then, els, span: self.span(n) });
@@ -617,4 +638,39 @@ impl Lowerer<'_, '_> {
         let (v, vt) = self.binary(if op == "++" { "+" } else { "-" }, cur, ct, one, Ty::Int(IntTy::I32), e)?;
         self.write(place, v, &vt, e)
     }
+}
+
+/// The value of a condition made of constants alone (template arguments, `constexpr` values,
+/// literals), or `None` when it depends on anything a lane or the launch computes.
+fn const_truth(e: &Expr) -> Option<bool> {
+    fn int(e: &Expr) -> Option<i128> {
+        match e {
+            Expr::ToInt { ty, arg } => int(arg).map(|v| ty.wrap(v)),
+            Expr::Unary { op: UnOp::LogicalNot, arg, .. } => int(arg).map(|v| i128::from(v == 0)),
+            // Operands are already in the comparison's type (`const_eval` wraps them so).
+            Expr::Binary { op, lhs, rhs, .. }
+                if matches!(op, BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne) =>
+            {
+                let (a, b) = (int(lhs)?, int(rhs)?);
+                Some(i128::from(match op {
+                    BinOp::Lt => a < b,
+                    BinOp::Le => a <= b,
+                    BinOp::Gt => a > b,
+                    BinOp::Ge => a >= b,
+                    BinOp::Eq => a == b,
+                    _ => a != b,
+                }))
+            }
+            Expr::Logical { and, lhs, rhs } => {
+                let a = int(lhs)? != 0;
+                // `false && x`, `true || x`: decided by the left side alone.
+                if a != *and {
+                    return Some(i128::from(a));
+                }
+                Some(i128::from(int(rhs)? != 0))
+            }
+            _ => const_eval(e),
+        }
+    }
+    int(e).map(|v| v != 0)
 }

@@ -509,10 +509,16 @@ impl Pp<'_> {
                 // knows the declarations kernels use from them.
                 return Ok(());
             }
-            let mut searched = vec![s.dir().display().to_string()];
+            let dir = s.dir().display().to_string();
+            let mut searched = vec![if dir.is_empty() { ".".to_string() } else { dir }];
             searched.extend(self.opts.include_dirs.iter().map(|d| d.display().to_string()));
-            return Err(perr(span, format!("cannot find include file \"{name}\""))
-                .note(format!("searched: {}", searched.join(", "))));
+            let e = perr(span, format!("cannot find include file \"{name}\""))
+                .note(format!("searched: {}", searched.join(", ")));
+            if self.tolerant {
+                self.missing_includes.push(e);
+                return Ok(());
+            }
+            return Err(e);
         };
         if self.once.contains(&path) || self.guards.get(&path).is_some_and(|g| self.is_defined(g)) {
             return Ok(());
