@@ -181,7 +181,7 @@ fn a_sufficient_budget_changes_nothing() {
         estimate: EstimateBudget {
             time_limit: Some(Duration::from_secs(600)),
             max_work: Some(u64::MAX),
-            warp_window: None,
+            ..Default::default()
         },
         ..o
     };

@@ -55,8 +55,7 @@ pub struct LaunchArgs {
 pub fn estimate_budget(seconds: f64) -> sector_analyzer::cache::sample::EstimateBudget {
     sector_analyzer::cache::sample::EstimateBudget {
         time_limit: (seconds > 0.0 && seconds.is_finite()).then(|| std::time::Duration::from_secs_f64(seconds)),
-        max_work: None,
-        warp_window: None,
+        ..Default::default()
     }
 }
 
