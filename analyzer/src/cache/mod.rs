@@ -319,8 +319,8 @@ pub struct CacheModel {
     pub jumps: u64,
     pub skipped_iterations: u64,
     pub skipped_accesses: u64,
-    /// Accesses that only warm the caches: replayed, not counted (the first iteration of a
-    /// window after a jump).
+    /// Accesses that only warm the caches: replayed, not counted (the iteration a jump lands
+    /// on, just before a window).
     warming: bool,
     /// The current warp jumped: its later accesses are the loop's state moved on by its step,
     /// not proven accesses of the launch, and do not enter the lower bounds.

@@ -11,6 +11,14 @@
 //! instruction's exact sector count from the engine: waves of a launch are alike when its
 //! blocks run the same instructions with the same trip counts, and where they do not (edge
 //! blocks, guards), the per-instruction ratios keep the mix.
+//!
+//! When not even one unit fits the budget, its cost is its blocks' trip counts, which no
+//! choice of units shrinks: the reference engine then runs the long loops of the unit's blocks
+//! in iteration windows (`engine/windows.rs`), the fraction of their iterations that half the
+//! budget leaves ([`CacheModel::loop_fraction`]), jumping over the rest where a loop's state is
+//! steady; where the first block shows that even so the unit is over, its SMs run fewer of
+//! their resident blocks. Without such loops (or with the SASS engine, which has no windows),
+//! fewer resident blocks is all there is.
 
 use super::CacheModel;
 use crate::diag::Result;
@@ -25,7 +33,7 @@ pub const SAMPLE_WORK: u64 = 2_000_000;
 /// The estimate's own budget, apart from the counting's (`--time-limit`, `--max-work`): the
 /// sheet's exact counts never wait on it. When it runs out the model stops where it is
 /// ([`CacheModel::out_of_budget`]) and the sheet gives the boundaries as bounds only.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct EstimateBudget {
     /// Wall-clock limit of the estimate, from its start (`None`: none of its own; it still
     /// ends at the analysis' deadline, `AnalyzeOptions::time_limit`, where one is set, and
@@ -44,11 +52,21 @@ pub struct EstimateBudget {
     /// before windows, where a unit over the budget runs fewer of its resident blocks (for
     /// measuring one against the other).
     pub iteration_windows: bool,
+    /// The fraction of long loops' iterations to run whatever the budget (`None`: what the
+    /// budget leaves): for measuring the windows' own error against whole loops
+    /// (`benches/sampling_error.rs` with `FRACTION=F`).
+    pub loop_fraction: Option<f64>,
 }
 
 impl Default for EstimateBudget {
     fn default() -> Self {
-        EstimateBudget { time_limit: None, max_work: None, warp_window: None, iteration_windows: true }
+        EstimateBudget {
+            time_limit: None,
+            max_work: None,
+            warp_window: None,
+            iteration_windows: true,
+            loop_fraction: None,
+        }
     }
 }
 
@@ -175,12 +193,15 @@ pub fn stream_with(
     // Long loops in iteration windows instead of fewer resident blocks, where the engine runs
     // them so and the kernel has such a loop.
     let windows = windows && limit.iteration_windows && crate::engine::has_window_loops(kernel);
+    // Whether not even one unit fits the budget: only then do loops run in windows.
+    let mut over = false;
     let picks: Vec<(u64, u64)> = if cost <= budget {
         (0..total_units).map(|u| (u / groups, u % groups)).collect()
     } else {
         let per_unit = (cost / total_units).max(1);
         let n = (budget / per_unit).clamp(1, total_units);
-        if per_unit > budget && !windows {
+        over = per_unit > budget;
+        if over && !windows {
             // Not even one unit fits: its SMs run fewer of their resident blocks (the first
             // ones of the wave), each block still a whole block.
             rounds = (together * budget / per_unit).max(1);
@@ -239,7 +260,7 @@ pub fn stream_with(
     // A sample in iteration windows gets half the budget: the engine's steps in windows cost
     // more than in whole loops (the jumps), and the estimate should stay near half a second.
     let window_budget = budget / 2;
-    if windows && cost > budget {
+    if windows && over {
         // The sample's blocks, at the launch's mean cost per block: where they are over the
         // budget, long loops run that fraction of their iterations.
         let sample_cost = cost as f64 / blocks.max(1) as f64 * picked as f64;
@@ -247,7 +268,10 @@ pub fn stream_with(
             m.loop_fraction = (window_budget as f64 / sample_cost).max(1e-9);
         }
     }
-    let r = if m.loop_fraction < 1.0 && picked > 1 {
+    if let Some(f) = limit.loop_fraction.filter(|_| windows) {
+        m.loop_fraction = f.clamp(1e-9, 1.0);
+    }
+    let r = if m.loop_fraction < 1.0 && picked > 1 && limit.loop_fraction.is_none() {
         // The first block alone shows what a block costs in windows (a loop gives only so few
         // windows); where the sample's blocks would still be over the budget, its SMs run fewer
         // of their resident blocks, as without windows.

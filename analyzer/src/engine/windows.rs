@@ -16,8 +16,10 @@
 //!
 //! Windows are spread evenly over the loop's trip count (at least four when it is long), so
 //! that a loop whose iterations differ (a triangular nest: short rows first, long ones last)
-//! is seen at all its stages; the window after a jump begins with one iteration that only warms
-//! the caches ([`SectorSink::warm`]), since what the skipped iterations left in L1 is missing.
+//! is seen at all its stages; a jump lands one iteration before the next window, and that
+//! iteration only warms the caches ([`SectorSink::warm`]): what the iterations just before a
+//! window leave in L1 (a stencil's previous row) is there, and the window itself begins at the
+//! same phase as the loop did.
 //! A loop without a nested loop runs windows of whole periods of its addresses (the iterations
 //! after which every step is a multiple of 128 bytes, taking integer steps as 4-byte elements),
 //! so that the iterations that share a sector are seen in their proportions. Loops inside a loop
@@ -246,15 +248,17 @@ impl Engine<'_> {
     /// The top of an iteration (before the loop's test; `first`: the loop's first): records the
     /// state, and where it is steady and a window is over, jumps ahead.
     pub(super) fn window_top(&mut self, a: &mut Activation, first: bool, lm: u32, cond: &Expr, st: &mut WarpState) {
-        if a.warm {
-            a.warm = false;
-            self.set_warm(false);
-        }
         let pos = self.boundary.position();
         if !first {
             a.t += 1;
             a.run += 1;
             a.per_iter = pos.saturating_sub(a.pos);
+        }
+        if a.warm {
+            // The warming iteration is over: the window's counted iterations begin.
+            a.warm = false;
+            self.set_warm(false);
+            a.run = 0;
         }
         a.pos = pos;
         if a.done || lm == 0 {
@@ -324,8 +328,9 @@ impl Engine<'_> {
                 c
             }
         };
+        // The next window begins at a multiple of the cycle, after one warming iteration.
         let next = (a.t / cycle + 1) * cycle;
-        let skip = (next - a.t).min(r + 1);
+        let skip = (next - 1 - a.t).min(r + 1);
         if skip == 0 {
             return;
         }
@@ -336,7 +341,7 @@ impl Engine<'_> {
         a.snaps.clear();
         a.pos = self.boundary.position();
         if skip <= r {
-            // A window begins: its first iteration warms the caches.
+            // The iteration before the window only warms the caches.
             a.warm = true;
             self.set_warm(true);
         }
