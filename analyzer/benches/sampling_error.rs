@@ -15,7 +15,8 @@
 //! simulation costs at most `FULL_LIMIT` (env, default 40 million) steps plus sectors goes through
 //! the model whole, and again with every block's long loops run at the fraction F of their
 //! iterations, and the table gives the windowed model's L1-hit, L2-read and DRAM-read error
-//! against the whole one, per case, and how many cases are within 1%, 5% and 10%.
+//! against the whole one, per case, and how many cases are within 1%, 5% and 10% (`FILTER=S`:
+//! only the cases whose name contains S).
 
 #![allow(clippy::print_stdout)] // a bench binary: its table is its output
 
@@ -166,9 +167,10 @@ fn windows_table(root: &Path, f: f64, limit: u64) {
     };
     let (mut n, mut cut) = (0u32, 0u32);
     let mut within = [[0u32; 3]; 3];
+    let filter = std::env::var("FILTER").unwrap_or_default();
     for (src, manifest) in examples_in(root) {
         let Ok(m) = Manifest::load(&manifest) else { continue };
-        for case in &m.cases {
+        for case in m.cases.iter().filter(|c| c.name.contains(&filter)) {
             let Ok(opts) = case.options() else { continue };
             let Ok((kernel, setup)) = prepare(Input::File(&src), &opts, &DiskLoader) else { continue };
             let Ok((trace, _)) = symbolic::run(&kernel, &setup) else { continue };

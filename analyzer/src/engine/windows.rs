@@ -14,9 +14,10 @@
 //! (doubling, then halving; a condition that holds for a prefix of the iterations, as a loop
 //! bound does).
 //!
-//! Windows are spread evenly over the loop's trip count (at least four when it is long), so
-//! that a loop whose iterations differ (a triangular nest: short rows first, long ones last)
-//! is seen at all its stages; a jump lands one iteration before the next window, and that
+//! Windows are spread evenly over the loop's trip count (at least two when it is long), the
+//! first at the loop's start and the others in the middle of their cycles, so that a loop whose
+//! iterations differ (a triangular nest: short rows first, long ones last; blocks that start in
+//! step and drift apart) is seen at all its stages in their proportions; a jump lands one iteration before the next window, and that
 //! iteration only warms the caches ([`SectorSink::warm`]): what the iterations just before a
 //! window leave in L1 (a stencil's previous row) is there, and the window itself begins at the
 //! same phase as the loop did.
@@ -328,8 +329,16 @@ impl Engine<'_> {
                 c
             }
         };
-        // The next window begins at a multiple of the cycle, after one warming iteration.
-        let next = (a.t / cycle + 1) * cycle;
+        // The next window sits in the middle of its cycle (the first one is the loop's start,
+        // where the state became steady), after one warming iteration: windows at the starts
+        // of their cycles would weigh what changes over a loop (blocks drifting out of step)
+        // toward its start. A loop without nested loops keeps its windows at the phase of the
+        // loop's start.
+        let mut off = (cycle - w) / 2;
+        if !a.nested {
+            off -= off % w;
+        }
+        let next = (a.t / cycle + 1) * cycle + off;
         let skip = (next - 1 - a.t).min(r + 1);
         if skip == 0 {
             return;
