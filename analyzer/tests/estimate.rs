@@ -84,7 +84,7 @@ fn register_tiled_sgemm_4096_gets_exact_counts_and_bounds() {
     // loads of 4 rows x 8 floats (4 sectors); B, 4 loads of 32 consecutive floats (4 sectors).
     // Then C: 64 loads and 64 stores per warp, 2 rows x 16 threads 32 bytes apart (32 sectors).
     let o = AnalyzeOptions {
-        estimate: EstimateBudget { time_limit: Some(Duration::from_millis(300)), ..Default::default() },
+        estimate: EstimateBudget { time_limit: Some(Duration::from_millis(1)), ..Default::default() },
         ..sgemm_4096()
     };
     let t = Instant::now();
@@ -104,12 +104,42 @@ fn register_tiled_sgemm_4096_gets_exact_counts_and_bounds() {
     assert!(took < Duration::from_secs(20), "{took:?}");
 }
 
+/// A real estimate, with its labels, inside the bounds that hold without a cache model.
+fn estimated(s: &Sheet) {
+    let b = &s.boundaries;
+    assert!(!b.bounds_only, "{b:?}");
+    assert_eq!(b.method, "sampled-units");
+    assert!(b.assumptions.iter().any(|a| a.starts_with("iteration windows:")), "{:?}", b.assumptions);
+    for (what, x, bound) in [
+        ("l2 reads", b.l2_read_sectors, b.bounds.l2_read_sectors),
+        ("dram reads", b.dram_read_sectors, b.bounds.dram_read_sectors),
+        ("dram writes", b.dram_write_sectors, b.bounds.dram_write_sectors),
+    ] {
+        assert!(bound.min <= x && x <= bound.max, "{what}: {x} outside {bound:?}");
+    }
+    assert!(b.l1_hit_sectors + b.bounds.l2_read_sectors.min <= s.totals.global_load.sectors);
+}
+
+#[test]
+fn register_tiled_sgemm_4096_gets_an_estimate() {
+    // Without a limit of its own the estimate runs the sampled blocks' K loop (512 steps) in
+    // iteration windows. Every block reads its A and B panels once (4 MiB: 131,072 sectors),
+    // its C tile (16,384 sectors) once: at most 1,024 x 147,456 L2 reads; merging in flight on
+    // the TPCs takes some away, L1 (each sector loaded by one warp) nearly none.
+    let s = sheet(&here("sgemm_2d_tiled.cu"), &sgemm_4096());
+    estimated(&s);
+    let b = &s.boundaries;
+    let loads = s.totals.global_load.sectors;
+    assert!(b.l2_read_sectors <= 1024 * 147_456 && b.l2_read_sectors >= loads / 2, "{b:?}");
+    assert!(b.l1_hit_sectors <= loads / 5, "{b:?}");
+}
+
 #[test]
 fn triangular_nest_gets_exact_counts_and_bounds() {
     // 8 blocks of 256 threads at n = 2048: 64 warps, each n (n + 1) / 2 = 2,098,176 loads of 32
     // consecutive floats from a 128-byte boundary (4 sectors), and one store of 4 sectors.
     let o = AnalyzeOptions {
-        estimate: EstimateBudget { time_limit: Some(Duration::from_millis(300)), ..Default::default() },
+        estimate: EstimateBudget { time_limit: Some(Duration::from_millis(1)), ..Default::default() },
         ..opts("tri_nest", "8", "256", &[("n", "2048")])
     };
     let s = sheet(&here("tri_nest.cu"), &o);
@@ -120,6 +150,21 @@ fn triangular_nest_gets_exact_counts_and_bounds() {
     // A's distinct sectors: rows 0..2047, 2,048 floats each: 2^17 sectors at most.
     let b = &s.boundaries;
     assert!(b.bounds.l2_read_sectors.min <= 1 << 17, "{b:?}");
+}
+
+#[test]
+fn triangular_nest_gets_an_estimate() {
+    // The outer loop in windows spread over j (the inner loops whole): row j re-reads rows
+    // 0..j, 1 KiB of them per block; past about 150 rows they no longer fit the SM's L1 and
+    // every load misses, so L1 hits are a few percent at most and L2 reads nearly every load.
+    // A (16 MiB) fits in L2: DRAM reads are A once.
+    let s = sheet(&here("tri_nest.cu"), &opts("tri_nest", "8", "256", &[("n", "2048")]));
+    estimated(&s);
+    let b = &s.boundaries;
+    let loads = s.totals.global_load.sectors;
+    assert!(b.l1_hit_sectors <= loads / 20, "{b:?}");
+    assert!(b.l2_read_sectors >= loads - loads / 20, "{b:?}");
+    assert!(b.dram_read_sectors <= (1 << 19) + 1000, "{b:?}");
 }
 
 #[test]
@@ -181,7 +226,7 @@ fn a_sufficient_budget_changes_nothing() {
         estimate: EstimateBudget {
             time_limit: Some(Duration::from_secs(600)),
             max_work: Some(u64::MAX),
-            warp_window: None,
+            ..Default::default()
         },
         ..o
     };
@@ -285,4 +330,72 @@ fn windowed_against_whole_simulation() {
         "window {window}: {n} cases; within 10% of the whole simulation: L1 hits {}, L2 reads {}, DRAM reads {}",
         within[0], within[1], within[2]
     );
+}
+
+/// The model's per-instruction ratios carried to the engine's exact sectors: L1 hits, L2 reads,
+/// DRAM reads (what the sheet does with a sample).
+fn carried(m: &sector_analyzer::cache::CacheModel, trace: &sector_analyzer::engine::Trace) -> [f64; 3] {
+    let mut x = [0f64; 3];
+    for (t, st) in m.ops.iter().zip(&trace.ops) {
+        if t.load_sectors > 0 {
+            let k = st.sectors as f64 / t.load_sectors as f64;
+            x[0] += t.l1_hits as f64 * k;
+            x[1] += t.l2_reads as f64 * k;
+            x[2] += t.dram_reads as f64 * k;
+        }
+    }
+    x
+}
+
+#[test]
+fn iteration_windows_against_whole_loops() {
+    // Each kernel through the model whole, and with its long loops run at a quarter of their
+    // iterations (windows spread over the trip count, jumps over the rest): steady loops jump,
+    // and their L1 hits and L2 and DRAM reads stay within 3% of the whole simulation; loops
+    // that are not steady or have another exit run whole and give the very same numbers.
+    use sector_analyzer::cache::sample;
+    let file = here("windows.cu");
+    for (kernel, steady) in [
+        ("row_sums", true),
+        ("column_stencil", true),
+        ("pointer_walk", true),
+        ("doubling", false),
+        ("early_exit", false),
+    ] {
+        let o = opts(kernel, "8", "128", &[("n", "1024")]);
+        let (k, setup) = sector_analyzer::analyze::prepare(Input::File(&file), &o, &DiskLoader)
+            .unwrap_or_else(|f| panic!("{}", f.one_line()));
+        let trace = match sector_analyzer::engine::symbolic::run(&k, &setup) {
+            Ok((t, _)) => t,
+            Err(_) => sector_analyzer::engine::run(&k, &setup).unwrap(),
+        };
+        let whole = sample::stream(&k, &setup, &trace, u64::MAX).unwrap();
+        let b = EstimateBudget { loop_fraction: Some(0.25), ..Default::default() };
+        let w = sample::stream_within(&k, &setup, &trace, u64::MAX, b).unwrap();
+        assert_eq!(w.jumps > 0, steady, "{kernel}: {} jumps", w.jumps);
+        let (a, x) = (carried(&whole, &trace), carried(&w, &trace));
+        for (i, what) in ["L1 hits", "L2 reads", "DRAM reads"].iter().enumerate() {
+            if steady {
+                assert!(
+                    (x[i] - a[i]).abs() <= 0.03 * a[i].max(1.0),
+                    "{kernel}: {what} {} windowed, {} whole",
+                    x[i],
+                    a[i]
+                );
+            } else {
+                assert_eq!(x[i], a[i], "{kernel}: {what}");
+            }
+        }
+        if steady {
+            // About three quarters of the iterations skipped.
+            let per_warp = w.skipped_iterations as f64 / (setup.blocks() * 4) as f64;
+            let trip = match kernel {
+                "pointer_walk" => 256.0,
+                _ => 1024.0,
+            };
+            assert!(per_warp > 0.5 * trip && per_warp < 0.9 * trip, "{kernel}: {per_warp} of {trip} skipped per warp");
+            // The lower bounds come from proven accesses only: never above the whole launch's.
+            assert!(w.distinct_loaded <= whole.distinct_loaded && w.compulsory_sectors <= whole.compulsory_sectors);
+        }
+    }
 }

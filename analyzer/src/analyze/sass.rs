@@ -361,8 +361,8 @@ fn stream(
     estimate: crate::cache::sample::EstimateBudget,
 ) -> Result<CacheModel> {
     let budget = crate::cache::sample::SAMPLE_WORK.min(setup.max_work);
-    crate::cache::sample::stream_with(kernel, setup, trace, budget, estimate, &mut |setup, order, m| {
-        crate::engine::sass::run_blocks(sk, kernel, setup, order, m).map(|_| ())
+    crate::cache::sample::stream_with(kernel, setup, trace, budget, estimate, false, &mut |setup, order, m| {
+        crate::engine::sass::run_blocks(sk, kernel, setup, order, m).map(|t| t.trace.work)
     })
 }
 

@@ -310,6 +310,23 @@ pub struct CacheModel {
     pub window: Option<u32>,
     /// Warps cut by [`CacheModel::window`].
     pub windowed_warps: u64,
+    /// The fraction of long loops' iterations the engine should run (iteration windows,
+    /// `engine/windows.rs`; 1: every iteration). [`sample`] sets it when a unit is over the
+    /// budget.
+    pub loop_fraction: f64,
+    /// Jumps the engine made over loop iterations, the iterations jumped over, and the global
+    /// accesses it estimated they would have made.
+    pub jumps: u64,
+    pub skipped_iterations: u64,
+    pub skipped_accesses: u64,
+    /// Accesses that only warm the caches: replayed, not counted (the iteration a jump lands
+    /// on, just before a window).
+    warming: bool,
+    /// The current warp jumped: its later accesses are the loop's state moved on by its step,
+    /// not proven accesses of the launch, and do not enter the lower bounds.
+    jumped: bool,
+    /// The access being replayed is a proven one (see `jumped`).
+    exact: bool,
 }
 
 /// One buffered access: the `seq`-th of warp `warp`; its sectors and addresses are ranges of
@@ -324,6 +341,9 @@ struct Pending {
     width: u32,
     sectors: (u32, u32),
     addrs: (u32, u32),
+    /// Only warms the caches (not counted); a proven access of the launch (enters the bounds).
+    warm: bool,
+    exact: bool,
 }
 
 /// Buffered sectors (and addresses) after which a wave's accesses are replayed early, in parts:
@@ -375,6 +395,26 @@ impl crate::engine::SectorSink for CacheModel {
     }
     fn unknown(&mut self, op: usize, kind: AccessKind, n: u64) {
         CacheModel::unknown(self, op, kind, n)
+    }
+    fn loop_fraction(&self) -> f64 {
+        self.loop_fraction
+    }
+    fn position(&self) -> u64 {
+        self.warp_seq as u64
+    }
+    fn skip(&mut self, accesses: u64, iterations: u64) {
+        self.jumps += 1;
+        self.skipped_iterations = self.skipped_iterations.saturating_add(iterations);
+        self.skipped_accesses = self.skipped_accesses.saturating_add(accesses);
+        self.jumped = true;
+        // Later accesses come as late in the warp's stream as they would have (`u32::MAX` marks
+        // a warp cut by the access window).
+        if self.warp_seq != u32::MAX {
+            self.warp_seq = (self.warp_seq as u64 + accesses).min(u32::MAX as u64 - 1) as u32;
+        }
+    }
+    fn warm(&mut self, on: bool) {
+        self.warming = on;
     }
 }
 
@@ -448,6 +488,13 @@ impl CacheModel {
             out_of_budget: None,
             window: None,
             windowed_warps: 0,
+            loop_fraction: 1.0,
+            jumps: 0,
+            skipped_iterations: 0,
+            skipped_accesses: 0,
+            warming: false,
+            jumped: false,
+            exact: true,
         }
     }
 
@@ -525,6 +572,8 @@ impl CacheModel {
             self.warp += 1;
         }
         self.warp_seq = 0;
+        self.jumped = false;
+        self.warming = false;
     }
 
     /// Replays the buffered accesses of the current wave with all its warps interleaved: every
@@ -572,13 +621,20 @@ impl CacheModel {
                 self.in_flight.clear();
             }
             self.sm = p.sm as usize;
+            self.exact = p.exact;
             let ss = &sectors[p.sectors.0 as usize..p.sectors.1 as usize];
+            let kept = p.warm.then(|| *self.op(p.op as usize));
             match p.kind {
                 AccessKind::Load | AccessKind::AsyncCopy => self.load(p.op as usize, p.cache, ss),
                 AccessKind::Red | AccessKind::Atom => self.atomic(p.op as usize, ss),
                 AccessKind::Store => self.store(p.op as usize, &addrs[p.addrs.0 as usize..p.addrs.1 as usize], p.width),
             }
+            if let Some(t) = kept {
+                // A warming access: the caches took it, the counts do not.
+                self.ops[p.op as usize] = t;
+            }
         }
+        self.exact = true;
         pending.clear();
         if let Some(ops) = warm {
             self.ops = ops;
@@ -639,7 +695,7 @@ impl CacheModel {
         self.op(op);
         // Distinct sectors loaded, as they arrive (not at the replay): a lower bound on the
         // launch's L2 reads even when the estimate's budget ends before the replay.
-        if matches!(kind, AccessKind::Load | AccessKind::AsyncCopy) {
+        if matches!(kind, AccessKind::Load | AccessKind::AsyncCopy) && !self.jumped {
             for &s in sectors {
                 if self.loaded.insert(s) {
                     self.distinct_loaded += 1;
@@ -661,6 +717,8 @@ impl CacheModel {
             width,
             sectors: (s0, self.pending_sectors.len() as u32),
             addrs: (a0, self.pending_addrs.len() as u32),
+            warm: self.warming,
+            exact: !self.jumped,
         });
         self.warp_seq += 1;
         if self.pending_sectors.len() + self.pending_addrs.len() >= PENDING_LIMIT
@@ -686,7 +744,8 @@ impl CacheModel {
         let allocate = self.allocates(cache);
         for (line, mask, run) in by_line(sectors) {
             for &s in run {
-                if self.touched.insert(s) {
+                // A sector first touched by an unproven access is not counted as compulsory.
+                if self.touched.insert(s) && self.exact {
                     self.compulsory_sectors += 1;
                 }
             }
@@ -736,7 +795,8 @@ impl CacheModel {
     fn atomic(&mut self, op: usize, sectors: &[i64]) {
         for (line, mask, run) in by_line(sectors) {
             for &s in run {
-                if self.touched.insert(s) {
+                // A sector first touched by an unproven access is not counted as compulsory.
+                if self.touched.insert(s) && self.exact {
                     self.compulsory_sectors += 1;
                 }
             }

@@ -11,6 +11,14 @@
 //! instruction's exact sector count from the engine: waves of a launch are alike when its
 //! blocks run the same instructions with the same trip counts, and where they do not (edge
 //! blocks, guards), the per-instruction ratios keep the mix.
+//!
+//! When not even one unit fits the budget, its cost is its blocks' trip counts, which no
+//! choice of units shrinks: the reference engine then runs the long loops of the unit's blocks
+//! in iteration windows (`engine/windows.rs`), the fraction of their iterations that half the
+//! budget leaves ([`CacheModel::loop_fraction`]), jumping over the rest where a loop's state is
+//! steady; where the first block shows that even so the unit is over, its SMs run fewer of
+//! their resident blocks. Without such loops (or with the SASS engine, which has no windows),
+//! fewer resident blocks is all there is.
 
 use super::CacheModel;
 use crate::diag::Result;
@@ -25,7 +33,7 @@ pub const SAMPLE_WORK: u64 = 2_000_000;
 /// The estimate's own budget, apart from the counting's (`--time-limit`, `--max-work`): the
 /// sheet's exact counts never wait on it. When it runs out the model stops where it is
 /// ([`CacheModel::out_of_budget`]) and the sheet gives the boundaries as bounds only.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct EstimateBudget {
     /// Wall-clock limit of the estimate, from its start (`None`: none of its own; it still
     /// ends at the analysis' deadline, `AnalyzeOptions::time_limit`, where one is set, and
@@ -39,6 +47,27 @@ pub struct EstimateBudget {
     /// stops growing with trip counts (the engine still runs every iteration). Off by default:
     /// an experiment whose error against the whole simulation `benches/sampling_error.rs` prints.
     pub warp_window: Option<u32>,
+    /// Whether a sample over the budget may run long loops in iteration windows
+    /// (`engine/windows.rs`: the cost independent of trip counts). `false`: today's model
+    /// before windows, where a unit over the budget runs fewer of its resident blocks (for
+    /// measuring one against the other).
+    pub iteration_windows: bool,
+    /// The fraction of long loops' iterations to run whatever the budget (`None`: what the
+    /// budget leaves): for measuring the windows' own error against whole loops
+    /// (`benches/sampling_error.rs` with `FRACTION=F`).
+    pub loop_fraction: Option<f64>,
+}
+
+impl Default for EstimateBudget {
+    fn default() -> Self {
+        EstimateBudget {
+            time_limit: None,
+            max_work: None,
+            warp_window: None,
+            iteration_windows: true,
+            loop_fraction: None,
+        }
+    }
 }
 
 /// How the blocks were chosen.
@@ -96,21 +125,26 @@ pub fn stream_within(
     budget: u64,
     limit: EstimateBudget,
 ) -> Result<CacheModel> {
-    stream_with(kernel, setup, trace, budget, limit, &mut |setup, order, m| {
-        crate::engine::run_blocks(kernel, setup, order, m).map(|_| ())
+    stream_with(kernel, setup, trace, budget, limit, true, &mut |setup, order, m| {
+        crate::engine::run_blocks(kernel, setup, order, m).map(|t| t.work)
     })
 }
 
 /// [`stream_within`] with the engine that runs the blocks: `run` runs the blocks its iterator
-/// names, in order, into the cache model, under the setup it is given (the estimate's budget);
-/// the SASS engine uses it too.
+/// names, in order, into the cache model, under the setup it is given (the estimate's budget),
+/// and returns the warp-level steps it took;
+/// the SASS engine uses it too. `windows`: whether that engine runs long loops in iteration
+/// windows when the model asks for a fraction of them ([`CacheModel::loop_fraction`]; the
+/// reference engine does, `engine/windows.rs`); without them, a unit over the budget runs fewer
+/// of its resident blocks.
 pub fn stream_with(
     kernel: &Kernel,
     setup: &Setup,
     trace: &Trace,
     budget: u64,
     limit: EstimateBudget,
-    run: &mut dyn FnMut(&Setup, &mut dyn Iterator<Item = u64>, &mut CacheModel) -> Result<()>,
+    windows: bool,
+    run: &mut dyn FnMut(&Setup, &mut dyn Iterator<Item = u64>, &mut CacheModel) -> Result<u64>,
 ) -> Result<CacheModel> {
     let start = std::time::Instant::now();
     // Without a limit of its own, the estimate ends where the analysis' deadline is (what is
@@ -157,12 +191,18 @@ pub fn stream_with(
     let mut warm: Vec<u64> = Vec::new();
     let together = m.together.max(1) as u64;
     let mut rounds = together;
+    // Long loops in iteration windows instead of fewer resident blocks, where the engine runs
+    // them so and the kernel has such a loop.
+    let windows = windows && limit.iteration_windows && crate::engine::has_window_loops(kernel);
+    // Whether not even one unit fits the budget: only then do loops run in windows.
+    let mut over = false;
     let picks: Vec<(u64, u64)> = if cost <= budget {
         (0..total_units).map(|u| (u / groups, u % groups)).collect()
     } else {
         let per_unit = (cost / total_units).max(1);
         let n = (budget / per_unit).clamp(1, total_units);
-        if per_unit > budget {
+        over = per_unit > budget;
+        if over && !windows {
             // Not even one unit fits: its SMs run fewer of their resident blocks (the first
             // ones of the wave), each block still a whole block.
             rounds = (together * budget / per_unit).max(1);
@@ -215,10 +255,51 @@ pub fn stream_with(
     // The simulation budget of the old, stream-order sampling does not apply to units.
     m.budget = u64::MAX;
     m.warm_waves = warm;
-    let info = Sample { rounds, units: counted, total_units, waves: waves.len() as u64, total_waves, l2_share };
-    let shape = Shape { sms: m.profile.sms.max(1) as u64, group: m.merge_group as u64, together, rounds };
-    let mut order = picks.iter().flat_map(|&(w, g)| unit_blocks(shape, blocks, w, g));
-    match run(setup, &mut order, &mut m) {
+    let mut info = Sample { rounds, units: counted, total_units, waves: waves.len() as u64, total_waves, l2_share };
+    let mut shape = Shape { sms: m.profile.sms.max(1) as u64, group: m.merge_group as u64, together, rounds };
+    let picked: u64 = picks.iter().map(|&(w, g)| unit_blocks(shape, blocks, w, g).count() as u64).sum();
+    // A sample in iteration windows gets half the budget: the engine's steps in windows cost
+    // more than in whole loops (the jumps), and the estimate should stay near half a second.
+    let window_budget = budget / 2;
+    if windows && over {
+        // The sample's blocks, at the launch's mean cost per block: where they are over the
+        // budget, long loops run that fraction of their iterations.
+        let sample_cost = cost as f64 / blocks.max(1) as f64 * picked as f64;
+        if sample_cost > window_budget as f64 {
+            m.loop_fraction = (window_budget as f64 / sample_cost).max(1e-9);
+        }
+    }
+    if let Some(f) = limit.loop_fraction.filter(|_| windows) {
+        m.loop_fraction = f.clamp(1e-9, 1.0);
+    }
+    let r = if m.loop_fraction < 1.0 && picked > 1 && limit.loop_fraction.is_none() {
+        // The first block alone shows what a block costs in windows (a loop gives only so few
+        // windows); where the sample's blocks would still be over the budget, its SMs run fewer
+        // of their resident blocks, as without windows.
+        let mut order = picks.iter().flat_map(|&(w, g)| unit_blocks(shape, blocks, w, g));
+        let first = order.next();
+        run(setup, &mut first.into_iter(), &mut m).and_then(|work| {
+            let per_block = (work + m.simulated_sectors).max(1);
+            let affordable = (window_budget / per_block).max(1);
+            if std::env::var("WT26_DEBUG").is_ok() {
+                #[allow(clippy::print_stderr)]
+                {
+                    eprintln!("FIRST work {work} per_block {per_block} affordable {affordable} picked {picked}");
+                }
+            }
+            if affordable < picked {
+                let per_round = (picks.len() as u64 * m.merge_group as u64).max(1);
+                shape.rounds = (affordable / per_round).clamp(1, shape.rounds);
+                info.rounds = shape.rounds;
+            }
+            let mut rest = picks.iter().flat_map(|&(w, g)| unit_blocks(shape, blocks, w, g)).skip(1);
+            run(setup, &mut rest, &mut m)
+        })
+    } else {
+        let mut order = picks.iter().flat_map(|&(w, g)| unit_blocks(shape, blocks, w, g));
+        run(setup, &mut order, &mut m)
+    };
+    match r {
         Ok(_) => {}
         Err(d) if d.kind == crate::diag::ErrorKind::Limit => {
             if m.out_of_budget.is_none() {
@@ -235,6 +316,12 @@ pub fn stream_with(
         Err(d) => return Err(d),
     }
     m.flush();
-    m.sample = (sampled || m.windowed_warps > 0).then_some(info);
+    if std::env::var("WT26_DEBUG").is_ok() {
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!("DEBUG cost {cost} budget {budget} blocks {blocks} frac {} jumps {} skipped it {} acc {} simsect {} elapsed {:?} picks {}", m.loop_fraction, m.jumps, m.skipped_iterations, m.skipped_accesses, m.simulated_sectors, start.elapsed(), picks.len());
+        }
+    }
+    m.sample = (sampled || m.windowed_warps > 0 || m.jumps > 0).then_some(info);
     Ok(m)
 }

@@ -67,8 +67,7 @@ pub fn estimate_budget(seconds: f64) -> Result<sector_analyzer::cache::sample::E
     }
     Ok(sector_analyzer::cache::sample::EstimateBudget {
         time_limit: (seconds > 0.0).then(|| std::time::Duration::from_secs_f64(seconds)),
-        max_work: None,
-        warp_window: None,
+        ..Default::default()
     })
 }
 

@@ -122,6 +122,21 @@ pub trait SectorSink {
     fn access(&mut self, op: usize, kind: AccessKind, cache: CacheOp, sectors: &[i64], addrs: &[i64], width: u32);
     /// Instruction `op` touched `n` sectors at addresses the analysis does not know.
     fn unknown(&mut self, op: usize, kind: AccessKind, n: u64);
+    /// The fraction of long loops' iterations the sink wants (iteration windows, issue 26):
+    /// below 1 the reference engine runs such loops in windows and jumps over the rest
+    /// ([`SectorSink::skip`]). The counting engines' sinks want every iteration.
+    fn loop_fraction(&self) -> f64 {
+        1.0
+    }
+    /// Global accesses the current warp has made so far (its position in its own stream).
+    fn position(&self) -> u64 {
+        0
+    }
+    /// The current warp jumped over `iterations` loop iterations, about `accesses` global
+    /// accesses: its later accesses come that much later in its stream.
+    fn skip(&mut self, _accesses: u64, _iterations: u64) {}
+    /// Accesses from now on only warm the caches (`true`) or are counted again (`false`).
+    fn warm(&mut self, _on: bool) {}
 }
 
 /// One warp-level execution of a memory instruction: the known lanes' addresses in lane order,

@@ -202,9 +202,34 @@ impl Engine<'_> {
         st: &mut WarpState,
         id: usize,
     ) -> Result<()> {
+        // A long loop of a sampled block may run in windows (`windows.rs`).
+        let mut act = if cond.is_some() { self.activation(id) } else { None };
+        let r = self.run_iterations(cond, body, step, test_first, span, m, st, id, &mut act);
+        if let Some(a) = &act {
+            self.end_activation(a);
+        }
+        r
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn run_iterations(
+        &mut self,
+        cond: Option<&Expr>,
+        body: &[Stmt],
+        step: &[Stmt],
+        test_first: bool,
+        span: Span,
+        m: u32,
+        st: &mut WarpState,
+        id: usize,
+        act: &mut Option<super::windows::Activation>,
+    ) -> Result<()> {
         let mut lm = m;
         let mut first = true;
         loop {
+            if let (Some(a), Some(c)) = (act.as_mut(), cond) {
+                self.window_top(a, first, lm, c, st);
+            }
             self.tick(span)?;
             if let Some(c) = cond {
                 if test_first || !first {

@@ -20,6 +20,7 @@ pub mod sass;
 pub mod symbolic;
 mod values;
 mod warp;
+mod windows;
 
 use crate::diag::{Diagnostic, ErrorKind, Result};
 use crate::ir::*;
@@ -127,6 +128,8 @@ pub struct Engine<'a> {
     probe: Option<Box<probe::ProbeState>>,
     /// The first read past the end of a filled array: (parameter, element index, fill length).
     fill_ran_out: Option<(ParamId, i64, u64)>,
+    /// Long loops in iteration windows, when the sink wants only a fraction of them.
+    windows: Option<Box<windows::Windows>>,
 }
 
 /// Per memory operation, its address expression's value number: equal keys mean the compiler
@@ -247,6 +250,12 @@ pub(crate) fn shared_layout(k: &Kernel) -> Vec<i64> {
     at
 }
 
+/// Whether the kernel has a loop the engine may run in iteration windows when it feeds a
+/// sampled cache model (`windows.rs`).
+pub fn has_window_loops(kernel: &Kernel) -> bool {
+    windows::Windows::new(kernel, 0.5).any()
+}
+
 /// Runs the whole launch for its counts.
 pub fn run(kernel: &Kernel, setup: &Setup) -> Result<Trace> {
     run_with(kernel, setup, &mut NoSink)
@@ -327,7 +336,10 @@ impl<'a> Engine<'a> {
         // the sheet states; bank conflicts depend only on offsets within an array).
         // Dynamic (`extern`) arrays start where the static ones end, as the compiler places them.
         let shared_base = shared_layout(k).iter().map(|o| SHARED_WINDOW + o).collect();
+        let frac = boundary.loop_fraction();
+        let windows = (frac < 1.0).then(|| Box::new(windows::Windows::new(k, frac)));
         Engine {
+            windows,
             promoted: crate::ir::licm::promoted_stores(k),
             local_keys,
             op_counters,

@@ -466,6 +466,14 @@ fn boundaries(
             super::text::thousands(m.windowed_warps)
         ));
     }
+    if m.jumps > 0 {
+        assumptions.push(format!(
+            "iteration windows: the sampled blocks' long loops whose state moved by a constant step (every integer and pointer variable they assign, in every active lane, over four iterations; no exit but the loop's test) ran in windows of a few iterations spread over their trip count (loops inside such a loop whole), each jump landing one iteration before a window, an iteration that only warms the caches; the engine jumped {} times over {} iterations (about {} global accesses), moving the loop's variables on by their steps; every instruction's remaining sectors take the L1-hit, L2-read and DRAM-per-L2-read ratios of the iterations the model saw, and accesses after a jump do not enter the lower bounds",
+            super::text::thousands(m.jumps),
+            super::text::thousands(m.skipped_iterations),
+            super::text::thousands(m.skipped_accesses)
+        ));
+    }
     if unknown_loads + unknown_stores > 0 {
         assumptions.push(
             "data-dependent addresses: each such sector counted as a miss in L1 and L2 and one DRAM sector".into(),
