@@ -149,7 +149,8 @@ impl LaunchArgs {
         no_conflicts("--fill", &fills)?;
         for (k, v) in fills {
             // The notes say why (`a permutation has 1 to 268435456 elements`).
-            let fill = Fill::parse(&v).map_err(|d| std::iter::once(d.message).chain(d.notes).collect::<Vec<_>>().join("; "))?;
+            let fill = Fill::parse(&v)
+                .map_err(|d| std::iter::once(d.message).chain(d.notes).collect::<Vec<_>>().join("; "))?;
             opts.fills.push((k, fill));
         }
         let offsets = self.offsets.iter().map(|o| split_pair("--offset", o)).collect::<Result<Vec<_>, _>>()?;
