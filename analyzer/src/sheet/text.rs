@@ -174,7 +174,7 @@ pub fn render(sheet: &Sheet) -> String {
             (thousands(r.sectors), thousands(r.ideal_sectors), thousands(r.excess_sectors()))
         };
         table.push(vec![
-            format!("{}:{}", r.line, r.column),
+            r.place(),
             clip(&r.text, 32),
             r.space.to_string(),
             r.op.to_string(),
