@@ -502,6 +502,21 @@ fn missing_values(
     d.note(format!("give them and run again: {}", cmd.join(" ")))
 }
 
+/// Every kernel of the input with its parameters, for `kernels`: lowered from source, or
+/// lifted from a compiled input's SASS (which needs the toolkit's `nvdisasm`).
+pub fn list_module(
+    input: &Input,
+    opts: &AnalyzeOptions,
+    loader: &dyn FileLoader,
+    files: &mut SourceFiles,
+) -> Result<crate::ir::Module> {
+    if sass::is_binary_input(input) {
+        sass::lower_binary(input, opts, files)
+    } else {
+        lower(input, opts, loader, files)
+    }
+}
+
 /// Names of the kernels in a file, in source order.
 pub fn list_kernels(
     input: Input,

@@ -8,6 +8,7 @@ mod boundaries;
 mod check;
 mod cint_gcc;
 mod cli;
+mod compiled;
 mod compiler_model;
 mod cpp_census;
 mod cpp_front;

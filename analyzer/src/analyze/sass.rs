@@ -260,20 +260,14 @@ pub(super) fn analyze(
     let base = sk.name.split('<').next().unwrap_or(&sk.name).to_string();
     // A compiled input: the declaration from the source file its line table names (a `.py`
     // file for Triton).
-    let decl = decl_of(&src, &base).or_else(|| {
-        let file = sk.instrs.iter().find_map(|i| i.loc.as_ref())?.file.clone();
-        std::fs::metadata(&file).ok().filter(|m| m.is_file() && m.len() < (8 << 20))?;
-        let text = String::from_utf8_lossy(&std::fs::read(&file).ok()?).into_owned();
-        if file.ends_with(".py") {
-            front::python_declaration(&text, &base)
-        } else {
-            front::declaration(&text, &base)
-        }
-    });
+    let beside = Path::new(&file).parent().map(Path::to_path_buf);
+    let decl = decl_of(&src, &base).or_else(|| compiled_declaration(sk, beside.as_deref()));
     let root = src.as_ref().map(|(id, p, _)| (*id, p.clone()));
-    let mut lines = lift::Lines::new(files, root);
+    let mut lines = lift::Lines::new(files, root).beside(beside.clone());
     let mut kernel = lift::kernel(sk, decl.as_ref(), &mut lines)?;
-    let setup = crate::launch::Setup::new(&kernel, &opts.launch())?;
+    let mut launch = opts.launch();
+    kernel.notes.extend(numba_defaults(&kernel, &mut launch.args));
+    let setup = crate::launch::Setup::new(&kernel, &launch)?;
     let run = crate::engine::sass::run(sk, &kernel, &setup, &mut crate::engine::NoSink)?;
     setup.budget.spend(run.trace.work);
     for (op, s) in kernel.mem_ops.iter_mut().zip(&run.spaces) {
@@ -353,6 +347,83 @@ pub(super) fn analyze(
 }
 
 /// The cache model fed by the SASS engine, all blocks or a sample of them.
+/// A compiled kernel's declaration, from the source file its line table names (a `.py` file
+/// for Triton and Numba), found where the table says or beside the compiled input.
+fn compiled_declaration(sk: &SassKernel, beside: Option<&Path>) -> Option<front::Declaration> {
+    let base = sk.name.split('<').next().unwrap_or(&sk.name);
+    let file = lift::source_path(&sk.instrs.iter().find_map(|i| i.loc.as_ref())?.file, beside)?;
+    std::fs::metadata(&file).ok().filter(|m| m.is_file() && m.len() < (8 << 20))?;
+    let text = String::from_utf8_lossy(&std::fs::read(&file).ok()?).into_owned();
+    if file.extension().is_some_and(|e| e == "py") {
+        // Numba's names carry the module (`__main__::saxpy`); Python's `def` does not.
+        front::python_declaration(&text, base.rsplit("::").next().unwrap_or(base))
+    } else {
+        front::declaration(&text, base)
+    }
+}
+
+/// Every kernel of a compiled input, lifted (for `kernels`).
+pub(super) fn lower_binary(input: &Input, opts: &AnalyzeOptions, files: &mut SourceFiles) -> Result<crate::ir::Module> {
+    let (module, _) = compile_input(input, opts, files, None)?;
+    let file = files.files.first().map(|f| f.path.clone()).unwrap_or_default();
+    let beside = file.parent().map(Path::to_path_buf);
+    let mut out = crate::ir::Module { kernels: Vec::new(), failed: Vec::new(), warnings: Vec::new() };
+    for sk in &module.kernels {
+        let decl = compiled_declaration(sk, beside.as_deref());
+        let mut lines = lift::Lines::new(files, None).beside(beside.clone());
+        match lift::kernel(sk, decl.as_ref(), &mut lines) {
+            Ok(k) => out.kernels.push(k),
+            Err(d) => out.failed.push((sk.name.clone(), d)),
+        }
+    }
+    Ok(out)
+}
+
+/// Fields of Numba's array parameters (`x.itemsize`, `x.nitems`, `x.strides[d]`) that follow
+/// from the element type and the extents the user gave, where the user did not give them; the
+/// notes for the sheet.
+fn numba_defaults(kernel: &crate::ir::Kernel, args: &mut Vec<(String, String)>) -> Vec<String> {
+    let mut notes = Vec::new();
+    let given = |args: &Vec<(String, String)>, n: &str| args.iter().find(|(a, _)| a == n).map(|(_, v)| v.clone());
+    for p in &kernel.params {
+        let Some(array) = p.name.strip_suffix(".data") else { continue };
+        let crate::ir::Ty::Ptr(ptr) = &p.ty else { continue };
+        if !kernel.params.iter().any(|q| q.name == format!("{array}.itemsize")) {
+            continue;
+        }
+        let itemsize = ptr.pointee.size();
+        if given(args, &format!("{array}.itemsize")).is_none() {
+            args.push((format!("{array}.itemsize"), itemsize.to_string()));
+        }
+        let dims = kernel.params.iter().filter(|q| q.name.starts_with(&format!("{array}.shape["))).count();
+        let shape: Option<Vec<u64>> = (0..dims)
+            .map(|d| given(args, &format!("{array}.shape[{d}]")).and_then(|v| v.trim().parse::<u64>().ok()))
+            .collect();
+        let Some(shape) = shape else { continue };
+        if given(args, &format!("{array}.nitems")).is_none() {
+            if let Some(n) = shape.iter().try_fold(1u64, |a, &e| a.checked_mul(e)) {
+                args.push((format!("{array}.nitems"), n.to_string()));
+            }
+        }
+        let mut stride = itemsize;
+        let mut assumed = false;
+        for d in (0..dims).rev() {
+            let name = format!("{array}.strides[{d}]");
+            if given(args, &name).is_none() {
+                args.push((name, stride.to_string()));
+                assumed = true;
+            }
+            stride = stride.saturating_mul(shape[d]);
+        }
+        if assumed {
+            notes.push(format!(
+                "Numba array `{array}`: C-contiguous strides from its shape (pass --arg {array}.strides[0]=BYTES for another layout)"
+            ));
+        }
+    }
+    notes
+}
+
 fn stream(
     sk: &SassKernel,
     kernel: &crate::ir::Kernel,

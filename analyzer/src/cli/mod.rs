@@ -276,7 +276,7 @@ pub fn run() -> i32 {
             let opts =
                 AnalyzeOptions { defines: defines(&src), include_dirs: src.include.clone(), ..Default::default() };
             let mut files = SourceFiles::default();
-            match sector_analyzer::analyze::lower(&Input::File(&src.file), &opts, &DiskLoader, &mut files) {
+            match sector_analyzer::analyze::list_module(&Input::File(&src.file), &opts, &DiskLoader, &mut files) {
                 Ok(m) => {
                     if !m.warnings.is_empty() {
                         let _ =

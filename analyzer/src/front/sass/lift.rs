@@ -46,18 +46,40 @@ pub struct Lines<'a> {
     pub files: &'a mut SourceFiles,
     /// The input file's id and its path as the compiler saw it.
     pub root: Option<(crate::source::FileId, PathBuf)>,
+    /// The compiled input's folder, where a source the line table names by a path that does not
+    /// exist here is looked for by its file name (a cubin built on another machine).
+    beside: Option<PathBuf>,
     ids: HashMap<String, crate::source::FileId>,
+}
+
+/// Where the source file `path` (as a line table names it) is on this machine: the path
+/// itself, or a file of that name in `beside`.
+pub fn source_path(path: &str, beside: Option<&Path>) -> Option<PathBuf> {
+    let p = Path::new(path);
+    if p.is_file() {
+        return Some(p.to_path_buf());
+    }
+    let near = beside?.join(p.file_name()?);
+    near.is_file().then_some(near)
 }
 
 impl<'a> Lines<'a> {
     pub fn new(files: &'a mut SourceFiles, root: Option<(crate::source::FileId, PathBuf)>) -> Self {
-        Lines { files, root, ids: HashMap::new() }
+        Lines { files, root, beside: None, ids: HashMap::new() }
     }
 
-    fn file(&mut self, path: &str) -> crate::source::FileId {
-        if let Some(&id) = self.ids.get(path) {
+    /// Sources the line table names by paths that do not exist here are looked for in `folder`.
+    pub fn beside(mut self, folder: Option<PathBuf>) -> Self {
+        self.beside = folder;
+        self
+    }
+
+    fn file(&mut self, named: &str) -> crate::source::FileId {
+        if let Some(&id) = self.ids.get(named) {
             return id;
         }
+        let found = source_path(named, self.beside.as_deref()).filter(|_| self.root.is_none());
+        let path = found.as_ref().and_then(|p| p.to_str()).unwrap_or(named);
         let canon = std::fs::canonicalize(path).ok();
         let id = match &self.root {
             Some((id, root)) if canon.is_some() && std::fs::canonicalize(root).ok() == canon => *id,
@@ -72,7 +94,7 @@ impl<'a> Lines<'a> {
                 self.files.add(PathBuf::from(path), text)
             }
         };
-        self.ids.insert(path.to_string(), id);
+        self.ids.insert(named.to_string(), id);
         id
     }
 }
@@ -96,11 +118,17 @@ pub fn kernel(k: &SassKernel, decl: Option<&Declaration>, lines: &mut Lines) -> 
     let mut kernel = Kernel::new(base_name, root_span);
     // Names in order; a compiler's hidden trailing parameters (Triton's scratch pointers) keep
     // their positional names.
-    let names: Option<&Vec<String>> = decl.map(|d| &d.params).filter(|p| p.len() <= k.params.len());
+    let numba = numba_slots(&k.param_types, decl.map(|d| d.params.as_slice())).filter(|s| s.len() == k.params.len());
+    let (names, types): (Option<Vec<String>>, &[String]) = match &numba {
+        Some(slots) => (Some(slots.iter().map(|s| s.0.clone()).collect()), &[]),
+        None => (decl.map(|d| d.params.clone()).filter(|p| p.len() <= k.params.len()), &k.param_types),
+    };
+    let numba_types: Vec<String> = numba.iter().flatten().map(|s| s.1.clone()).collect();
+    let types = if numba.is_some() { numba_types.as_slice() } else { types };
     let mut guessed = false;
     for (i, slot) in k.params.iter().enumerate() {
-        let name = names.and_then(|n| n.get(i).cloned()).unwrap_or_else(|| format!("param{i}"));
-        let ty = match k.param_types.get(i).filter(|_| k.param_types.len() == k.params.len()) {
+        let name = names.as_ref().and_then(|n| n.get(i).cloned()).unwrap_or_else(|| format!("param{i}"));
+        let ty = match types.get(i).filter(|_| types.len() == k.params.len()) {
             Some(t) => type_of(t, slot.size),
             None => {
                 guessed = true;
@@ -150,9 +178,70 @@ pub fn kernel(k: &SassKernel, decl: Option<&Declaration>, lines: &mut Lines) -> 
     Ok(kernel)
 }
 
+/// Numba passes an array argument (`Array<float, 1, C, mutable, aligned>` in the mangled name)
+/// as `5 + 2N` parameters: `meminfo`, `parent`, `nitems`, `itemsize`, `data`, then the `N`
+/// extents and the `N` strides in bytes. The slots as (`x.data`-style name, C type), scalars as
+/// they are; `None` when no parameter is such an array.
+pub fn numba_slots(types: &[String], names: Option<&[String]>) -> Option<Vec<(String, String)>> {
+    if !types.iter().any(|t| t.starts_with("Array<")) {
+        return None;
+    }
+    let mut out = Vec::new();
+    for (i, t) in types.iter().enumerate() {
+        let name = names.and_then(|n| n.get(i).cloned()).unwrap_or_else(|| format!("param{i}"));
+        let Some(inner) = t.strip_prefix("Array<").and_then(|r| r.strip_suffix('>')) else {
+            out.push((name, t.clone()));
+            continue;
+        };
+        let parts: Vec<&str> = inner.split(',').map(str::trim).collect();
+        let (elem, dims) = (parts.first()?, parts.get(1)?.parse::<u32>().ok()?);
+        let readonly = parts.iter().any(|p| *p == "readonly");
+        let word = "long long".to_string();
+        out.push((format!("{name}.meminfo"), "void*".into()));
+        out.push((format!("{name}.parent"), "void*".into()));
+        out.push((format!("{name}.nitems"), word.clone()));
+        out.push((format!("{name}.itemsize"), word.clone()));
+        out.push((format!("{name}.data"), format!("{elem}{}*", if readonly { " const" } else { "" })));
+        for d in 0..dims {
+            out.push((format!("{name}.shape[{d}]"), word.clone()));
+        }
+        for d in 0..dims {
+            out.push((format!("{name}.strides[{d}]"), word.clone()));
+        }
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numba_arrays_expand_into_their_fields() {
+        let types: Vec<String> =
+            ["float", "Array<float, 2, C, readonly, aligned>", "int"].iter().map(|s| s.to_string()).collect();
+        let names: Vec<String> = ["a", "x", "n"].iter().map(|s| s.to_string()).collect();
+        let slots = numba_slots(&types, Some(&names)).unwrap();
+        let got: Vec<&str> = slots.iter().map(|s| s.0.as_str()).collect();
+        assert_eq!(
+            got,
+            [
+                "a",
+                "x.meminfo",
+                "x.parent",
+                "x.nitems",
+                "x.itemsize",
+                "x.data",
+                "x.shape[0]",
+                "x.shape[1]",
+                "x.strides[0]",
+                "x.strides[1]",
+                "n"
+            ]
+        );
+        assert_eq!(slots[5].1, "float const*");
+        assert!(numba_slots(&names, None).is_none());
+    }
 
     #[test]
     fn reads_demangled_types() {

@@ -450,9 +450,23 @@ pub fn demangle(symbol: &str) -> (String, Vec<String>) {
     let Some(open) = top_level_paren(&text) else { return (text, Vec::new()) };
     let head = &text[..open];
     let name = split_top(head, ' ').last().cloned().unwrap_or_else(|| head.to_string());
+    // ABI tags (`[abi:cxx11]`, Numba's `[abi:v1][abi:cw51...]`) are not part of the name a user
+    // writes.
+    let name = strip_abi_tags(&name);
     let inner = &text[open + 1..text.rfind(')').unwrap_or(text.len())];
     let params = if inner.trim().is_empty() || inner.trim() == "void" { Vec::new() } else { split_top(inner, ',') };
     (name, params.into_iter().map(|p| p.trim().to_string()).collect())
+}
+
+fn strip_abi_tags(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut rest = name;
+    while let Some(at) = rest.find("[abi:") {
+        out.push_str(&rest[..at]);
+        rest = rest[at..].find(']').map_or("", |end| &rest[at + end + 1..]);
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The `(` opening the parameter list: the first at template depth 0.
@@ -620,6 +634,10 @@ mod tests {
         assert_eq!(n, "vec_add");
         assert_eq!(p, vec!["float const*", "float const*", "float*", "int"]);
         assert_eq!(demangle("add_kernel").0, "add_kernel");
+        // Numba: a module path, ABI tags, arrays as `Array<...>`.
+        let (n, p) = demangle("_ZN8__main__5saxpyB2v1B4abcdEf5ArrayIfLi1E1C7mutable7alignedEi");
+        assert_eq!(n, "__main__::saxpy");
+        assert_eq!(p, ["float", "Array<float, 1, C, mutable, aligned>", "int"]);
     }
 
     #[test]

@@ -64,6 +64,10 @@ impl Layout {
     }
 }
 
+/// Pieces of a whole-structure copy modelled as separate accesses (a 64-byte structure of
+/// chars, aligned 1).
+pub(super) const MAX_STRUCT_PIECES: u64 = 64;
+
 /// A structure held in registers: each member is a symbol of its own.
 #[derive(Clone, Debug)]
 pub struct StructVal {
@@ -408,15 +412,30 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         }
     }
 
-    /// Whole-structure stores move the bytes of a vector-like structure at once; others would
-    /// be split by the compiler member by member, which is not modelled.
-    pub(super) fn check_struct_store(&self, ty: &Ty, at: Node) -> Result<()> {
-        if let Some(s) = struct_name(ty) {
-            if !self.unit.layout(s).is_some_and(|l| l.is_vector_like()) {
-                return Err(self.unsupported(at, "storing a whole structure that is not 4, 8 or 16 bytes at its own alignment (store its members one by one)"));
-            }
+    /// How the compiler moves a whole structure in memory that is not one vector access: in
+    /// pieces of its alignment (at most 16 bytes), padding included, as nvcc 13.0 did on the
+    /// H200 for 12 bytes of floats (3 x 4), 16 bytes aligned 8 (2 x 8), 5 chars (5 x 1) and 24
+    /// bytes of doubles (3 x 8) (`validate/probes/compiled`). (piece bytes, pieces); `None` for
+    /// anything moved in one access.
+    pub(super) fn struct_pieces(&self, ty: &Ty) -> Option<(u64, u64)> {
+        let l = self.unit.layout(struct_name(ty)?)?;
+        if l.is_vector_like() || l.size == 0 {
+            return None;
         }
-        Ok(())
+        let piece = l.align.clamp(1, 16);
+        Some((piece, l.size.div_ceil(piece)))
+    }
+
+    /// A whole-structure copy of more pieces than this is a loop in the compiler's code, not
+    /// modelled.
+    pub(super) fn check_struct_pieces(&self, ty: &Ty, at: Node) -> Result<()> {
+        match self.struct_pieces(ty) {
+            Some((piece, n)) if n > MAX_STRUCT_PIECES => Err(self.unsupported(
+                at,
+                &format!("copying a whole structure of {n} pieces of {piece} bytes (the compiler copies it in a loop; copy its members)"),
+            )),
+            _ => Ok(()),
+        }
     }
 }
 

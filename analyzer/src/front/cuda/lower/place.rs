@@ -1,6 +1,7 @@
 //! Places (lvalues): a local, memory at an address, or a thread's own array; the memory
 //! operations that reading and writing them make.
 
+use super::cpp::MAX_STRUCT_PIECES;
 use super::*;
 
 impl Lowerer<'_, '_> {
@@ -26,8 +27,30 @@ impl Lowerer<'_, '_> {
                 self.pointer_origin(id, ty, vt, at)?;
                 Stmt::Assign { local: id, value: v, span: self.span(at) }
             }
+            Place::Mem { addr, ty, space, volatile, text, span } if self.struct_pieces(&ty).is_some() => {
+                self.check_struct_pieces(&ty, at)?;
+                let (piece, n) = self.struct_pieces(&ty).unwrap_or((1, 1));
+                let v = self.convert(v, vt, &ty, at)?;
+                // The value and the address once, then one store per piece.
+                let value = self.temp(ty.clone());
+                self.pending.push(Stmt::Assign { local: value, value: v, span });
+                let Place::Mem { addr, .. } =
+                    self.bind_place(Place::Mem { addr, ty: ty.clone(), space, volatile, text: text.clone(), span })
+                else {
+                    unreachable!("bind_place keeps a memory place")
+                };
+                let mut stores: Vec<Stmt> = (0..n)
+                    .map(|k| {
+                        let op = self.mem_op(AccessKind::Store, space, piece, CacheOp::Default, volatile, &text, span);
+                        let member = Expr::Opaque { args: vec![Expr::Local(value)], what: "member".into() };
+                        Stmt::Store { op, addr: ptr_add(addr.clone(), (k * piece) as i128), value: member }
+                    })
+                    .collect();
+                let last = stores.pop().expect("a structure has a piece");
+                self.pending.extend(stores);
+                last
+            }
             Place::Mem { addr, ty, space, volatile, text, span } => {
-                self.check_struct_store(&ty, at)?;
                 let v = self.convert(v, vt, &ty, at)?;
                 let op = self.mem_op(AccessKind::Store, space, ty.size(), CacheOp::Default, volatile, &text, span);
                 Stmt::Store { op, addr, value: v }
@@ -70,10 +93,33 @@ impl Lowerer<'_, '_> {
     pub(super) fn read_place(&mut self, p: &Place, cache: CacheOp) -> (Expr, Ty) {
         match p {
             Place::Local(id, ty) => (Expr::Local(*id), ty.clone()),
-            Place::Mem { addr, ty, space, volatile, text, span } => {
-                let op = self.mem_op(AccessKind::Load, *space, ty.size(), cache, *volatile, text, *span);
-                (Expr::Load { op, addr: Box::new(addr.clone()) }, ty.clone())
-            }
+            Place::Mem { addr, ty, space, volatile, text, span } => match self.struct_pieces(ty) {
+                // A whole structure: one load per piece, the address computed once.
+                Some((piece, n)) if n <= MAX_STRUCT_PIECES => {
+                    let whole = Place::Mem {
+                        addr: addr.clone(),
+                        ty: ty.clone(),
+                        space: *space,
+                        volatile: *volatile,
+                        text: text.clone(),
+                        span: *span,
+                    };
+                    let Place::Mem { addr, .. } = self.bind_place(whole) else {
+                        unreachable!("bind_place keeps a memory place")
+                    };
+                    let pieces = (0..n)
+                        .map(|k| {
+                            let op = self.mem_op(AccessKind::Load, *space, piece, cache, *volatile, text, *span);
+                            Expr::Load { op, addr: Box::new(ptr_add(addr.clone(), (k * piece) as i128)) }
+                        })
+                        .collect();
+                    (Expr::Opaque { args: pieces, what: "structure".into() }, ty.clone())
+                }
+                _ => {
+                    let op = self.mem_op(AccessKind::Load, *space, ty.size(), cache, *volatile, text, *span);
+                    (Expr::Load { op, addr: Box::new(addr.clone()) }, ty.clone())
+                }
+            },
             Place::LocalArray(ty) => (Expr::Opaque { args: Vec::new(), what: LOCAL_ARRAY.into() }, ty.clone()),
         }
     }
