@@ -460,3 +460,59 @@ fn cub_collectives_are_refused_by_name() {
     let e = fail(src, &[]);
     assert!(e.contains("m.cu:3:") && e.contains("cub's block and warp collectives"), "{e}");
 }
+
+#[test]
+fn a_parenthesised_range_check_is_no_template() {
+    // `(r >= 0 && r < n && c >= 0 && c < m)` parses as the template `r<n && c>` followed by
+    // `= 0`, an assignment, unless `r` is known to be a variable. One warp, n = 16, m = 4,
+    // c = blockIdx.x = 0: lanes 0..15 load in[r * 4], 16 bytes apart: bytes 0..255, 8 sectors
+    // in one request; every lane stores o[r]: 4 sectors.
+    let src = r#"
+    __global__ void k(float *o, const float *in, int n, int m) {
+        int r = threadIdx.x, c = blockIdx.x;
+        float v = (r >= 0 && r < n && c >= 0 && c < m) ?
+                      in[r * m + c] : 0.f;
+        o[r] = v;
+    }"#;
+    let s = run(src, "1", "32", &[("n", "16"), ("m", "4")]);
+    assert_eq!(total(&s, "global", "load"), (1, 8));
+    assert_eq!(total(&s, "global", "store"), (1, 4));
+}
+
+#[test]
+fn a_cooperative_group_passed_to_a_function_template() {
+    // `template <typename group_t> f(group_t g)` given a tile of 32: `g.size()` is 32, five
+    // shuffles, no memory. Two warps load in[t] (4 sectors each); lane 0 of each stores one
+    // float: 1 request and 1 sector per warp.
+    let src = r#"
+    #include <cooperative_groups.h>
+    using namespace cooperative_groups;
+    template <typename group_t>
+    __device__ float wsum(group_t group, float val) {
+        for (int offset = group.size() / 2; offset > 0; offset >>= 1)
+            val += group.shfl_down(val, offset);
+        return val;
+    }
+    __global__ void k(float *o, const float *in) {
+        thread_block block = this_thread_block();
+        thread_block_tile<32> t = tiled_partition<32>(block);
+        float v = wsum(t, in[threadIdx.x]);
+        if (t.thread_rank() == 0) o[threadIdx.x / 32] = v;
+    }"#;
+    let s = run(src, "1", "64", &[]);
+    assert_eq!(total(&s, "global", "load"), (2, 8));
+    assert_eq!(total(&s, "global", "store"), (2, 2));
+}
+
+#[test]
+fn cufft_types_are_the_complex_ones() {
+    // `cufftComplex` is `float2`: c[i].x of 32 lanes, 8 bytes apart, spans 256 B: 8 sectors.
+    let src = r#"
+    __global__ void k(cufftComplex *c, const cufftReal *r) {
+        int i = threadIdx.x;
+        c[i].x = r[i];
+    }"#;
+    let s = run(src, "1", "32", &[]);
+    assert_eq!(total(&s, "global", "load"), (1, 4));
+    assert_eq!(total(&s, "global", "store"), (1, 8));
+}

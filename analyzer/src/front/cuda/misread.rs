@@ -11,6 +11,10 @@
 //!   replaces a comment by a space).
 //! - `[=] __device__ (float x) { .. }`: the execution-space attribute of an extended lambda is
 //!   not in the grammar (an `ERROR` node); it is blanked.
+//! - `(r >= 0 && r < n && c >= 0)`: a variable compared with `<` and, later, something with
+//!   `>` or `>=`, read as the template `r<n && c>` (here followed by `= 0`, an assignment). A
+//!   variable of the file is no template: where spaces surround its name, they become
+//!   parentheses, `(r)< n`, which means the same and cannot start a template.
 //! - `half h(x);`, `float v(in[i]);` in a body: direct initialisation read as the declaration of
 //!   a function whose parameters' "types" are the file's variables (C++'s most vexing parse
 //!   taken the wrong way). Its parentheses become braces, `half h{x};`, which means the same.
@@ -29,6 +33,7 @@ pub fn repair(src: &str, root: Node) -> Option<String> {
     let mut comment_inside = false;
     let mut lambda_attrs = Vec::new();
     let mut prototypes = Vec::new();
+    let mut templates = Vec::new();
     let mut stack = vec![root];
     while let Some(n) = stack.pop() {
         match n.kind() {
@@ -72,6 +77,7 @@ pub fn repair(src: &str, root: Node) -> Option<String> {
                 }
             }
             "cast_expression" => casts.push(n),
+            "template_function" => templates.push(n),
             "comment" => {
                 comments.push(n);
                 let statement_level = n.parent().is_none_or(|p| {
@@ -119,6 +125,21 @@ pub fn repair(src: &str, root: Node) -> Option<String> {
                 bytes[close] = b'}';
             }
         }
+    }
+    for t in templates {
+        let Some(name) = t.child_by_field_name("name").filter(|x| x.kind() == "identifier") else { continue };
+        let n = text(name);
+        if !vars.contains(n) || types.contains(n) || named_type(n).is_some() {
+            continue;
+        }
+        let (start, end) = (name.start_byte(), name.end_byte());
+        let b = src.as_bytes();
+        if start == 0 || b.get(start - 1) != Some(&b' ') || b.get(end) != Some(&b' ') {
+            continue;
+        }
+        let bytes = out.get_or_insert_with(|| src.as_bytes().to_vec());
+        bytes[start - 1] = b'(';
+        bytes[end] = b')';
     }
     for cast in casts {
         let (Some(td), Some(value)) = (cast.child_by_field_name("type"), cast.child_by_field_name("value")) else {

@@ -43,8 +43,12 @@ pub fn named_type(name: &str) -> Option<Ty> {
         "__nv_fp8x4_storage_t" | "__nv_fp8x4_e4m3" | "__nv_fp8x4_e5m2" => int(32, false),
         "void" => Some(Ty::Void),
         // <cuComplex.h>: `typedef float2 cuFloatComplex;`, `typedef double2 cuDoubleComplex;`.
-        "cuFloatComplex" | "cuComplex" => vector_type("float2"),
-        "cuDoubleComplex" => vector_type("double2"),
+        // <cufft.h>: `typedef cuComplex cufftComplex;`, `typedef float cufftReal;`, and the
+        // double ones.
+        "cuFloatComplex" | "cuComplex" | "cufftComplex" => vector_type("float2"),
+        "cuDoubleComplex" | "cufftDoubleComplex" => vector_type("double2"),
+        "cufftReal" => Some(Ty::Float(4)),
+        "cufftDoubleReal" => Some(Ty::Float(8)),
         _ => vector_type(name),
     }
 }

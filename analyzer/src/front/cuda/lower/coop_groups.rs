@@ -193,10 +193,15 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     /// the call passes.
     pub(super) fn group_param(&self, p: Node, arg: Option<Node>) -> Result<Option<(String, Group)>> {
         let Some(t) = p.child_by_field_name("type") else { return Ok(None) };
-        let Some(declared) = group_type(self.text(t)) else { return Ok(None) };
+        // A template's type parameter (`template <typename group_t> f(group_t g)`) given a
+        // group takes that group.
+        let declared = group_type(self.text(t));
+        if declared.is_none() && (t.kind() != "type_identifier" || arg.and_then(|a| self.group_of(a)).is_none()) {
+            return Ok(None);
+        }
         let name =
             p.child_by_field_name("declarator").map(|d| self.text(d).trim_start_matches(['&', '*', ' ']).to_string());
-        let g = arg.and_then(|a| self.group_of(a)).or(declared);
+        let g = arg.and_then(|a| self.group_of(a)).or(declared.flatten());
         match (name, g) {
             (Some(name), Some(g)) => Ok(Some((name, g))),
             (None, _) => Ok(None),

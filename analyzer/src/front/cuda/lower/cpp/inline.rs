@@ -137,6 +137,13 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             };
             // A cooperative group is bound by name, not passed as a value.
             if let Some((_, g)) = self.group_param(*p, Some(*a))? {
+                // `template <typename G> f(G g)`: `G` deduced as the group's (opaque) type.
+                if let Some(t) = p.child_by_field_name("type").filter(|t| t.kind() == "type_identifier") {
+                    let name = self.text(t).to_string();
+                    if tparams.iter().any(|(tp, is_type, _)| *is_type && *tp == name) && !tmpl.contains_key(&name) {
+                        tmpl.insert(name, TemplateArg::Type(Ty::Vector { name: "cooperative group".into(), bytes: 0 }));
+                    }
+                }
                 refs.push(Some(Sym::Group(g)));
                 vals.push(None);
                 continue;
