@@ -540,11 +540,13 @@ fn normalise(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {
-            std::path::Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
+            std::path::Component::ParentDir => match out.components().next_back() {
+                Some(std::path::Component::Normal(_)) => {
+                    out.pop();
                 }
-            }
+                Some(std::path::Component::RootDir | std::path::Component::Prefix(_)) => {}
+                _ => out.push(".."),
+            },
             std::path::Component::CurDir => {}
             c => out.push(c),
         }
@@ -591,11 +593,7 @@ fn doc_links_resolve_in_a_clone() {
                 None => (target.as_str(), None),
             };
             let at = format!("{}:{line}: `{target}`", rel_doc.display());
-            let rel = if file.is_empty() {
-                rel_doc.clone()
-            } else {
-                normalise(&rel_doc.parent().unwrap().join(file))
-            };
+            let rel = if file.is_empty() { rel_doc.clone() } else { normalise(&rel_doc.parent().unwrap().join(file)) };
             checked += 1;
             if rel.starts_with("..") || rel.is_absolute() {
                 broken.push(format!("{at} leaves the repository"));
