@@ -1,8 +1,8 @@
 //! GPU profiles for the cache model: the sizes that decide what reaches L2 and DRAM.
 //!
-//! Sources: the H200 numbers were read on the device (`shared/docs/HARDWARE.md`); the
-//! RTX 3060 Ti, RTX 2080 Ti and Tesla P4 numbers are the seeds' (`shared/seeds/000_`, `004_`;
-//! the P4's 20 SMs are the GP104 part's, which the seed does not give);
+//! Sources (the table "GPU profiles" in `docs/src/boundaries.md`): the H200 numbers were read on
+//! the device; the RTX 3060 Ti, RTX 2080 Ti and Tesla P4 numbers are the seed lessons' (`000_`,
+//! `004_`; the P4's 20 SMs are the GP104 part's, which the seed does not give);
 //! H100 and A100 are NVIDIA's published sizes for the SXM parts.
 
 /// One GPU as the cache model sees it.

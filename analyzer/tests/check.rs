@@ -35,6 +35,12 @@ fn repository_config_passes() {
     let text = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&o.stderr));
     assert!(text.contains("every budget holds"), "{text}");
+    // The book's chapter on check says how many launches this config holds.
+    let launches: String =
+        text.split("sector-estimate.toml: ").nth(1).unwrap_or("").chars().take_while(char::is_ascii_digit).collect();
+    let chapter = std::fs::read_to_string(root().join("docs/src/check.md")).unwrap();
+    let claim = format!("holds every example to budgets ({launches} launches)");
+    assert!(chapter.split_whitespace().collect::<Vec<_>>().join(" ").contains(&claim), "docs/src/check.md: `{claim}`");
 }
 
 /// Every case of every example, held to loose budgets: each launch is analysed.

@@ -1,4 +1,4 @@
-//! The C++ the CUDA front end accepts (docs/cpp.md): each test's numbers are worked out by hand
+//! The C++ the CUDA front end accepts (docs/src/cpp.md): each test's numbers are worked out by hand
 //! in its comment.
 
 use sector_analyzer::{analyze_source, AnalyzeOptions, Sheet};

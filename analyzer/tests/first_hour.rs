@@ -244,39 +244,95 @@ fn config_errors_in_the_format_asked_for() {
     assert!(text(&o.stderr).contains("no budgets to check"), "{}", text(&o.stderr));
 }
 
-/// The README's text between a line and the closing fence of the block that follows it.
-fn readme_block_after(readme: &str, marker: &str) -> String {
-    let at = readme.find(marker).unwrap_or_else(|| panic!("README has no `{marker}`"));
-    let rest = &readme[at..];
+/// A Markdown text between a line and the closing fence of the block that follows it.
+fn block_after(doc: &str, marker: &str) -> String {
+    let at = doc.find(marker).unwrap_or_else(|| panic!("no `{marker}` in the document"));
+    let rest = &doc[at..];
     let open = rest.find("```").unwrap();
     let body = &rest[open..];
     let body = &body[body.find('\n').unwrap() + 1..];
     body[..body.find("```").unwrap()].to_string()
 }
 
-#[test]
-fn readme_first_commands_and_rust_crate_are_the_tested_ones() {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let first = readme_block_after(&readme, "## First commands on a fresh machine");
-    assert!(first.contains("cargo install --locked --path analyzer"), "{first}");
-    // The crate the README shows is tests/fixtures/user-crate, which .ci/run builds with
-    // warnings denied (edition 2024).
+/// What a user reads: the README, then every page of the book (`docs/src/**/*.md`), sorted.
+fn user_docs() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "md") {
+                out.push(p);
+            }
+        }
+    }
+    let mut pages = Vec::new();
+    walk(&root().join("docs/src"), &mut pages);
+    pages.sort();
+    assert!(pages.len() >= 10, "the book has only {} pages", pages.len());
+    let mut docs = vec![root().join("README.md")];
+    docs.extend(pages);
+    docs
+}
+
+/// `path` from the repository root, for messages.
+fn shown(path: &Path) -> String {
+    path.strip_prefix(root()).unwrap_or(path).display().to_string()
+}
+
+/// The crate a document shows (`Cargo.toml`: and `src/lib.rs`: blocks) is
+/// tests/fixtures/user-crate, which .ci/run builds with warnings denied (edition 2024).
+fn assert_shows_the_fixture_crate(doc: &str, name: &str) {
     let fixture = root().join("tests/fixtures/user-crate");
     let lib = std::fs::read_to_string(fixture.join("src/lib.rs")).unwrap();
-    assert_eq!(readme_block_after(&readme, "`src/lib.rs`:"), lib);
-    let manifest = readme_block_after(&readme, "`Cargo.toml`:");
+    assert!(block_after(doc, "`src/lib.rs`:") == lib, "{name}'s src/lib.rs is not tests/fixtures/user-crate's");
+    let manifest = block_after(doc, "`Cargo.toml`:");
     let fixture_manifest = std::fs::read_to_string(fixture.join("Cargo.toml")).unwrap();
     for line in manifest.lines().filter(|l| !l.starts_with('#') && !l.contains("path = ")) {
-        assert!(fixture_manifest.contains(line), "README's Cargo.toml line `{line}` is not the fixture's");
+        assert!(fixture_manifest.contains(line), "{name}'s Cargo.toml line `{line}` is not the fixture's");
     }
     assert!(manifest.contains("estimator-macros = { path = "), "{manifest}");
 }
 
-/// The README's fenced blocks, in order: (info string, body).
-fn readme_blocks(readme: &str) -> Vec<(String, String)> {
+#[test]
+fn readme_first_commands_and_rust_crate_are_the_tested_ones() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    // The landing page stays one: the rest is in the book.
+    let lines = readme.lines().count();
+    assert!(lines < 250, "README.md has {lines} lines: move the details into the book (docs/src)");
+    let first = block_after(&readme, "## First commands on a fresh machine");
+    let first: Vec<&str> = first.lines().collect();
+    // One command runs the main job on an example (run below and in the commands test), one runs
+    // every test (.ci/run runs exactly that), one installs the binary the docs call by name.
+    assert_eq!(first.len(), 3, "{first:?}");
+    assert!(first[0].starts_with("cargo run --release -p sector-analyzer --bin sector-estimate -- analyze examples/"));
+    assert_eq!(first[1], "cargo test --workspace");
+    let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap();
+    assert!(ci.lines().any(|l| l.trim() == first[1]), ".ci/run does not run `{}`", first[1]);
+    assert_eq!(first[2], "cargo install --locked --path analyzer");
+    // The crate the README shows, and the attribute's chapter of the book.
+    assert_shows_the_fixture_crate(&readme, "README.md");
+    let chapter = std::fs::read_to_string(root().join("docs/src/attribute.md")).unwrap();
+    assert_shows_the_fixture_crate(&chapter, "docs/src/attribute.md");
+    // The count of example launches the README gives is the manifests'.
+    let (mut cuda, mut rust) = (0, 0);
+    for (src, manifest) in sector_analyzer::manifest::examples_in(&root().join("examples")) {
+        let cases = sector_analyzer::manifest::Manifest::load(&manifest).unwrap().cases.len();
+        if src.extension().is_some_and(|x| x == "rs") {
+            rust += cases;
+        } else {
+            cuda += cases;
+        }
+    }
+    let claim = format!("every example launch ({}: {cuda} CUDA, {rust} Rust)", cuda + rust);
+    assert!(readme.replace('\n', " ").contains(&claim), "README.md should say `{claim}`");
+}
+
+/// A Markdown text's fenced blocks (fences at the start of a line), in order: (info string, body).
+fn fenced_blocks(doc: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut open: Option<(String, String)> = None;
-    for line in readme.lines() {
+    for line in doc.lines() {
         match (&mut open, line.strip_prefix("```")) {
             (None, Some(info)) => open = Some((info.trim().to_string(), String::new())),
             (Some(_), Some(_)) => out.push(open.take().unwrap()),
@@ -318,50 +374,79 @@ fn shell(command: &str, path: &Path) -> Output {
         .unwrap()
 }
 
-/// Every `$ sector-estimate ...` the README shows prints, byte for byte, what the README shows
-/// under it; the first sheet is the first command's; the usage block names every flag a user
-/// meets; a `sh` block's commands run (those that need the CUDA toolkit where it is found).
+/// Whether a command needs the CUDA toolkit (nvcc, nvdisasm): the SASS path.
+fn needs_toolkit(command: &str) -> bool {
+    command.contains("--via sass") || command.contains("--emit sass") || command.contains(".cubin")
+}
+
+/// Every `$ sector-estimate ...` that the README and the book show prints, byte for byte, what
+/// they show under it (a `--svg FILE` goes to a temporary file, which must be FILE as the
+/// repository holds it); the README's first sheet is its first command's; the usage block names
+/// every flag a user meets; a `sh` block's `sector-estimate` lines run (those of the SASS path
+/// where the CUDA toolkit is found). Placeholder commands go in blocks of another kind.
 #[test]
-fn readme_commands_print_what_the_readme_shows() {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let blocks = readme_blocks(&readme);
+fn doc_commands_print_what_the_docs_show() {
     let path = bin_dir();
-    let svg = tmp("readme-svg").join("sweep.svg");
+    let svg = tmp("doc-svg").join("made.svg");
     let mut ran = 0;
-    for (_, body) in &blocks {
-        if !body.starts_with("$ sector-estimate") {
-            continue;
-        }
-        // Commands and what each prints, up to the next `$ `.
-        let mut cmds: Vec<(String, String)> = Vec::new();
-        for line in body.lines() {
-            match line.strip_prefix("$ ") {
-                Some(c) => cmds.push((c.to_string(), String::new())),
-                None => {
-                    let (_, want) = cmds.last_mut().unwrap();
-                    want.push_str(line);
-                    want.push('\n');
+    let mut sh_lines = 0;
+    let toolkit = sector_analyzer::analyze::toolkit_found();
+    for doc in user_docs() {
+        let name = shown(&doc);
+        let text_of_doc = std::fs::read_to_string(&doc).unwrap();
+        let blocks = fenced_blocks(&text_of_doc);
+        for (_, body) in blocks.iter().filter(|(_, b)| b.starts_with("$ sector-estimate")) {
+            // Commands and what each prints, up to the next `$ `.
+            let mut cmds: Vec<(String, String)> = Vec::new();
+            for line in body.lines() {
+                match line.strip_prefix("$ ") {
+                    Some(c) => cmds.push((c.to_string(), String::new())),
+                    None => {
+                        let (_, want) = cmds.last_mut().unwrap();
+                        want.push_str(line);
+                        want.push('\n');
+                    }
                 }
             }
-        }
-        for (cmd, want) in cmds {
-            // The heatmap goes to a temporary file, and is checked against the README's picture.
-            let run_cmd = cmd.replace("--svg docs/sweep_strided.svg", &format!("--svg {}", svg.display()));
-            let o = shell(&run_cmd, &path);
-            assert_eq!(text(&o.stdout), want, "README: `$ {cmd}` prints otherwise (stderr: {})", text(&o.stderr));
-            if run_cmd != cmd {
-                let made = std::fs::read_to_string(&svg).unwrap();
-                let shown = std::fs::read_to_string(root().join("docs/sweep_strided.svg")).unwrap();
-                assert!(made == shown, "docs/sweep_strided.svg is not what `$ {cmd}` writes");
+            for (cmd, want) in cmds {
+                if needs_toolkit(&cmd) && !toolkit {
+                    continue;
+                }
+                let shown_svg = cmd.split_whitespace().skip_while(|w| *w != "--svg").nth(1).map(str::to_string);
+                let run_cmd = match &shown_svg {
+                    Some(file) => cmd.replace(&format!("--svg {file}"), &format!("--svg {}", svg.display())),
+                    None => cmd.clone(),
+                };
+                let o = shell(&run_cmd, &path);
+                assert_eq!(text(&o.stdout), want, "{name}: `$ {cmd}` prints otherwise (stderr: {})", text(&o.stderr));
+                if let Some(file) = shown_svg {
+                    let made = std::fs::read_to_string(&svg).unwrap();
+                    let kept = std::fs::read_to_string(root().join(&file))
+                        .unwrap_or_else(|e| panic!("{name}: `$ {cmd}`: the repository has no {file}: {e}"));
+                    assert!(made == kept, "{name}: {file} is not what `$ {cmd}` writes");
+                }
+                ran += 1;
             }
-            ran += 1;
+        }
+        // `sh` blocks: each `sector-estimate` line runs.
+        for (info, body) in blocks.iter().filter(|(i, _)| i == "sh") {
+            for line in body.lines().filter(|l| l.starts_with("sector-estimate ")) {
+                if needs_toolkit(line) && !toolkit {
+                    continue;
+                }
+                let o = shell(line, &path);
+                assert_eq!(o.status.code(), Some(0), "{name} ({info}): `{line}`: {}", text(&o.stderr));
+                sh_lines += 1;
+            }
         }
     }
-    assert!(ran >= 5, "only {ran} README commands found");
+    assert!(ran >= 6, "only {ran} commands with their output found in the README and the book");
+    assert!(sh_lines >= 1 || !toolkit, "no `sh` block ran");
 
-    // The first command and the sheet the README says it prints.
+    // The README's first command and the sheet the README says it prints.
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
     let at = readme.find("## First commands on a fresh machine").unwrap();
-    let after = readme_blocks(&readme[at..]);
+    let after = fenced_blocks(&readme[at..]);
     let first = after[0].1.lines().next().unwrap();
     let args = first.split_once(" -- ").unwrap().1;
     let o = shell(&format!("sector-estimate {args}"), &path);
@@ -369,7 +454,8 @@ fn readme_commands_print_what_the_readme_shows() {
     assert_eq!(text(&o.stdout), after[1].1, "README's first sheet is not what `{first}` prints");
 
     // Usage: every flag a user meets on the first day is listed.
-    let usage = readme_block_after(&readme, "## Usage");
+    let usage = std::fs::read_to_string(root().join("docs/src/usage.md")).unwrap();
+    let usage = block_after(&usage, "# Usage");
     for flag in [
         "--shared-bytes",
         "--time-limit",
@@ -379,19 +465,154 @@ fn readme_commands_print_what_the_readme_shows() {
         "--verbose",
         "--launch-site",
     ] {
-        assert!(usage.contains(flag), "README's usage block lacks `{flag}`:\n{usage}");
+        assert!(usage.contains(flag), "docs/src/usage.md's usage block lacks `{flag}`:\n{usage}");
     }
+}
 
-    // `sh` blocks: each `sector-estimate` line runs (the SASS path where a toolkit is found).
-    for (info, body) in blocks.iter().filter(|(i, _)| i == "sh") {
-        for line in body.lines().filter(|l| l.starts_with("sector-estimate ")) {
-            if line.contains("--via sass") && !sector_analyzer::analyze::toolkit_found() {
-                continue;
+/// The targets of a Markdown text's links and images, with their line numbers; code blocks and
+/// code spans (which may run over a line break, not over a blank line) are left out.
+fn link_targets(doc: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let (mut fence, mut code) = (false, false);
+    for (n, line) in doc.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            fence = !fence;
+            continue;
+        }
+        if line.trim().is_empty() {
+            code = false;
+        }
+        if fence {
+            continue;
+        }
+        let mut plain = String::new();
+        for c in line.chars() {
+            if c == '`' {
+                code = !code;
+                plain.push(' ');
+            } else if !code {
+                plain.push(c);
             }
-            let o = shell(line, &path);
-            assert_eq!(o.status.code(), Some(0), "README ({info}): `{line}`: {}", text(&o.stderr));
+        }
+        let mut rest = plain.as_str();
+        while let Some(i) = rest.find("](") {
+            let after = &rest[i + 2..];
+            let Some(end) = after.find(')') else { break };
+            out.push((n + 1, after[..end].split_whitespace().next().unwrap_or("").to_string()));
+            rest = &after[end..];
         }
     }
+    out
+}
+
+/// The anchors GitHub gives a Markdown text's headings: lower case, letters, digits, `-` and
+/// `_` kept, spaces as `-`, the rest dropped; a repeated one gets `-1`, `-2`, ...
+fn anchors(doc: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut fence = false;
+    for line in doc.lines() {
+        if line.starts_with("```") {
+            fence = !fence;
+        }
+        if fence || !line.starts_with('#') {
+            continue;
+        }
+        let heading = line.trim_start_matches('#').trim();
+        let slug: String = heading
+            .to_lowercase()
+            .chars()
+            .filter_map(|c| match c {
+                ' ' => Some('-'),
+                c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+                _ => None,
+            })
+            .collect();
+        let times = seen.entry(slug.clone()).or_insert(0);
+        out.push(if *times == 0 { slug } else { format!("{slug}-{times}") });
+        *times += 1;
+    }
+    out
+}
+
+/// `path` with `.` and `..` taken out, without touching the file system.
+fn normalise(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::ParentDir => match out.components().next_back() {
+                Some(std::path::Component::Normal(_)) => {
+                    out.pop();
+                }
+                Some(std::path::Component::RootDir | std::path::Component::Prefix(_)) => {}
+                _ => out.push(".."),
+            },
+            std::path::Component::CurDir => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Every relative link of the README, the book and the other Markdown files at the root leads
+/// to a file (or folder) the repository holds, tracked by git where it is a git checkout, so it
+/// resolves in a clone; a link to a Markdown file's heading names one of its headings. No link
+/// leaves the repository.
+#[test]
+fn doc_links_resolve_in_a_clone() {
+    let root = normalise(&std::path::absolute(root()).unwrap());
+    // The files a clone has: git's list where there is one, else the disk.
+    let tracked: Option<std::collections::BTreeSet<PathBuf>> = Command::new("git")
+        .args(["ls-files", "-z"])
+        .current_dir(&root)
+        .output()
+        .ok()
+        .filter(|o| o.status.success() && !o.stdout.is_empty())
+        .map(|o| o.stdout.split(|b| *b == 0).filter(|p| !p.is_empty()).map(|p| PathBuf::from(text(p))).collect());
+    let exists = |rel: &Path| match &tracked {
+        Some(files) => files.contains(rel) || files.iter().any(|f| f.starts_with(rel)),
+        None => root.join(rel).exists(),
+    };
+    let mut docs = user_docs();
+    for extra in ["ARCHITECTURE.md", "CHANGELOG.md"] {
+        docs.push(root.join(extra));
+    }
+    let mut checked = 0;
+    let mut broken = Vec::new();
+    for doc in docs {
+        let doc = normalise(&std::path::absolute(&doc).unwrap());
+        let rel_doc = doc.strip_prefix(&root).unwrap().to_path_buf();
+        let body = std::fs::read_to_string(&doc).unwrap();
+        assert!(!body.contains("../shared/"), "{}: points into ../shared/, which a clone lacks", rel_doc.display());
+        for (line, target) in link_targets(&body) {
+            if target.is_empty() || target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            let (file, anchor) = match target.split_once('#') {
+                Some((f, a)) => (f, Some(a)),
+                None => (target.as_str(), None),
+            };
+            let at = format!("{}:{line}: `{target}`", rel_doc.display());
+            let rel = if file.is_empty() { rel_doc.clone() } else { normalise(&rel_doc.parent().unwrap().join(file)) };
+            checked += 1;
+            if rel.starts_with("..") || rel.is_absolute() {
+                broken.push(format!("{at} leaves the repository"));
+                continue;
+            }
+            if !exists(&rel) {
+                broken.push(format!("{at}: the repository has no {}", rel.display()));
+                continue;
+            }
+            if let Some(anchor) = anchor.filter(|_| rel.extension().is_some_and(|x| x == "md")) {
+                let target_text = std::fs::read_to_string(root.join(&rel)).unwrap();
+                if !anchors(&target_text).iter().any(|a| a == anchor) {
+                    broken.push(format!("{at}: {} has no heading `#{anchor}`", rel.display()));
+                }
+            }
+        }
+    }
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+    assert!(checked >= 50, "only {checked} relative links found");
 }
 
 /// `--help` points only to files in the clone.

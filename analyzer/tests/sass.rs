@@ -1,7 +1,7 @@
 //! The SASS path. Hand-written listings run without a toolkit (the engine's semantics, worked
 //! by hand); with a CUDA toolkit on the machine, every example launch counted through SASS
 //! equals what the H200 measured (validate/results), and the source path differs from it only
-//! where docs/sass.md lists the difference.
+//! where docs/src/sass.md lists the difference.
 
 use sector_analyzer::analyze::{AnalyzeOptions, Via};
 use sector_analyzer::engine::sass as engine;
@@ -224,10 +224,10 @@ fn example_cases() -> Vec<(String, std::path::PathBuf, AnalyzeOptions)> {
     v
 }
 
-/// Known differences between the source path and SASS: the names listed in docs/sass.md's
+/// Known differences between the source path and SASS: the names listed in docs/src/sass.md's
 /// "Known differences" table (first column).
 fn documented_differences() -> BTreeSet<String> {
-    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/sass.md")).unwrap();
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/src/sass.md")).unwrap();
     let section = doc.split("## Known differences").nth(1).unwrap_or("");
     let section = section.split("\n## ").next().unwrap_or("");
     section
@@ -293,7 +293,7 @@ fn examples_through_sass_equal_the_h200_and_differ_from_source_only_as_documente
     let stale: Vec<&String> = documented.difference(&differ).collect();
     assert!(
         undocumented.is_empty() && stale.is_empty(),
-        "source and SASS differ on {undocumented:?} (not in docs/sass.md's known differences); listed but equal now: {stale:?}"
+        "source and SASS differ on {undocumented:?} (not in docs/src/sass.md's known differences); listed but equal now: {stale:?}"
     );
 }
 

@@ -71,7 +71,7 @@ enum Format {
     Text,
     /// The same sheet as Markdown tables.
     Markdown,
-    /// The machine form (docs/json-schema.md), alone on stdout.
+    /// The machine form (docs/src/json-schema.md), alone on stdout.
     Json,
 }
 

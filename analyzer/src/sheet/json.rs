@@ -1,4 +1,4 @@
-//! The machine form (docs/json-schema.md): stable keys, integers for counts.
+//! The machine form (docs/src/json-schema.md): stable keys, integers for counts.
 
 use super::Sheet;
 use serde::Serialize;
