@@ -114,6 +114,26 @@ const PROBE: &[(&str, Launch)] = &[
     ("warp_sum", ("warp_sum", "40", "256", &[N], &[])),
     ("reload", ("reload", "40", "256", &[N], &[])),
     ("hist_shared", ("hist_shared", "40", "256", &[N], &[("idx", "identity")])),
+    ("invariant_restrict", ("invariant_restrict", "8", "256", &[("j", "5"), ("n", "40")], &[])),
+    ("invariant_alias", ("invariant_alias", "8", "256", &[("j", "5"), ("n", "40")], &[])),
+    ("pair_members", ("pair_members", "40", "256", &[N], &[])),
+    ("pair_struct", ("pair_struct", "40", "256", &[N], &[])),
+    ("both_branches", ("both_branches", "40", "256", &[N], &[])),
+    ("adjacent_scalars", ("adjacent_scalars", "40", "256", &[N], &[])),
+    ("switch_loads", ("switch_loads", "40", "256", &[N], &[("sel", "identity")])),
+    ("reread_after_sync", ("reread_after_sync", "16", "256", &[], &[])),
+    ("unroll_one", ("unroll_one", "4", "256", &[("n", "1000")], &[])),
+    ("const_loop", ("const_loop", "4", "256", &[], &[])),
+];
+
+/// Launches where a path differs from the H200, and why (validate/probes/compiled/README.md).
+const KNOWN: &[(&str, &str)] = &[
+    // nvcc merges the loads of `.x` and `.y` of one `float2` into one 8-byte load; the source
+    // path issues two 4-byte loads.
+    ("pair_members", "Source"),
+    // The SASS engine does not read `--fill` contents: a branch on loaded data is taken as not
+    // taken (the sheet says so), here a `switch` on `sel[i]`.
+    ("switch_loads", "Sass"),
 ];
 
 /// Nsight Compute's metric for each sheet total compared.
@@ -200,13 +220,15 @@ fn compiler_shaped_kernels_equal_the_h200() {
             for (key, metric) in METRICS {
                 let want = m.get(*metric).copied().unwrap_or(0);
                 let got = crate::examples::measured(&sheet, key).unwrap();
-                if got != want && exact {
+                let known = KNOWN.iter().any(|(k, v)| k == kernel && *v == format!("{via:?}"));
+                if got != want && exact && !known {
                     wrong.push(format!("{ncu_name} via {via:?}: {key} {got}, the H200 {want}"));
                 }
             }
             if !exact {
                 assert!(
-                    matches!(via, sector_analyzer::analyze::Via::Source) && ["tri_sum", "stride_loop"].contains(kernel),
+                    matches!(via, sector_analyzer::analyze::Via::Source)
+                        && ["tri_sum", "stride_loop", "unroll_one"].contains(kernel),
                     "{ncu_name} via {via:?} is not exact"
                 );
             }

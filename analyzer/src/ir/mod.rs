@@ -8,6 +8,7 @@
 //! sheet row is always traceable to the user's text. The control-flow graph ([`cfg`]) is a view
 //! derived from the tree.
 
+pub mod branch_merge;
 pub mod cfg;
 pub mod dce;
 pub mod licm;
@@ -493,6 +494,12 @@ pub struct Kernel {
 }
 
 impl Kernel {
+    /// A new local variable (for passes that rewrite the body).
+    pub fn add_local(&mut self, name: String, ty: Ty) -> LocalId {
+        self.locals.push(Local { name, ty });
+        LocalId(self.locals.len() as u32 - 1)
+    }
+
     /// An empty kernel, for front ends to fill.
     pub fn new(name: String, span: Span) -> Kernel {
         Kernel {

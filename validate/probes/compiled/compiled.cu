@@ -86,6 +86,81 @@ __global__ void hist_shared(const int *idx, int *hist, int n) {
     if (threadIdx.x < 8) atomicAdd(&hist[threadIdx.x], bins[threadIdx.x]);
 }
 
+__global__ void invariant_restrict(const float *__restrict__ w, const float *__restrict__ x, float *__restrict__ out, int j, int n) {
+    int lane = threadIdx.x;
+    float s = 0.0f;
+    for (int k = 0; k < n; ++k) s += w[j] * x[k * blockDim.x + lane];
+    out[blockIdx.x * blockDim.x + lane] = s;
+}
+
+__global__ void invariant_alias(const float *w, float *out, int j, int n) {
+    int lane = threadIdx.x;
+    for (int k = 0; k < n; ++k) out[k * blockDim.x + lane] = w[j] * (float)k;
+}
+
+__global__ void pair_members(const float2 *p, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = p[i].x + p[i].y;
+}
+
+struct P2 { float x, y; };
+__global__ void pair_struct(const P2 *p, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = p[i].x + p[i].y;
+}
+
+__global__ void both_branches(const float *a, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float s;
+    if (i & 1) s = a[i] * 2.0f;
+    else s = a[i] + 1.0f;
+    out[i] = s;
+}
+
+__global__ void adjacent_scalars(const float *a, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = a[2 * i] + a[2 * i + 1];
+}
+
+__global__ void switch_loads(const int *sel, const float *a, const float *b, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float v;
+    switch (sel[i] & 3) {
+    case 0: v = a[i]; break;
+    case 1: v = b[i]; break;
+    case 2: v = a[i] + b[i]; break;
+    default: v = 0.0f;
+    }
+    out[i] = v;
+}
+
+__global__ void reread_after_sync(const float *in, float *out) {
+    __shared__ float s[256];
+    int t = threadIdx.x;
+    s[t] = in[blockIdx.x * 256 + t];
+    __syncthreads();
+    float a = s[255 - t];
+    __syncthreads();
+    s[t] = a * 2.0f;
+    __syncthreads();
+    out[blockIdx.x * 256 + t] = s[t] + s[255 - t];
+}
+
+__global__ void unroll_one(const float *in, float *out, int n) {
+    float s = 0.0f;
+#pragma unroll 1
+    for (int j = threadIdx.x & 31; j < n; j += 32) s += in[j];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+
+__global__ void const_loop(const float *in, float *out) {
+    float s = 0.0f;
+    for (int k = 0; k < 8; ++k) s += in[k * 1024 + blockIdx.x * blockDim.x + threadIdx.x];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+
 static void *buf(size_t bytes) {
     void *p = nullptr;
     cudaMalloc(&p, bytes);
@@ -120,6 +195,16 @@ int main() {
     warp_sum<<<40, 256>>>((const float *)a, (float *)b, n);
     reload<<<40, 256>>>((const float *)a, (float *)b, n);
     hist_shared<<<40, 256>>>(idx, (int *)b, n);
+    invariant_restrict<<<8, 256>>>((const float *)a, (const float *)b + (8 << 20), (float *)b, 5, 40);
+    invariant_alias<<<8, 256>>>((const float *)a, (float *)b, 5, 40);
+    pair_members<<<40, 256>>>((const float2 *)a, (float *)b, n);
+    pair_struct<<<40, 256>>>((const P2 *)a, (float *)b, n);
+    both_branches<<<40, 256>>>((const float *)a, (float *)b, n);
+    adjacent_scalars<<<40, 256>>>((const float *)a, (float *)b, n);
+    switch_loads<<<40, 256>>>(idx, (const float *)a, (const float *)a + (4 << 20), (float *)b, n);
+    reread_after_sync<<<16, 256>>>((const float *)a, (float *)b);
+    unroll_one<<<4, 256>>>((const float *)a, (float *)b, 1000);
+    const_loop<<<4, 256>>>((const float *)a, (float *)b);
     cudaError_t e = cudaDeviceSynchronize();
     printf("%s\n", cudaGetErrorString(e));
     return e != cudaSuccess;

@@ -206,8 +206,13 @@ pub fn strip_host_code(src: &str) -> (String, usize) {
         return (src.to_string(), 0);
     };
     let mut ranges: Vec<std::ops::Range<usize>> = Vec::new();
+    let device_text = device_functions_text(tree.root_node(), src);
     let mut stack = vec![tree.root_node()];
     while let Some(node) = stack.pop() {
+        if let Some(class) = host_only_class(node, src, &device_text) {
+            ranges.push(class);
+            continue;
+        }
         if let Some(func) = function_of(node) {
             let h = header(func, src);
             // `struct __align__(8) S { ... };` reads to the grammar as a function named
@@ -250,6 +255,53 @@ pub fn strip_host_code(src: &str) -> (String, usize) {
     (String::from_utf8(out).unwrap_or_else(|_| src.to_string()), ranges.len())
 }
 
+/// The text of every `__global__` and `__device__` function, to tell which types device code
+/// names.
+fn device_functions_text(root: Node, src: &str) -> String {
+    let mut out = String::new();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if let Some(func) = function_of(node) {
+            let h = header(func, src);
+            if has_word(h, "__global__") || has_word(h, "__device__") {
+                out.push_str(text(node, src));
+                out.push('\n');
+            }
+            continue;
+        }
+        if is_container(node.kind()) {
+            stack.extend(container_children(node));
+        }
+    }
+    out
+}
+
+/// A class or structure definition (`class Timer { StopWatchInterface *t; ... };`) that device
+/// code never names and that has no device member: host code, whose member types may come from a
+/// host library this machine lacks.
+fn host_only_class(node: Node, src: &str, device_text: &str) -> Option<std::ops::Range<usize>> {
+    let spec = match node.kind() {
+        "class_specifier" | "struct_specifier" => node,
+        "declaration" => {
+            let t = node.child_by_field_name("type")?;
+            if node.child_by_field_name("declarator").is_some() {
+                return None;
+            }
+            t
+        }
+        _ => return None,
+    };
+    if !matches!(spec.kind(), "class_specifier" | "struct_specifier") || spec.child_by_field_name("body").is_none() {
+        return None;
+    }
+    let name = text(spec.child_by_field_name("name")?, src);
+    let body = text(node, src);
+    if has_word(device_text, name) || has_word(body, "__device__") || has_word(body, "__global__") {
+        return None;
+    }
+    Some(node.byte_range())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,6 +340,15 @@ int main()
     return 0;
 }
 "#;
+
+    #[test]
+    fn host_classes_device_code_never_names_are_blanked() {
+        let src = "struct Pair { float a, b; };\nclass Operator {\n    StopWatchInterface *t;\n};\n__global__ void k(Pair *p) { p[0].a = 1; }\n";
+        let (out, _) = strip_host_code(src);
+        assert!(!out.contains("StopWatchInterface") && !out.contains("Operator"), "{out}");
+        assert!(out.contains("struct Pair { float a, b; };"), "{out}");
+        assert_eq!(out.lines().count(), src.lines().count());
+    }
 
     #[test]
     fn signatures() {
