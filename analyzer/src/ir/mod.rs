@@ -243,12 +243,10 @@ pub struct MemOp {
     pub width: u32,
     pub cache: CacheOp,
     pub volatile: bool,
-    /// The access as written (`a[i]`, `__ldg(&a[i])`).
+    /// The access as written (`a[i]`, `__ldg(&a[i])`), on one line. For display only: address
+    /// identity for load removal is structural ([`vn::address_numbers`]), never this text.
     pub text: String,
     pub span: Span,
-    /// The address as written, compacted. Kept for display and tools; address identity for
-    /// load removal is structural ([`vn::address_numbers`]), never this text.
-    pub addr_key: String,
     /// An atomic whose address is the same in every lane as far as the compiler can tell: nvcc
     /// performs it once per warp (one lane), so its lanes cost one pass.
     pub warp_aggregated: bool,

@@ -200,7 +200,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     } else {
                         CacheOp::Default
                     };
-                    let op = self.mem_op(kind, Space::Global, w as u64, cache, volatile, &text, span);
+                    let op = self.builder.memory_operation(kind, Space::Global, w as u64, cache, volatile, &text, span);
                     let load = Expr::Load { op, addr: Box::new(addr) };
                     // The first output register receives the value; the others are data too.
                     let targets: Vec<usize> = ops[..at]
@@ -219,7 +219,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 Role::Store(w) | Role::Red(w) => {
                     let addr = addr_of(self, ops.first().copied().unwrap_or(""))?;
                     if matches!(role, Role::Store(_)) {
-                        let op = self.mem_op(
+                        let op = self.builder.memory_operation(
                             AccessKind::Store,
                             Space::Global,
                             w as u64,
@@ -234,8 +234,15 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                             value: Expr::Opaque { args: Vec::new(), what: "asm".into() },
                         });
                     } else {
-                        let op =
-                            self.mem_op(AccessKind::Red, Space::Global, w as u64, CacheOp::Default, true, &text, span);
+                        let op = self.builder.memory_operation(
+                            AccessKind::Red,
+                            Space::Global,
+                            w as u64,
+                            CacheOp::Default,
+                            true,
+                            &text,
+                            span,
+                        );
                         out.push(Stmt::Eval(Expr::Load { op, addr: Box::new(addr) }));
                     }
                 }
@@ -244,7 +251,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     let size = ops.get(2).copied().unwrap_or("");
                     let bytes = match operand(size) {
                         Some(i) if i >= nouts => match in_vals.get(i - nouts) {
-                            Some(Some((e, _))) => const_eval(e),
+                            Some(Some((e, _))) => fold_constant(e),
                             _ => None,
                         },
                         _ => size.parse::<i128>().ok(),
@@ -261,7 +268,15 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     };
                     // `.cg` (16 bytes only) bypasses L1: LDGSTS.BYPASS.
                     let cache = if opcode.contains(".cg") { CacheOp::Cg } else { CacheOp::Ca };
-                    let op = self.mem_op(AccessKind::AsyncCopy, Space::Global, bytes as u64, cache, true, &text, span);
+                    let op = self.builder.memory_operation(
+                        AccessKind::AsyncCopy,
+                        Space::Global,
+                        bytes as u64,
+                        cache,
+                        true,
+                        &text,
+                        span,
+                    );
                     out.push(Stmt::Eval(Expr::Load { op, addr: Box::new(src) }));
                 }
             }
@@ -271,7 +286,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             let v = out_vals[i].take().unwrap_or(Expr::Opaque { args: Vec::new(), what: "asm".into() });
             let place = self.place(*o)?;
             let ty = match &place {
-                Place::Local(_, t) | Place::Mem { ty: t, .. } | Place::LocalArray(t) => t.clone(),
+                Place::Local(_, t) | Place::Memory(MemoryPlace { ty: t, .. }) | Place::ThreadArray(t) => t.clone(),
             };
             let s = self.write(place, v, &ty, n)?;
             self.flush(out);

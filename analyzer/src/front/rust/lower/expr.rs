@@ -8,7 +8,7 @@ impl Lowerer<'_, '_> {
     pub(super) fn expr(&mut self, e: &syn::Expr) -> Result<(Expr, RTy)> {
         self.enter(e.span())?;
         let r = self.expr_inner(e);
-        self.depth -= 1;
+        self.builder.leave();
         r
     }
 
@@ -76,10 +76,12 @@ impl Lowerer<'_, '_> {
             syn::Expr::Reference(r) => {
                 // `&a[i]`: the element's address, no access.
                 match self.place(&r.expr)? {
-                    Place::Mem { addr, elem, .. } => {
+                    Place::Memory(MemoryPlace { address: addr, ty: elem, .. }) => {
                         Ok((addr, RTy::Ptr { elem: Box::new(elem), mutable: r.mutability.is_some() }))
                     }
-                    Place::Local(..) => Err(self.unsupported(e.span(), "a reference to a local variable")),
+                    Place::Local(..) | Place::ThreadArray(_) => {
+                        Err(self.unsupported(e.span(), "a reference to a local variable"))
+                    }
                 }
             }
             syn::Expr::MethodCall(m) => self.method_call(m),
@@ -328,11 +330,11 @@ impl Lowerer<'_, '_> {
         self.scopes.push(HashMap::new());
         let r = (|| {
             if !stmts.is_empty() {
-                let mut out = std::mem::take(&mut self.pending);
+                let mut out = std::mem::take(&mut self.builder.pending);
                 for s in stmts {
                     self.stmt(s, &mut out)?;
                 }
-                let before = std::mem::take(&mut self.pending);
+                let before = std::mem::take(&mut self.builder.pending);
                 out.extend(before);
                 self.hoist(b.span(), out)?;
             }
@@ -382,18 +384,16 @@ impl Lowerer<'_, '_> {
             }
             (RTy::Ptr { elem, .. }, "read" | "read_volatile" | "read_unaligned", 0) => {
                 let width = self.size_of(elem);
-                let key = format!("*{}", self.compact(m.receiver.span()));
                 let text = self.cx.text(s);
-                let op = self.mem_op(AccessKind::Load, width, name == "read_volatile", &text, self.span(s), &key);
+                let op = self.builder.memory_operation(AccessKind::Load, Space::Global, width.into(), CacheOp::Default, name == "read_volatile", &text, self.span(s));
                 Ok((Expr::Load { op, addr: Box::new(recv) }, (**elem).clone()))
             }
             (RTy::Ptr { elem, .. }, "write" | "write_volatile" | "write_unaligned", 1) => {
                 let ((v, vt), vspan) = args.pop().expect("one argument");
                 let v = self.coerce(v, &vt, elem, vspan)?;
                 let width = self.size_of(elem);
-                let key = format!("*{}", self.compact(m.receiver.span()));
                 let text = self.cx.text(s);
-                let op = self.mem_op(AccessKind::Store, width, name == "write_volatile", &text, self.span(s), &key);
+                let op = self.builder.memory_operation(AccessKind::Store, Space::Global, width.into(), CacheOp::Default, name == "write_volatile", &text, self.span(s));
                 self.hoist(s, vec![Stmt::Store { op, addr: recv, value: v }])?;
                 Ok((Expr::Int(0, IntTy::I32), RTy::Unit))
             }
@@ -442,16 +442,16 @@ impl Lowerer<'_, '_> {
             return Ok(*p);
         }
         let name = format!("{slice}_len");
-        if self.k.param_by_name(&name).is_some() {
+        if self.builder.kernel.param_by_name(&name).is_some() {
             return Err(Diagnostic::at(
                 ErrorKind::Unsupported,
                 self.span(s),
                 format!("`{slice}.len()` is the launch value `{name}`, but a parameter has that name"),
             ));
         }
-        let id = ParamId(self.k.params.len() as u32);
-        let span = self.k.params.iter().find(|p| p.name == slice).map_or(self.span(s), |p| p.span);
-        self.k.params.push(Param { name, ty: Ty::Int(IntTy::U64), span, device_variable: false });
+        let id = ParamId(self.builder.kernel.params.len() as u32);
+        let span = self.builder.kernel.params.iter().find(|p| p.name == slice).map_or(self.span(s), |p| p.span);
+        self.builder.kernel.params.push(Param { name, ty: Ty::Int(IntTy::U64), span, device_variable: false });
         self.lens.insert(slice.to_string(), id);
         Ok(id)
     }
@@ -519,10 +519,16 @@ impl Lowerer<'_, '_> {
                     let ((p, pt), _) = args.pop().expect("one argument");
                     if let RTy::Ptr { elem, .. } = pt {
                         let width = self.size_of(&elem);
-                        let key = format!("*{}", self.compact(c.args[0].span()));
                         let text = self.cx.text(s);
-                        let op =
-                            self.mem_op(AccessKind::Load, width, name == "read_volatile", &text, self.span(s), &key);
+                        let op = self.builder.memory_operation(
+                            AccessKind::Load,
+                            Space::Global,
+                            width.into(),
+                            CacheOp::Default,
+                            name == "read_volatile",
+                            &text,
+                            self.span(s),
+                        );
                         return Ok((Expr::Load { op, addr: Box::new(p) }, *elem));
                     }
                 }
@@ -532,10 +538,16 @@ impl Lowerer<'_, '_> {
                     if let RTy::Ptr { elem, .. } = pt {
                         let v = self.coerce(v, &vt, &elem, vspan)?;
                         let width = self.size_of(&elem);
-                        let key = format!("*{}", self.compact(c.args[0].span()));
                         let text = self.cx.text(s);
-                        let op =
-                            self.mem_op(AccessKind::Store, width, name == "write_volatile", &text, self.span(s), &key);
+                        let op = self.builder.memory_operation(
+                            AccessKind::Store,
+                            Space::Global,
+                            width.into(),
+                            CacheOp::Default,
+                            name == "write_volatile",
+                            &text,
+                            self.span(s),
+                        );
                         self.hoist(s, vec![Stmt::Store { op, addr: p, value: v }])?;
                         return Ok((Expr::Int(0, IntTy::I32), RTy::Unit));
                     }
