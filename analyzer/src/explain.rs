@@ -347,7 +347,7 @@ fn explain_one(kernel: &Kernel, setup: &Setup, id: MemOpId, c: &Capture, row: Op
     // Sectors, as Engine::record counts them.
     let abs: Vec<i64> = known.iter().map(|(_, a)| a.absolute).collect();
     let mut scratch = Vec::new();
-    let known_sectors = if op.kind.is_atomic() && !op.warp_aggregated {
+    let known_sectors = if engine::compiler_model::performed_per_lane(op) {
         engine::count::atomic_sectors(&abs, width, &mut scratch)
     } else {
         engine::sectors_of(&abs, width, &mut scratch)
