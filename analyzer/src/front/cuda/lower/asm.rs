@@ -170,6 +170,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             };
             let text = self.text(n).to_string();
             let span = self.span(n);
+            // nvcc keeps every inline `asm` memory access (it cannot see what the text does):
+            // each is a volatile global access of its own.
+            let asm_access = |builder: &mut KernelBuilder, kind, width: u32, cache| {
+                builder.memory_operation(kind, Space::Global, width.into(), cache, true, &text, span)
+            };
             match role {
                 Role::None => {
                     if opcode.starts_with("mov") && ops.len() == 2 && ops[1] == "%laneid" {
@@ -189,8 +194,6 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     let at = ops.iter().position(|o| o.starts_with('[')).unwrap_or(1);
                     let addr = addr_of(self, ops.get(at).copied().unwrap_or(""))?;
                     let kind = if matches!(role, Role::Load(_)) { AccessKind::Load } else { AccessKind::Atom };
-                    // nvcc keeps every inline `asm` memory access (it cannot see what the text does).
-                    let volatile = true;
                     let cache = if opcode.contains(".nc") {
                         CacheOp::Nc
                     } else if opcode.contains(".cg") {
@@ -200,7 +203,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     } else {
                         CacheOp::Default
                     };
-                    let op = self.builder.memory_operation(kind, Space::Global, w as u64, cache, volatile, &text, span);
+                    let op = asm_access(&mut self.builder, kind, w, cache);
                     let load = Expr::Load { op, addr: Box::new(addr) };
                     // The first output register receives the value; the others are data too.
                     let targets: Vec<usize> = ops[..at]
@@ -219,30 +222,14 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 Role::Store(w) | Role::Red(w) => {
                     let addr = addr_of(self, ops.first().copied().unwrap_or(""))?;
                     if matches!(role, Role::Store(_)) {
-                        let op = self.builder.memory_operation(
-                            AccessKind::Store,
-                            Space::Global,
-                            w as u64,
-                            CacheOp::Default,
-                            true,
-                            &text,
-                            span,
-                        );
+                        let op = asm_access(&mut self.builder, AccessKind::Store, w, CacheOp::Default);
                         out.push(Stmt::Store {
                             op,
                             addr,
                             value: Expr::Opaque { args: Vec::new(), what: "asm".into() },
                         });
                     } else {
-                        let op = self.builder.memory_operation(
-                            AccessKind::Red,
-                            Space::Global,
-                            w as u64,
-                            CacheOp::Default,
-                            true,
-                            &text,
-                            span,
-                        );
+                        let op = asm_access(&mut self.builder, AccessKind::Red, w, CacheOp::Default);
                         out.push(Stmt::Eval(Expr::Load { op, addr: Box::new(addr) }));
                     }
                 }
@@ -268,15 +255,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     };
                     // `.cg` (16 bytes only) bypasses L1: LDGSTS.BYPASS.
                     let cache = if opcode.contains(".cg") { CacheOp::Cg } else { CacheOp::Ca };
-                    let op = self.builder.memory_operation(
-                        AccessKind::AsyncCopy,
-                        Space::Global,
-                        bytes as u64,
-                        cache,
-                        true,
-                        &text,
-                        span,
-                    );
+                    let op = asm_access(&mut self.builder, AccessKind::AsyncCopy, bytes, cache);
                     out.push(Stmt::Eval(Expr::Load { op, addr: Box::new(src) }));
                 }
             }
