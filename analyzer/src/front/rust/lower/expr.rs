@@ -383,19 +383,14 @@ impl Lowerer<'_, '_> {
                 Ok((offset(recv, i, ity, size, neg), rt.clone()))
             }
             (RTy::Ptr { elem, .. }, "read" | "read_volatile" | "read_unaligned", 0) => {
-                let width = self.size_of(elem);
-                let text = self.cx.text(s);
-                let op = self.builder.memory_operation(AccessKind::Load, Space::Global, width.into(), CacheOp::Default, name == "read_volatile", &text, self.span(s));
-                Ok((Expr::Load { op, addr: Box::new(recv) }, (**elem).clone()))
+                let place = self.memory_place(recv, (**elem).clone(), name == "read_volatile", s);
+                Ok(self.read_place(&Place::Memory(place)))
             }
             (RTy::Ptr { elem, .. }, "write" | "write_volatile" | "write_unaligned", 1) => {
                 let ((v, vt), vspan) = args.pop().expect("one argument");
                 let v = self.coerce(v, &vt, elem, vspan)?;
-                let width = self.size_of(elem);
-                let text = self.cx.text(s);
-                let op = self.builder.memory_operation(AccessKind::Store, Space::Global, width.into(), CacheOp::Default, name == "write_volatile", &text, self.span(s));
-                self.hoist(s, vec![Stmt::Store { op, addr: recv, value: v }])?;
-                Ok((Expr::Int(0, IntTy::I32), RTy::Unit))
+                let place = self.memory_place(recv, (**elem).clone(), name == "write_volatile", s);
+                self.store_through(place, v, s)
             }
             (RTy::Slice { elem, mutable }, "as_ptr" | "as_mut_ptr", 0) => {
                 Ok((recv, RTy::Ptr { elem: elem.clone(), mutable: *mutable && name == "as_mut_ptr" }))
@@ -518,18 +513,8 @@ impl Lowerer<'_, '_> {
                 ("read" | "read_volatile", 1) => {
                     let ((p, pt), _) = args.pop().expect("one argument");
                     if let RTy::Ptr { elem, .. } = pt {
-                        let width = self.size_of(&elem);
-                        let text = self.cx.text(s);
-                        let op = self.builder.memory_operation(
-                            AccessKind::Load,
-                            Space::Global,
-                            width.into(),
-                            CacheOp::Default,
-                            name == "read_volatile",
-                            &text,
-                            self.span(s),
-                        );
-                        return Ok((Expr::Load { op, addr: Box::new(p) }, *elem));
+                        let place = self.memory_place(p, *elem, name == "read_volatile", s);
+                        return Ok(self.read_place(&Place::Memory(place)));
                     }
                 }
                 ("write" | "write_volatile", 2) => {
@@ -537,19 +522,8 @@ impl Lowerer<'_, '_> {
                     let ((p, pt), _) = args.pop().expect("two arguments");
                     if let RTy::Ptr { elem, .. } = pt {
                         let v = self.coerce(v, &vt, &elem, vspan)?;
-                        let width = self.size_of(&elem);
-                        let text = self.cx.text(s);
-                        let op = self.builder.memory_operation(
-                            AccessKind::Store,
-                            Space::Global,
-                            width.into(),
-                            CacheOp::Default,
-                            name == "write_volatile",
-                            &text,
-                            self.span(s),
-                        );
-                        self.hoist(s, vec![Stmt::Store { op, addr: p, value: v }])?;
-                        return Ok((Expr::Int(0, IntTy::I32), RTy::Unit));
+                        let place = self.memory_place(p, *elem, name == "write_volatile", s);
+                        return self.store_through(place, v, s);
                     }
                 }
                 _ => {}

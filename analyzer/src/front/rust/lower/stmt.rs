@@ -415,31 +415,44 @@ impl Lowerer<'_, '_> {
                 let i = self.coerce(i, &it, &RTy::Int(IntTy::U64), ix.index.span())?;
                 let size = self.size_of(&elem);
                 self.slice_indexed = true;
-                Ok(Place::Memory(MemoryPlace {
-                    address: offset(base, i, IntTy::U64, size as i128, false),
-                    ty: *elem,
-                    space: Space::Global,
-                    volatile: false,
-                    text: self.cx.text(e.span()),
-                    span: self.span(e.span()),
-                }))
+                let address = offset(base, i, IntTy::U64, size as i128, false);
+                Ok(Place::Memory(self.memory_place(address, *elem, false, e.span())))
             }
             syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
                 let (p, pt) = self.expr(&u.expr)?;
                 let RTy::Ptr { elem, .. } = pt else {
                     return Err(self.unsupported(u.expr.span(), "dereferencing something that is not a pointer"));
                 };
-                Ok(Place::Memory(MemoryPlace {
-                    address: p,
-                    ty: *elem,
-                    space: Space::Global,
-                    volatile: false,
-                    text: self.cx.text(e.span()),
-                    span: self.span(e.span()),
-                }))
+                Ok(Place::Memory(self.memory_place(p, *elem, false, e.span())))
             }
             _ => Err(self.unsupported(e.span(), "assigning to this expression")),
         }
+    }
+
+    /// The memory at `address`, a value of type `elem`, accessed as the code at `s` is written
+    /// (Rust kernels' memory is global).
+    pub(super) fn memory_place(
+        &self,
+        address: Expr,
+        elem: RTy,
+        volatile: bool,
+        s: proc_macro2::Span,
+    ) -> MemoryPlace<RTy> {
+        MemoryPlace { address, ty: elem, space: Space::Global, volatile, text: self.cx.text(s), span: self.span(s) }
+    }
+
+    /// `p.write(v)`, `ptr::write(p, v)`: a store (`value` of the pointee's type) before the
+    /// expression, whose own value is `()`.
+    pub(super) fn store_through(
+        &mut self,
+        place: MemoryPlace<RTy>,
+        value: Expr,
+        s: proc_macro2::Span,
+    ) -> Result<(Expr, RTy)> {
+        let width = self.size_of(&place.ty);
+        let store = self.builder.store(place, width.into(), value);
+        self.hoist(s, vec![store])?;
+        Ok((Expr::Int(0, IntTy::I32), RTy::Unit))
     }
 
     pub(super) fn undeclared(&self, e: &syn::Expr) -> Diagnostic {
