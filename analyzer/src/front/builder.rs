@@ -16,9 +16,11 @@
 //!   so that a deeply nested input is an error at its span, never a stack overflow;
 //! - folds constant integer expressions ([`fold_constant`], [`fold_binary`]).
 //!
-//! Invariants: every [`MemOp`] of a front end's kernel is made by `memory_operation`, and its
-//! id is its index in `Kernel::mem_ops`; a place in memory is read or written only through
-//! `read` and `store`, so that a load and a store of one place describe the same access.
+//! Invariants: every [`MemOp`] the CUDA and Rust front ends make is made by `memory_operation`,
+//! and its id is its index in `Kernel::mem_ops`; a place in memory is read or written through
+//! `read`/`load` and `store`, so that a load and a store of one place describe the same access.
+//! (The SASS lift, `front::sass::lift`, still fills its operations itself: their text is the
+//! source line as written, not folded onto one spacing.)
 
 use crate::diag::{Diagnostic, ErrorKind, Result};
 use crate::ir::*;
