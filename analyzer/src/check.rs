@@ -392,18 +392,29 @@ fn run_job(j: &Job, loader: &dyn FileLoader) -> (Checked, Vec<CheckFinding>, Sou
         );
         return (checked, vec![failed(d, SourceFiles::default(), &kernel_name)], SourceFiles::default());
     }
-    // The kernel (its name, and its span for the launch's findings), then the sheet.
+    // The kernel (its name, and its span for the launch's findings), then the sheet: counted on
+    // this kernel from source, or by the analysis of the compiled code.
+    let input = Input::File(&j.path);
     let mut files = SourceFiles::default();
-    let module = crate::analyze::lower(&Input::File(&j.path), &j.opts, loader, &mut files).and_then(|m| {
-        crate::analyze::pick_kernel(&m, j.opts.kernel.as_deref(), &files).map(|k| (k.name.clone(), k.span))
-    });
-    let (name, kspan) = match module {
-        Ok(x) => x,
+    let module = match crate::analyze::lower(&input, &j.opts, loader, &mut files) {
+        Ok(m) => m,
         Err(d) => return (checked, vec![failed(d, files.clone(), &kernel_name)], files),
     };
+    let kernel = match crate::analyze::pick_kernel(&module, j.opts.kernel.as_deref(), &files) {
+        Ok(k) => k,
+        Err(d) => return (checked, vec![failed(d, files.clone(), &kernel_name)], files),
+    };
+    let (name, kspan) = (kernel.name.clone(), kernel.span);
     checked.kernel = name.clone();
-    let (sheet, warnings) = match analyze(Input::File(&j.path), &j.opts, loader) {
-        Ok(a) => (a.sheet, a.warnings),
+    let analysed = if crate::analyze::counts_sass(&input, &j.opts) {
+        analyze(Input::File(&j.path), &j.opts, loader).map(|a| (a.sheet, a.warnings))
+    } else {
+        crate::analyze::sheet_of(kernel, &j.opts, &files)
+            .map(|sheet| (sheet, module.warnings.clone()))
+            .map_err(|diagnostic| crate::analyze::Failure { diagnostic, files: files.clone() })
+    };
+    let (sheet, warnings) = match analysed {
+        Ok(x) => x,
         Err(f) => return (checked, vec![failed(f.diagnostic, f.files.clone(), &name)], f.files),
     };
     checked.accesses = sheet.instructions.len();

@@ -147,13 +147,6 @@ pub fn explain(
     }
 }
 
-fn same_input<'a>(i: &Input<'a>) -> Input<'a> {
-    match i {
-        Input::File(p) => Input::File(p),
-        Input::Source { name, text } => Input::Source { name, text },
-    }
-}
-
 fn explain_inner(
     input: &Input,
     opts: &ExplainOptions,
@@ -185,9 +178,11 @@ fn explain_inner(
         return Err(no_access_here(kernel, opts, &file));
     }
 
-    // The sheet's rows for the same accesses, when the whole launch is wanted and analysable.
-    let sheet = if opts.launch_totals {
-        crate::analyze::analyze(same_input(input), &opts.analyze, loader).ok().map(|a| a.sheet)
+    // The sheet's rows for the same accesses, when the whole launch is wanted and analysable:
+    // counted on this kernel, so that each access finds its row by id. (Rows counted from SASS
+    // stand for source lines, not for one access: none is shown then.)
+    let sheet = if opts.launch_totals && !crate::analyze::counts_sass(input, &opts.analyze) {
+        crate::analyze::sheet_of(kernel, &opts.analyze, files).ok()
     } else {
         None
     };
@@ -200,11 +195,7 @@ fn explain_inner(
         let probe = Probe { op: id, block: opts.block, warp: opts.warp, execution: opts.execution };
         match engine::probe(kernel, &setup, probe)? {
             ProbeOutcome::Found(c) => {
-                // The row of this memory operation: the sheet's analysis lowered the same
-                // kernel (rows counted from SASS stand for a source line, not for one access).
-                let row = sheet.as_ref().and_then(|s| {
-                    s.instructions.iter().find(|r| r.sass.is_empty() && r.op_id == id.0 as usize && r.span == op.span)
-                });
+                let row = sheet.as_ref().and_then(|s| s.instructions.iter().find(|r| r.op_id == id.0 as usize));
                 accesses.push(explain_one(kernel, &setup, id, &c, row));
             }
             ProbeOutcome::NotFound { most_executions } => {
