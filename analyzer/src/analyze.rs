@@ -593,13 +593,21 @@ fn analyze_inner(
     }
     let module = lower(input, opts, loader, files)?;
     let kernel = pick_kernel(&module, opts.kernel.as_deref(), files)?;
+    let sheet = sheet_of(kernel, opts, files)?;
+    Ok((sheet, module.warnings.clone()))
+}
+
+/// The sheet of a kernel lowered from source (`files` holds its source files): its rows'
+/// `op_id`s index this kernel's memory operations, so a driver that lowered the kernel itself
+/// (`explain`) finds each operation's row by id.
+pub fn sheet_of(kernel: &crate::ir::Kernel, opts: &AnalyzeOptions, files: &SourceFiles) -> Result<Sheet> {
     let setup = crate::launch::Setup::new(kernel, &opts.launch())?;
     let (trace, cache, engine, notes) = count(kernel, &setup, opts.engine, opts.estimate)?;
     check_totals(kernel, &trace)?;
     let mut sheet = crate::sheet::build::build(kernel, &setup, trace, cache, files);
     sheet.engine = engine;
     sheet.assumptions.extend(notes);
-    Ok((sheet, module.warnings.clone()))
+    Ok(sheet)
 }
 
 /// Every count the sheet prints, and the byte totals made from them, must fit in 64 bits:

@@ -385,88 +385,29 @@ fn spanned(a: Span, b: Span, msg: &str) -> syn::Error {
 }
 
 fn check_budgets(sheet: &Sheet, args: &Args, target: &Target, errors: &mut Vec<syn::Error>) {
-    use crate::sheet::text::thousands;
-    for r in sheet.instructions.iter().filter(|r| r.space == "global" && r.requests > 0) {
-        if let Some((max, _)) = args.max_sectors_per_request {
-            let spr = r.sectors_per_request();
-            if spr > max + 1e-9 {
-                errors.push(target.row_error(
-                    r,
-                    &format!(
-                        "`{}` touches {:.2} sectors per request, over the budget `max_sectors_per_request = {}` ({}-byte {}s, {} requests, {} sectors where {} would do)",
-                        r.text,
-                        spr,
-                        fmt_num(max),
-                        r.width,
-                        r.op,
-                        thousands(r.requests),
-                        thousands(r.sectors),
-                        thousands(r.ideal_sectors)
-                    ),
-                ));
-            }
-        }
-        if let Some((min, _)) = args.min_efficiency {
-            if r.sectors > 0 {
-                let eff = r.ideal_sectors as f64 / r.sectors as f64;
-                if eff + 1e-9 < min {
-                    errors.push(target.row_error(
-                        r,
-                        &format!(
-                            "`{}` uses {:.1}% of the sectors it moves, under the budget `min_efficiency = {}` ({} sectors where {} would do)",
-                            r.text,
-                            eff * 100.0,
-                            fmt_num(min),
-                            thousands(r.sectors),
-                            thousands(r.ideal_sectors)
-                        ),
-                    ));
-                }
-            }
-        }
-    }
-    if let Some((max, _)) = args.max_wavefronts_per_request {
-        for r in sheet.instructions.iter().filter(|r| r.space == "shared" && r.requests > 0) {
-            let Some(wf) = r.wavefronts else { continue };
-            let per = wf as f64 / r.requests as f64;
-            if per > max + 1e-9 {
-                errors.push(target.row_error(
-                    r,
-                    &format!(
-                        "`{}` needs {:.2} shared-memory wavefronts per request, over the budget `max_wavefronts_per_request = {}` ({} requests, {} wavefronts, {} bank conflicts)",
-                        r.text,
-                        per,
-                        fmt_num(max),
-                        thousands(r.requests),
-                        thousands(wf),
-                        thousands(r.bank_conflicts.unwrap_or(0))
-                    ),
-                ));
+    use crate::ir::Space;
+    use crate::sheet::budget::{launch_violation, row_violations, Budgets};
+    let global = Budgets {
+        max_sectors_per_request: args.max_sectors_per_request.map(|(max, _)| max),
+        min_efficiency: args.min_efficiency.map(|(min, _)| min),
+        ..Budgets::default()
+    };
+    let shared = Budgets {
+        max_wavefronts_per_request: args.max_wavefronts_per_request.map(|(max, _)| max),
+        ..Budgets::default()
+    };
+    // The global accesses first, then the shared ones.
+    for (space, budgets) in [(Space::Global, global), (Space::Shared, shared)] {
+        for r in sheet.instructions.iter().filter(|r| r.space == space) {
+            for v in row_violations(r, &budgets) {
+                errors.push(target.row_error(r, &v.message));
             }
         }
     }
     if let Some((max, span)) = args.max_sectors {
-        let total = sheet.global_sectors();
-        if total > max {
-            let top = sheet.heaviest_global(3);
-            errors.push(syn::Error::new(
-                span,
-                format!(
-                    "the launch moves {} global sectors, over the budget `max_sectors = {}` (largest: {})",
-                    thousands(total),
-                    thousands(max),
-                    top.join("; ")
-                ),
-            ));
+        if let Some(v) = launch_violation(sheet, max) {
+            errors.push(syn::Error::new(span, v.message));
         }
-    }
-}
-
-fn fmt_num(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{}", v as i64)
-    } else {
-        format!("{v}")
     }
 }
 

@@ -23,6 +23,8 @@ use crate::analyze::{analyze, AnalyzeOptions, Input};
 use crate::diag::{Diagnostic, ErrorKind, Result};
 use crate::finding::{self, Finding, Severity};
 use crate::manifest::{Launch, Manifest};
+pub use crate::sheet::budget::Budgets;
+use crate::sheet::budget::{self, Violation};
 use crate::sheet::text::thousands;
 use crate::sheet::Row;
 use crate::source::{FileId, FileLoader, SourceFiles, Span};
@@ -32,49 +34,6 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
-
-/// The budgets an access or a launch is held to; a budget left out is not checked.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct Budgets {
-    /// Per global access: sectors / requests at most this.
-    pub max_sectors_per_request: Option<f64>,
-    /// Per global access: ideal sectors / sectors at least this (0 to 1).
-    pub min_efficiency: Option<f64>,
-    /// Per kernel: global sectors of the whole launch; per line: that access's sectors.
-    pub max_sectors: Option<u64>,
-    /// Per shared access: wavefronts / requests at most this (1 is conflict-free).
-    pub max_wavefronts_per_request: Option<f64>,
-}
-
-impl Budgets {
-    /// These budgets, with `outer`'s where these leave one out.
-    fn over(self, outer: Budgets) -> Budgets {
-        Budgets {
-            max_sectors_per_request: self.max_sectors_per_request.or(outer.max_sectors_per_request),
-            min_efficiency: self.min_efficiency.or(outer.min_efficiency),
-            max_sectors: self.max_sectors.or(outer.max_sectors),
-            max_wavefronts_per_request: self.max_wavefronts_per_request.or(outer.max_wavefronts_per_request),
-        }
-    }
-    fn validate(&self, what: &str) -> Result<()> {
-        let bad = |m: String| Err(Diagnostic::new(ErrorKind::Usage, format!("{what}: {m}")));
-        if let Some(e) = self.min_efficiency {
-            if !(0.0..=1.0).contains(&e) {
-                return bad(format!("min_efficiency = {e}: a fraction between 0 and 1"));
-            }
-        }
-        for (k, v) in [
-            ("max_sectors_per_request", self.max_sectors_per_request),
-            ("max_wavefronts_per_request", self.max_wavefronts_per_request),
-        ] {
-            if v.is_some_and(|v| v.is_nan() || v < 0.0) {
-                return bad(format!("{k} must be a non-negative number"));
-            }
-        }
-        Ok(())
-    }
-}
 
 /// Budgets for the accesses on one line (or at one line and column).
 #[derive(Clone, Debug, Deserialize)]
@@ -433,43 +392,43 @@ fn run_job(j: &Job, loader: &dyn FileLoader) -> (Checked, Vec<CheckFinding>, Sou
         );
         return (checked, vec![failed(d, SourceFiles::default(), &kernel_name)], SourceFiles::default());
     }
-    // The kernel's spans (the sheet gives lines and columns only), then the sheet.
+    // The kernel (its name, and its span for the launch's findings), then the sheet: counted on
+    // this kernel from source, or by the analysis of the compiled code.
+    let input = Input::File(&j.path);
     let mut files = SourceFiles::default();
-    let module = crate::analyze::lower(&Input::File(&j.path), &j.opts, loader, &mut files).and_then(|m| {
-        crate::analyze::pick_kernel(&m, j.opts.kernel.as_deref(), &files)
-            .map(|k| (k.name.clone(), k.span, k.mem_ops.iter().map(|o| (o.span, o.text.clone())).collect::<Vec<_>>()))
-    });
-    let (name, kspan, ops) = match module {
-        Ok(x) => x,
+    let module = match crate::analyze::lower(&input, &j.opts, loader, &mut files) {
+        Ok(m) => m,
         Err(d) => return (checked, vec![failed(d, files.clone(), &kernel_name)], files),
     };
+    let kernel = match crate::analyze::pick_kernel(&module, j.opts.kernel.as_deref(), &files) {
+        Ok(k) => k,
+        Err(d) => return (checked, vec![failed(d, files.clone(), &kernel_name)], files),
+    };
+    let (name, kspan) = (kernel.name.clone(), kernel.span);
     checked.kernel = name.clone();
-    let (sheet, warnings) = match analyze(Input::File(&j.path), &j.opts, loader) {
-        Ok(a) => (a.sheet, a.warnings),
+    let analysed = if crate::analyze::counts_sass(&input, &j.opts) {
+        analyze(Input::File(&j.path), &j.opts, loader).map(|a| (a.sheet, a.warnings))
+    } else {
+        crate::analyze::sheet_of(kernel, &j.opts, &files)
+            .map(|sheet| (sheet, module.warnings.clone()))
+            .map_err(|diagnostic| crate::analyze::Failure { diagnostic, files: files.clone() })
+    };
+    let (sheet, warnings) = match analysed {
+        Ok(x) => x,
         Err(f) => return (checked, vec![failed(f.diagnostic, f.files.clone(), &name)], f.files),
     };
     checked.accesses = sheet.instructions.len();
-    // Each row's span: the n-th op with the row's line, column and text.
-    let mut used = vec![false; ops.len()];
-    let spans: Vec<Option<Span>> = sheet
-        .instructions
-        .iter()
-        .map(|r| {
-            let i = ops
-                .iter()
-                .enumerate()
-                .position(|(i, (s, t))| !used[i] && s.line == r.line && s.column == r.column && *t == r.text)?;
-            used[i] = true;
-            Some(ops[i].0)
-        })
-        .collect();
+    // Each row's span is its memory operation's; rows counted from SASS stand for a source
+    // line, not for one access, and point at their line and column.
+    let spans: Vec<Option<Span>> = sheet.instructions.iter().map(|r| r.sass.is_empty().then_some(r.span)).collect();
     let mut findings = Vec::new();
-    let at = |r: &Row, span: Option<Span>, rule: &str, message: String, label: String, value: f64, budget: f64| {
+    let tag = format!("[{}] ", j.launch);
+    let at = |r: &Row, span: Option<Span>, v: Violation| {
         let mut f = base.clone();
         f.kernel = name.clone();
-        f.finding.rule = rule.into();
-        f.finding.message = message;
-        f.finding.label = label;
+        f.finding.rule = v.rule.into();
+        f.finding.message = format!("{tag}{}", v.message);
+        f.finding.label = v.label;
         f.finding.span = span;
         if let Some(s) = span.filter(|s| s.file != FileId(0)) {
             if let Some(sf) = files.files.get(s.file.0 as usize) {
@@ -479,8 +438,8 @@ fn run_job(j: &Job, loader: &dyn FileLoader) -> (Checked, Vec<CheckFinding>, Sou
         f.line = Some(r.line);
         f.column = Some(r.column);
         f.end_column = Some(r.column + span.map_or(r.text.len() as u32, |s| s.len.max(1)));
-        f.value = Some(value);
-        f.budget = Some(budget);
+        f.value = Some(v.value);
+        f.budget = Some(v.budget);
         f
     };
     // Line budgets that name no access are mistakes in the config.
@@ -507,112 +466,25 @@ fn run_job(j: &Job, loader: &dyn FileLoader) -> (Checked, Vec<CheckFinding>, Sou
             .iter()
             .filter(|lb| lb.line == r.line && lb.column.is_none_or(|c| c == r.column))
             .fold(Budgets::default(), |acc, lb| acc.over(lb.budgets()));
-        let b = line_budgets.over(Budgets { max_sectors: None, ..j.budgets });
-        let tag = format!("[{}] ", j.launch);
-        if r.requests == 0 {
-            continue;
-        }
-        if r.space == "global" {
-            let spr = r.sectors_per_request();
-            if let Some(max) = b.max_sectors_per_request {
-                if spr > max + 1e-9 {
-                    findings.push(at(
-                        r,
-                        *span,
-                        "max-sectors-per-request",
-                        format!(
-                            "{tag}`{}` touches {:.2} sectors per request, over the budget `max_sectors_per_request = {}` ({}-byte {}s, {} requests, {} sectors where {} would do)",
-                            r.text, spr, num(max), r.width, r.op, thousands(r.requests), thousands(r.sectors), thousands(r.ideal_sectors)
-                        ),
-                        format!("{spr:.2} sectors per request (budget {})", num(max)),
-                        spr,
-                        max,
-                    ));
-                }
-            }
-            if let Some(min) = b.min_efficiency {
-                if r.sectors > 0 {
-                    let eff = r.ideal_sectors as f64 / r.sectors as f64;
-                    if eff + 1e-9 < min {
-                        findings.push(at(
-                            r,
-                            *span,
-                            "min-efficiency",
-                            format!(
-                                "{tag}`{}` uses {:.1}% of the sectors it moves, under the budget `min_efficiency = {}` ({} sectors where {} would do)",
-                                r.text, eff * 100.0, num(min), thousands(r.sectors), thousands(r.ideal_sectors)
-                            ),
-                            format!("efficiency {:.3} (budget {})", eff, num(min)),
-                            eff,
-                            min,
-                        ));
-                    }
-                }
-            }
-            if let Some(max) = line_budgets.max_sectors {
-                if r.sectors > max {
-                    findings.push(at(
-                        r,
-                        *span,
-                        "max-sectors",
-                        format!(
-                            "{tag}`{}` touches {} sectors over the launch, over the budget `max_sectors = {}`",
-                            r.text,
-                            thousands(r.sectors),
-                            thousands(max)
-                        ),
-                        format!("{} sectors (budget {})", thousands(r.sectors), thousands(max)),
-                        r.sectors as f64,
-                        max as f64,
-                    ));
-                }
-            }
-        } else if let (Some(max), Some(wf)) = (b.max_wavefronts_per_request, r.wavefronts) {
-            let per = wf as f64 / r.requests as f64;
-            if per > max + 1e-9 {
-                findings.push(at(
-                    r,
-                    *span,
-                    "max-wavefronts-per-request",
-                    format!(
-                        "{tag}`{}` needs {:.2} shared-memory wavefronts per request, over the budget `max_wavefronts_per_request = {}` ({} requests, {} wavefronts, {} bank conflicts)",
-                        r.text,
-                        per,
-                        num(max),
-                        thousands(r.requests),
-                        thousands(wf),
-                        thousands(r.bank_conflicts.unwrap_or(0))
-                    ),
-                    format!("{per:.2} wavefronts per request (budget {})", num(max)),
-                    per,
-                    max,
-                ));
-            }
+        // The kernel's `max_sectors` is the launch's; a line's is its accesses'.
+        let b = Budgets { max_sectors: line_budgets.max_sectors, ..line_budgets.over(j.budgets) };
+        for v in budget::row_violations(r, &b) {
+            findings.push(at(r, *span, v));
         }
     }
-    if let Some(max) = j.budgets.max_sectors {
-        let total = sheet.global_sectors();
-        if total > max {
-            let top = sheet.heaviest_global(3);
-            let mut f = base.clone();
-            f.kernel = name.clone();
-            f.finding.rule = "max-sectors".into();
-            f.finding.message = format!(
-                "[{}] the launch moves {} global sectors, over the budget `max_sectors = {}` (largest: {})",
-                j.launch,
-                thousands(total),
-                thousands(max),
-                top.join("; ")
-            );
-            f.finding.label = format!("{} sectors (budget {})", thousands(total), thousands(max));
-            f.finding.span = Some(kspan);
-            f.line = Some(kspan.line);
-            f.column = Some(kspan.column);
-            f.end_column = Some(kspan.column + kspan.len.max(1));
-            f.value = Some(total as f64);
-            f.budget = Some(max as f64);
-            findings.push(f);
-        }
+    if let Some(v) = j.budgets.max_sectors.and_then(|max| budget::launch_violation(&sheet, max)) {
+        let mut f = base.clone();
+        f.kernel = name.clone();
+        f.finding.rule = v.rule.into();
+        f.finding.message = format!("{tag}{}", v.message);
+        f.finding.label = v.label;
+        f.finding.span = Some(kspan);
+        f.line = Some(kspan.line);
+        f.column = Some(kspan.column);
+        f.end_column = Some(kspan.column + kspan.len.max(1));
+        f.value = Some(v.value);
+        f.budget = Some(v.budget);
+        findings.push(f);
     }
     // Warnings (`#warning`) reach the report; they fail no budget.
     for w in &warnings {
@@ -629,14 +501,6 @@ fn run_job(j: &Job, loader: &dyn FileLoader) -> (Checked, Vec<CheckFinding>, Sou
     }
     checked.ok = findings.iter().all(|f| f.finding.severity != Severity::Error);
     (checked, findings, files)
-}
-
-fn num(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{}", v as i64)
-    } else {
-        format!("{v}")
-    }
 }
 
 /// Findings with their source snippets, then a summary.

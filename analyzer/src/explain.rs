@@ -8,7 +8,7 @@ use crate::analyze::{AnalyzeOptions, Failure, Input};
 use crate::diag::{Diagnostic, ErrorKind, Result};
 use crate::engine::{self, Capture, LaneAddr, Probe, ProbeOutcome, SECTOR, WARP};
 use crate::finding::{self, Finding, Severity};
-use crate::ir::{Base, Kernel, MemOpId, Space};
+use crate::ir::{AccessKind, Base, Kernel, MemOpId, Space};
 use crate::launch::Setup;
 use crate::sheet::text::thousands;
 use crate::sheet::{LaunchInfo, Row};
@@ -102,8 +102,10 @@ pub struct AccessExplanation {
     pub line: u32,
     pub column: u32,
     pub text: String,
-    pub space: &'static str,
-    pub op: &'static str,
+    /// `global` or `shared` in the JSON.
+    pub space: Space,
+    /// `load`, `store`, ... in the JSON ([`AccessKind::name`]).
+    pub op: AccessKind,
     pub width: u32,
     #[serde(skip)]
     pub span: Span,
@@ -145,13 +147,6 @@ pub fn explain(
     }
 }
 
-fn same_input<'a>(i: &Input<'a>) -> Input<'a> {
-    match i {
-        Input::File(p) => Input::File(p),
-        Input::Source { name, text } => Input::Source { name, text },
-    }
-}
-
 fn explain_inner(
     input: &Input,
     opts: &ExplainOptions,
@@ -183,9 +178,11 @@ fn explain_inner(
         return Err(no_access_here(kernel, opts, &file));
     }
 
-    // The sheet's rows for the same accesses, when the whole launch is wanted and analysable.
-    let sheet = if opts.launch_totals {
-        crate::analyze::analyze(same_input(input), &opts.analyze, loader).ok().map(|a| a.sheet)
+    // The sheet's rows for the same accesses, when the whole launch is wanted and analysable:
+    // counted on this kernel, so that each access finds its row by id. (Rows counted from SASS
+    // stand for source lines, not for one access: none is shown then.)
+    let sheet = if opts.launch_totals && !crate::analyze::counts_sass(input, &opts.analyze) {
+        crate::analyze::sheet_of(kernel, &opts.analyze, files).ok()
     } else {
         None
     };
@@ -193,19 +190,12 @@ fn explain_inner(
     let mut accesses = Vec::new();
     let mut skipped = Vec::new();
     let mut first_error = None;
-    for (k, &id) in ops.iter().enumerate() {
+    for &id in &ops {
         let op = kernel.mem_op(id);
         let probe = Probe { op: id, block: opts.block, warp: opts.warp, execution: opts.execution };
         match engine::probe(kernel, &setup, probe)? {
             ProbeOutcome::Found(c) => {
-                // Rows of identical place come in instruction order.
-                let nth = ops[..k].iter().filter(|&&o| kernel.mem_op(o).span == op.span).count();
-                let row = sheet.as_ref().and_then(|s| {
-                    s.instructions
-                        .iter()
-                        .filter(|r| r.line == op.span.line && r.column == op.span.column && r.text == op.text)
-                        .nth(nth)
-                });
+                let row = sheet.as_ref().and_then(|s| s.instructions.iter().find(|r| r.op_id == id.0 as usize));
                 accesses.push(explain_one(kernel, &setup, id, &c, row));
             }
             ProbeOutcome::NotFound { most_executions } => {
@@ -347,7 +337,7 @@ fn explain_one(kernel: &Kernel, setup: &Setup, id: MemOpId, c: &Capture, row: Op
     // Sectors, as Engine::record counts them.
     let abs: Vec<i64> = known.iter().map(|(_, a)| a.absolute).collect();
     let mut scratch = Vec::new();
-    let known_sectors = if op.kind.is_atomic() && !op.warp_aggregated {
+    let known_sectors = if engine::compiler_model::performed_per_lane(op) {
         engine::count::atomic_sectors(&abs, width, &mut scratch)
     } else {
         engine::sectors_of(&abs, width, &mut scratch)
@@ -408,8 +398,8 @@ fn explain_one(kernel: &Kernel, setup: &Setup, id: MemOpId, c: &Capture, row: Op
         line: op.span.line,
         column: op.span.column,
         text: op.text.clone(),
-        space: if shared { "shared" } else { "global" },
-        op: op.kind.name(),
+        space: op.space,
+        op: op.kind,
         width,
         span: op.span,
         block: c.block,
@@ -518,7 +508,7 @@ fn why(
     }
 
     // Alignment of the span.
-    if !known.is_empty() && e.space == "global" {
+    if !known.is_empty() && e.space == Space::Global {
         let lo = known.iter().map(|(_, a)| a.from_boundary).min().unwrap_or(0);
         let hi = known.iter().map(|(_, a)| a.from_boundary + w).max().unwrap_or(0);
         let into = lo.rem_euclid(SECTOR as i64);
@@ -563,7 +553,7 @@ fn why(
 
     // The count.
     match e.space {
-        "shared" => {
+        Space::Shared => {
             let wf = e.wavefronts.unwrap_or(0);
             let ideal = e.ideal_wavefronts.unwrap_or(0);
             out.push(if wf > ideal {
@@ -609,9 +599,9 @@ fn why(
     if let Some(r) = &e.whole_launch {
         if r.requests > 0 {
             let per = r.sectors as f64 / r.requests as f64;
-            let this = if e.space == "shared" { e.wavefronts.unwrap_or(0) as f64 } else { e.sectors as f64 };
-            let unit = if e.space == "shared" { "wavefronts" } else { "sectors" };
-            let total = if e.space == "shared" { r.wavefronts.unwrap_or(0) } else { r.sectors };
+            let this = if e.space == Space::Shared { e.wavefronts.unwrap_or(0) as f64 } else { e.sectors as f64 };
+            let unit = if e.space == Space::Shared { "wavefronts" } else { "sectors" };
+            let total = if e.space == Space::Shared { r.wavefronts.unwrap_or(0) } else { r.sectors };
             let avg = total as f64 / r.requests as f64;
             let _ = per;
             out.push(format!(
@@ -757,7 +747,7 @@ fn render_access(s: &mut String, a: &AccessExplanation, files: &SourceFiles, col
         n => format!("of {n} by this warp, counted from 0"),
     };
     let n_active = a.lanes.iter().filter(|l| l.state == "active").count();
-    let numbers = if a.space == "shared" {
+    let numbers = if a.space == Space::Shared {
         format!(
             "{n_active} x {}-byte {} {}: {} (fewest {})",
             a.width,
@@ -793,7 +783,7 @@ fn render_access(s: &mut String, a: &AccessExplanation, files: &SourceFiles, col
     s.push_str(&finding::render(files, &f, color));
 
     // Lanes.
-    let shared = a.space == "shared";
+    let shared = a.space == Space::Shared;
     let _ = writeln!(
         s,
         "lanes of `{}`: element = byte offset / {}; {}",
@@ -894,7 +884,7 @@ fn render_access(s: &mut String, a: &AccessExplanation, files: &SourceFiles, col
 /// For a line of several global accesses executed by one warp: their sectors together, as the
 /// seed lesson adds the transpose's read and write (36 sectors where 8 would do).
 fn line_summary(x: &Explanation) -> Option<String> {
-    let g: Vec<&AccessExplanation> = x.accesses.iter().filter(|a| a.space == "global").collect();
+    let g: Vec<&AccessExplanation> = x.accesses.iter().filter(|a| a.space == Space::Global).collect();
     if g.len() < 2 || g.iter().any(|a| (a.block, a.warp, a.execution) != (g[0].block, g[0].warp, g[0].execution)) {
         return None;
     }

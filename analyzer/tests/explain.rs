@@ -63,8 +63,8 @@ fn seed_transpose_36_versus_8() {
         24,
     );
     let [store, load] = &x.accesses[..] else { panic!("two accesses on line 24") };
-    assert_eq!((store.op, store.sectors, store.ideal_sectors), ("store", 32, 4));
-    assert_eq!((load.op, load.sectors, load.ideal_sectors), ("load", 4, 4));
+    assert_eq!((store.op.name(), store.sectors, store.ideal_sectors), ("store", 32, 4));
+    assert_eq!((load.op.name(), load.sectors, load.ideal_sectors), ("load", 4, 4));
     assert_eq!(store.sectors + load.sectors, 36);
     assert_eq!(store.ideal_sectors + load.ideal_sectors, 8);
     // Neighbouring lanes write addresses 4m = 4,096 bytes apart.
@@ -95,10 +95,10 @@ fn seed_alignment_permutation_and_stride() {
 
     // Lanes reversed: a permutation of one aligned 128-byte span, still 4 sectors.
     let rev = warp("lane_perm.cu", launch("lane_reversed", "1024", "256", &[]), 19);
-    assert_eq!((rev.op, rev.sectors), ("load", 4));
+    assert_eq!((rev.op.name(), rev.sectors), ("load", 4));
     assert!(rev.why.iter().any(|w| w.contains("reverse order")), "{:?}", rev.why);
     let mul7 = warp("lane_perm.cu", launch("lane_mul7", "1024", "256", &[]), 35);
-    assert_eq!((mul7.op, mul7.sectors), ("load", 4));
+    assert_eq!((mul7.op.name(), mul7.sectors), ("load", 4));
     assert!(mul7.why.iter().any(|w| w.contains("permutation")), "{:?}", mul7.why);
 
     // Floats 128 bytes apart: every lane its own sector, 32 of them for 128 useful bytes.

@@ -34,7 +34,7 @@ fn accounting(s: &Sheet) -> (Vec<Access>, String) {
     let mut rows: Vec<_> = s
         .instructions
         .iter()
-        .map(|r| (r.op, r.width, r.requests, r.sectors, r.ideal_sectors, r.logical_bytes))
+        .map(|r| (r.op.name(), r.width, r.requests, r.sectors, r.ideal_sectors, r.logical_bytes))
         .collect();
     rows.sort();
     (rows, format!("{:?}", s.totals))

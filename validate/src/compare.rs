@@ -622,7 +622,7 @@ pub fn compare_lines(sheet: &Sheet, source: &Path, blocks: &[SourceBlock], tol: 
         verdict: Verdict::NotMeasured,
     };
     for r in &sheet.instructions {
-        let (space, op) = match (r.space, r.op) {
+        let (space, op) = match (r.space.name(), r.op.name()) {
             ("global", "load") => ("global", "load"),
             ("global", "store") => ("global", "store"),
             ("shared", "load") => ("shared", "load"),

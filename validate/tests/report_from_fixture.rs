@@ -1,6 +1,7 @@
 //! The comparison and the report on recorded H200 measurements, with sheets written here (so
 //! these tests do not depend on the analyzer), and the command line without a GPU.
 
+use sector_analyzer::ir::{AccessKind, Space};
 use sector_analyzer::manifest::Manifest;
 use sector_analyzer::sheet::{Boundaries, GlobalTotals, LaunchInfo, Row, Sheet, Totals};
 use sector_validate::compare::{build_report, Tolerance, Verdict};
@@ -16,8 +17,8 @@ fn row(line: u32, text: &str, op: &'static str, requests: u64, sectors: u64) -> 
         line,
         column: 1,
         text: text.into(),
-        space: "global",
-        op,
+        space: Space::Global,
+        op: if op == "load" { AccessKind::Load } else { AccessKind::Store },
         width: 4,
         executions: requests,
         requests,

@@ -441,7 +441,8 @@ fn stream(
 /// instructions (an unrolled loop's copies, the pieces of a split copy).
 fn merge_rows(sheet: &mut Sheet, per_instr: &[SassInstruction]) {
     let mut merged: Vec<Row> = Vec::new();
-    let mut at: BTreeMap<(u32, u32, String, &'static str, &'static str, u32, &'static str), usize> = BTreeMap::new();
+    let mut at: BTreeMap<(u32, u32, String, crate::ir::Space, crate::ir::AccessKind, u32, &'static str), usize> =
+        BTreeMap::new();
     for r in std::mem::take(&mut sheet.instructions) {
         let key = (r.line, r.column, r.text.clone(), r.space, r.op, r.width, r.cache_op);
         let ins = per_instr.get(r.op_id).cloned();

@@ -172,7 +172,7 @@ pub fn record(
     }
     match op.space {
         Space::Global => {
-            let known = if op.kind.is_atomic() && !op.warp_aggregated {
+            let known = if super::compiler_model::performed_per_lane(op) {
                 atomic_sectors(addrs, width, scratch)
             } else {
                 sectors_of(addrs, width, scratch)

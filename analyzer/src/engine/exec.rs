@@ -45,7 +45,7 @@ pub(super) struct WarpState {
     pub(super) mask: u32,
     pub(super) returned: u32,
     pub(super) loops: Vec<LoopFrame>,
-    pub(super) held: Held,
+    pub(super) held: HeldValues<i64>,
     /// Stores kept in a register inside their loop ([`crate::ir::licm`]): (loop depth, op,
     /// lane, base, offset); written once when the loop ends.
     pub(super) promoted: Vec<(usize, MemOpId, usize, Base, i64)>,
@@ -60,7 +60,7 @@ impl WarpState {
             mask: 0,
             returned: 0,
             loops: Vec::new(),
-            held: Held::default(),
+            held: HeldValues::default(),
             promoted: Vec::new(),
         }
     }
@@ -184,7 +184,7 @@ impl Engine<'_> {
             Stmt::Return => st.returned |= m,
             Stmt::Barrier => {
                 // The compiler keeps no loaded value across a barrier.
-                st.held.forget(m, |_| true);
+                st.held.forget_all(m);
             }
         }
         Ok(())

@@ -2,103 +2,8 @@
 //! (LICM), the values a load reads, and the one call per warp-level execution into
 //! [`count`], which counts the sectors.
 
+use super::compiler_model::{self, HeldEffect};
 use super::*;
-
-/// Values the threads hold in registers (the GVN model): per address expression (`key`, its
-/// value number) into an object (`base`) that a lane loaded or stored, the lanes holding its
-/// value and at which offset.
-///
-/// The model is per lane: each lane has its own list of held values, at most [`HELD_MAX`], the
-/// oldest dropped first. The rows serve all lanes of the warp, so that an access finds its row
-/// once instead of once per lane; lane `l`'s list is the rows whose `lanes` include `l`, in the
-/// order of their `since[l]`.
-#[derive(Default)]
-pub(super) struct Held {
-    pub(super) rows: Vec<HeldRow>,
-    /// Numbers the entries in the order they were added.
-    pub(super) clock: u64,
-}
-
-pub(super) struct HeldRow {
-    pub(super) key: u32,
-    pub(super) base: Base,
-    pub(super) lanes: u32,
-    pub(super) offset: [i64; WARP],
-    pub(super) since: [u64; WARP],
-}
-
-/// The most values one lane holds.
-pub(crate) const HELD_MAX: usize = 64;
-
-impl Held {
-    pub(super) fn clear(&mut self) {
-        self.rows.clear();
-        self.clock = 0;
-    }
-
-    pub(super) fn find(&self, key: u32, base: Base) -> Option<usize> {
-        self.rows.iter().position(|r| r.key == key && r.base == base)
-    }
-
-    /// The row of `key` into `base`, added if no lane has held it yet.
-    pub(super) fn row(&mut self, key: u32, base: Base) -> usize {
-        self.find(key, base).unwrap_or_else(|| {
-            self.rows.push(HeldRow { key, base, lanes: 0, offset: [0; WARP], since: [0; WARP] });
-            self.rows.len() - 1
-        })
-    }
-
-    /// Whether lane `l` holds the value at `off` of row `i`.
-    pub(super) fn holds(&self, i: Option<usize>, l: usize, off: i64) -> bool {
-        i.is_some_and(|i| self.rows[i].lanes >> l & 1 == 1 && self.rows[i].offset[l] == off)
-    }
-
-    /// Lanes `m` now hold the values at `offset(lane)` of row `i`.
-    pub(super) fn remember(&mut self, i: usize, m: u32, offset: impl Fn(usize) -> i64) {
-        let new = m & !self.rows[i].lanes;
-        // A full list drops its oldest entry; one can only be full when there are more rows.
-        if new != 0 && self.rows.len() > HELD_MAX {
-            for l in lanes(new) {
-                let bit = 1u32 << l;
-                let mine = || (0..self.rows.len()).filter(|&j| self.rows[j].lanes & bit != 0);
-                if mine().count() >= HELD_MAX {
-                    if let Some(oldest) = mine().min_by_key(|&j| self.rows[j].since[l]) {
-                        self.rows[oldest].lanes &= !bit;
-                    }
-                }
-            }
-        }
-        let r = &mut self.rows[i];
-        // An entry held already keeps its place in the lane's list; only its offset changes.
-        for l in lanes(m) {
-            r.offset[l] = offset(l);
-        }
-        for l in lanes(new) {
-            r.since[l] = self.clock;
-        }
-        r.lanes |= m;
-        self.clock += 1;
-    }
-
-    /// Lanes `m` drop the values held under these address keys (a variable of their
-    /// addresses was assigned).
-    pub(super) fn forget_keys(&mut self, m: u32, keys: &[u32]) {
-        for r in &mut self.rows {
-            if r.lanes & m != 0 && keys.contains(&r.key) {
-                r.lanes &= !m;
-            }
-        }
-    }
-
-    /// Lanes `m` drop the values whose object satisfies `drop`.
-    pub(super) fn forget(&mut self, m: u32, drop: impl Fn(Base) -> bool) {
-        for r in &mut self.rows {
-            if r.lanes & m != 0 && drop(r.base) {
-                r.lanes &= !m;
-            }
-        }
-    }
-}
 
 impl Engine<'_> {
     /// The held-value key of this execution of `id`: its address key, with the values of the
@@ -109,20 +14,11 @@ impl Engine<'_> {
         if counters.is_empty() || m == 0 {
             return key;
         }
-        let first = m.trailing_zeros() as usize;
-        let mut values = Some(Vec::with_capacity(counters.len()));
-        for c in counters {
-            let v = &st.vars[c.0 as usize];
-            let at = |l: usize| match v.at(l).k {
-                K::Int(i) => Some(i),
-                _ => None,
-            };
-            match (at(first), values.as_mut()) {
-                (Some(x), Some(vs)) if lanes(m).all(|l| at(l) == Some(x)) => vs.push(x),
-                _ => values = None,
-            }
-        }
-        self.copy_keys.key(key, values)
+        let values = compiler_model::counter_values(counters, m, |c, l| match st.vars[c.0 as usize].at(l).k {
+            K::Int(i) => Some(i),
+            _ => None,
+        });
+        self.copy_keys.key(key, values.ok())
     }
 
     /// One warp-level execution of memory instruction `op` by lanes `m` at addresses `a`:
@@ -145,7 +41,7 @@ impl Engine<'_> {
             extent = Some(extent.map_or((off, end), |(lo, hi)| (lo.min(off), hi.max(end))));
         };
         // The GVN model: a lane that already holds this address's value does not load it.
-        let gvn = op.kind == AccessKind::Load && !op.volatile;
+        let gvn = compiler_model::is_reuse_candidate(op);
         if let Vals::Ptrs(b, offsets, d) = a {
             // Every lane points into one object: the general loop below, with the decisions
             // that depend only on the object taken once.
@@ -209,27 +105,22 @@ impl Engine<'_> {
         // Update what each lane holds after this access: a load's lanes hold what they read; a
         // store's lanes drop what the store may have changed, then hold what they wrote.
         let held = &mut st.held;
-        match op.kind {
-            AccessKind::Load if op.volatile => {}
-            AccessKind::Load => hold(held, key, a, active),
-            // The copy's data lands in shared memory, read after a wait (a barrier).
-            AccessKind::AsyncCopy => {}
-            // A store or an atomic writes memory: what it may change is no longer held.
-            AccessKind::Store | AccessKind::Red | AccessKind::Atom => {
+        match compiler_model::effect(op) {
+            HeldEffect::None => {}
+            HeldEffect::HoldLoaded => hold(held, key, a, active),
+            HeldEffect::Write { hold_written } => {
                 match a {
                     Vals::Ptrs(b, ..) => held.forget(m, |x| self.may_alias(x, *b)),
                     _ => {
                         for l in lanes(m) {
                             match a.at(l).k {
                                 K::Ptr(b, _) | K::PtrUnknown(b) => held.forget(1 << l, |x| self.may_alias(x, b)),
-                                _ => held.forget(1 << l, |_| true),
+                                _ => held.forget_all(1 << l),
                             }
                         }
                     }
                 }
-                // A store's lanes hold what they wrote; an atomic's location is the other
-                // threads' business.
-                if op.kind == AccessKind::Store {
+                if hold_written {
                     hold(held, key, a, m);
                 }
             }
@@ -361,15 +252,15 @@ impl Engine<'_> {
 }
 
 /// Lanes `m` now hold the values at their addresses `a` (those that are known) under `key`.
-pub(super) fn hold(held: &mut Held, key: u32, a: &Vals, m: u32) {
+fn hold(held: &mut HeldValues<i64>, key: u32, a: &Vals, m: u32) {
     if let Vals::Ptrs(b, offsets, _) = a {
-        let i = held.row(key, *b);
+        let i = held.row(key, *b, 0);
         held.remember(i, m, |l| offsets[l]);
         return;
     }
     for l in lanes(m) {
         if let K::Ptr(b, off) = a.at(l).k {
-            let i = held.row(key, b);
+            let i = held.row(key, b, 0);
             held.remember(i, 1 << l, |_| off);
         }
     }

@@ -11,6 +11,7 @@
 //! reuse, promoted stores, the call into [`count`]), `values.rs` holds the lane values and their
 //! arithmetic.
 
+pub(crate) mod compiler_model;
 pub mod count;
 mod eval;
 mod exec;
@@ -28,9 +29,9 @@ use crate::launch::{ParamValue, Setup};
 use crate::source::Span;
 use std::collections::{HashMap, HashSet};
 
+use compiler_model::HeldValues;
 pub use count::{may_alias, sectors_of, wavefronts, NoSink, SectorSink, Wavefronts, SECTOR};
 use exec::*;
-use memory::*;
 pub use probe::{probe, Capture, LaneAddr, Probe, ProbeOutcome};
 use values::*;
 
@@ -501,82 +502,6 @@ pub(crate) fn absolute(s: &Setup, b: Base, off: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The GVN model as it is defined, one list per lane, to check [`Held`] against.
-    #[derive(Default)]
-    struct Lists {
-        lanes: [Vec<(u32, Base, i64)>; WARP],
-        dropped: usize,
-    }
-
-    impl Lists {
-        fn remember(&mut self, l: usize, key: u32, base: Base, off: i64) {
-            let v = &mut self.lanes[l];
-            if let Some(x) = v.iter_mut().find(|x| x.0 == key && x.1 == base) {
-                x.2 = off;
-                return;
-            }
-            if v.len() >= HELD_MAX {
-                v.remove(0);
-                self.dropped += 1;
-            }
-            v.push((key, base, off));
-        }
-    }
-
-    #[test]
-    fn held_rows_equal_per_lane_lists() {
-        let mut rng = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: u64| {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng % n
-        };
-        let bases = [Base::Param(ParamId(0)), Base::Param(ParamId(1)), Base::Shared(SharedId(0))];
-        let mut dropped = 0;
-        for round in 0..20 {
-            let (mut held, mut lists) = (Held::default(), Lists::default());
-            // More keys than a lane may hold in some rounds, so that the oldest are dropped.
-            let keys = if round % 2 == 0 { 8 } else { 3 * HELD_MAX as u64 };
-            for _ in 0..3000 {
-                let m = (next(1 << 32) as u32) & (next(1 << 32) as u32 | 0xffff);
-                let (key, base) = (next(keys) as u32, bases[next(3) as usize]);
-                match next(8) {
-                    0..=5 => {
-                        let offs: Vec<i64> = (0..WARP).map(|_| next(4) as i64).collect();
-                        let i = held.row(key, base);
-                        held.remember(i, m, |l| offs[l]);
-                        for l in lanes(m) {
-                            lists.remember(l, key, base, offs[l]);
-                        }
-                    }
-                    6 => {
-                        held.forget(m, |b| b == base);
-                        for l in lanes(m) {
-                            lists.lanes[l].retain(|x| x.1 != base);
-                        }
-                    }
-                    _ => {
-                        let i = held.find(key, base);
-                        for l in 0..WARP {
-                            for off in 0..4 {
-                                let want = lists.lanes[l].contains(&(key, base, off));
-                                assert_eq!(held.holds(i, l, off), want);
-                            }
-                        }
-                    }
-                }
-            }
-            for (l, list) in lists.lanes.iter().enumerate() {
-                let n = held.rows.iter().filter(|r| r.lanes >> l & 1 == 1).count();
-                assert_eq!(n, list.len());
-            }
-            dropped += lists.dropped;
-        }
-        // The lists did fill up, so the order in which they drop entries was checked too.
-        assert!(dropped > 100, "{dropped} entries dropped");
-    }
 
     #[test]
     fn fast_wrap_equals_intty_wrap() {

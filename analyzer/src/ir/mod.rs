@@ -18,6 +18,7 @@ pub mod unroll;
 pub mod vn;
 
 use crate::source::Span;
+use serde::Serialize;
 
 /// Integer type: width in bits and signedness. `bool` is `U1`-like but kept as 8-bit unsigned
 /// with values 0/1 produced by comparisons.
@@ -110,11 +111,36 @@ impl Ty {
     }
 }
 
-/// Where a pointer points.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Where a pointer points. A sheet row and the JSON name it `global` or `shared`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Space {
+    #[default]
     Global,
     Shared,
+}
+
+impl Space {
+    /// The name a sheet row and the JSON give the space.
+    pub fn name(self) -> &'static str {
+        match self {
+            Space::Global => "global",
+            Space::Shared => "shared",
+        }
+    }
+}
+
+impl std::fmt::Display for Space {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+/// A space equals its name (`Space::Global == "global"`), as tools reading the JSON know it.
+impl PartialEq<&str> for Space {
+    fn eq(&self, name: &&str) -> bool {
+        self.name() == *name
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -177,8 +203,12 @@ pub struct Local {
     pub ty: Ty,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// What a memory operation does. A sheet row and the JSON name it by [`AccessKind::name`]
+/// (`load`, `store`, `red`, `atom`, `async_copy`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum AccessKind {
+    #[default]
     Load,
     Store,
     /// A global atomic whose result is unused: the compiler emits a reduction (RED).
@@ -203,6 +233,19 @@ impl AccessKind {
     /// Atomics read and write memory: they are never removed, and they end what a thread holds.
     pub fn is_atomic(self) -> bool {
         matches!(self, AccessKind::Red | AccessKind::Atom)
+    }
+}
+
+impl std::fmt::Display for AccessKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+/// A kind equals its name (`AccessKind::Load == "load"`), as tools reading the JSON know it.
+impl PartialEq<&str> for AccessKind {
+    fn eq(&self, name: &&str) -> bool {
+        self.name() == *name
     }
 }
 
@@ -244,12 +287,10 @@ pub struct MemOp {
     pub width: u32,
     pub cache: CacheOp,
     pub volatile: bool,
-    /// The access as written (`a[i]`, `__ldg(&a[i])`).
+    /// The access as written (`a[i]`, `__ldg(&a[i])`), on one line. For display only: address
+    /// identity for load removal is structural ([`vn::address_numbers`]), never this text.
     pub text: String,
     pub span: Span,
-    /// The address as written, compacted. Kept for display and tools; address identity for
-    /// load removal is structural ([`vn::address_numbers`]), never this text.
-    pub addr_key: String,
     /// An atomic whose address is the same in every lane as far as the compiler can tell: nvcc
     /// performs it once per warp (one lane), so its lanes cost one pass.
     pub warp_aggregated: bool,

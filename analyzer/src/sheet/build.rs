@@ -61,8 +61,8 @@ fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup,
         line: op.span.line,
         column: op.span.column,
         text: op.text.clone(),
-        space: if shared { "shared" } else { "global" },
-        op: op.kind.name(),
+        space: op.space,
+        op: op.kind,
         width: op.width,
         cache_op: op.cache.name(),
         executions: st.executions,
@@ -82,6 +82,7 @@ fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup,
         boundary: None,
         sass: Vec::new(),
         op_id: i,
+        span: op.span,
     }
 }
 
@@ -100,16 +101,16 @@ pub fn build(kernel: &Kernel, setup: &Setup, trace: Trace, mut cache: CacheModel
     let mut totals = Totals::default();
     for r in &rows {
         match (r.space, r.op) {
-            ("global", op) => {
+            (Space::Global, op) => {
                 // The H200 counts an asynchronous copy in the global-load counters too.
                 let into: &mut [&mut GlobalTotals] = match op {
-                    "load" => &mut [&mut totals.global_load],
-                    "red" => &mut [&mut totals.global_red],
-                    "atom" => &mut [&mut totals.global_atom],
-                    "async_copy" if r.cache_op == crate::ir::CacheOp::Cg.name() => {
+                    AccessKind::Load => &mut [&mut totals.global_load],
+                    AccessKind::Red => &mut [&mut totals.global_red],
+                    AccessKind::Atom => &mut [&mut totals.global_atom],
+                    AccessKind::AsyncCopy if r.cache_op == crate::ir::CacheOp::Cg.name() => {
                         &mut [&mut totals.global_async_copy_bypass, &mut totals.global_load]
                     }
-                    "async_copy" => &mut [&mut totals.global_async_copy, &mut totals.global_load],
+                    AccessKind::AsyncCopy => &mut [&mut totals.global_async_copy, &mut totals.global_load],
                     _ => &mut [&mut totals.global_store],
                 };
                 for t in into.iter_mut() {
@@ -121,8 +122,8 @@ pub fn build(kernel: &Kernel, setup: &Setup, trace: Trace, mut cache: CacheModel
             }
             (_, op) => {
                 let t = match op {
-                    "load" => &mut totals.shared_load,
-                    "atom" => &mut totals.shared_atom,
+                    AccessKind::Load => &mut totals.shared_load,
+                    AccessKind::Atom => &mut totals.shared_atom,
                     _ => &mut totals.shared_store,
                 };
                 t.requests += r.requests;
@@ -332,7 +333,7 @@ fn boundaries(
     let (mut sim_stores, mut rest_stores, mut unknown_loads, mut unknown_stores) = (0u64, 0u64, 0u64, 0u64);
     for (k, &i) in order.iter().enumerate() {
         let (Some(t), Some(row)) = (m.ops.get(i), rows.get_mut(k)) else { continue };
-        if row.space != "global" {
+        if row.space != Space::Global {
             continue;
         }
         let mut t = *t;
@@ -340,8 +341,8 @@ fn boundaries(
             // Sampled units: the rest of the instruction's sectors (the engine's exact count)
             // take the sampled ratios; data-dependent sectors scale with the sample.
             let (known, unknown) = match row.op {
-                "load" => (t.load_sectors, t.unknown_load_sectors),
-                "red" | "atom" => (t.atomic_sectors, 0),
+                AccessKind::Load => (t.load_sectors, t.unknown_load_sectors),
+                AccessKind::Red | AccessKind::Atom => (t.atomic_sectors, 0),
                 _ => (t.store_sectors, t.unknown_store_sectors),
             };
             let unknown_all = match known + unknown {
@@ -350,8 +351,8 @@ fn boundaries(
             };
             let rest = row.sectors.saturating_sub(known + unknown_all);
             match row.op {
-                "load" => (t.unknown_load_sectors, t.rest_load_sectors) = (unknown_all, rest),
-                "red" | "atom" => t.rest_atomic_sectors = rest,
+                AccessKind::Load => (t.unknown_load_sectors, t.rest_load_sectors) = (unknown_all, rest),
+                AccessKind::Red | AccessKind::Atom => t.rest_atomic_sectors = rest,
                 _ => (t.unknown_store_sectors, t.rest_store_sectors) = (unknown_all, rest),
             }
         }

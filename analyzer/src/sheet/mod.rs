@@ -1,11 +1,14 @@
 //! The accounting sheet: the engine's counts per source instruction, totals, boundaries and the
 //! assumptions behind them. Renderers ([`text`], [`markdown`], [`json`]) are pure functions of it.
 
+pub mod budget;
 pub mod build;
 pub mod json;
 pub mod markdown;
 pub mod text;
 
+use crate::ir::{AccessKind, Space};
+use crate::source::Span;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -29,10 +32,10 @@ pub struct Row {
     pub line: u32,
     pub column: u32,
     pub text: String,
-    /// `global` or `shared`.
-    pub space: &'static str,
-    /// `load`, `store`, `red`, `atom` or `async_copy` ([`crate::ir::AccessKind::name`]).
-    pub op: &'static str,
+    /// `global` or `shared` in the JSON.
+    pub space: Space,
+    /// `load`, `store`, `red`, `atom` or `async_copy` in the JSON ([`AccessKind::name`]).
+    pub op: AccessKind,
     pub width: u32,
     pub cache_op: &'static str,
     /// Warp-level executions with at least one active lane.
@@ -67,6 +70,10 @@ pub struct Row {
     /// The memory operation this row counts (an index into the kernel's operations).
     #[serde(skip)]
     pub op_id: usize,
+    /// The memory operation's span (`line` and `column` are its start): where a finding about
+    /// this row points.
+    #[serde(skip)]
+    pub span: Span,
 }
 
 /// One SASS memory instruction behind a row: where it is in the kernel's code, as
@@ -265,7 +272,7 @@ impl Sheet {
     /// The `n` global accesses with the most sectors, heaviest first, as `line L `text`: N`:
     /// where a launch's sector budget went.
     pub fn heaviest_global(&self, n: usize) -> Vec<String> {
-        let mut rows: Vec<&Row> = self.instructions.iter().filter(|r| r.space == "global").collect();
+        let mut rows: Vec<&Row> = self.instructions.iter().filter(|r| r.space == Space::Global).collect();
         rows.sort_by_key(|r| std::cmp::Reverse(r.sectors));
         rows.iter()
             .take(n)

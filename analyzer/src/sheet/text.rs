@@ -1,6 +1,7 @@
 //! The accounting sheet for a person, laid out like the seed lesson's worked examples.
 
 use super::{Row, Sheet};
+use crate::ir::Space;
 use std::fmt::Write;
 
 /// `1234567` -> `1,234,567`.
@@ -164,7 +165,7 @@ pub fn render(sheet: &Sheet) -> String {
     let header = ["line:col", "access", "space", "op", "B", "requests", "sectors", "ideal", "sect/req", "excess", ""];
     let mut table: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
     for r in &sheet.instructions {
-        let (sectors, ideal, excess) = if r.space == "shared" {
+        let (sectors, ideal, excess) = if r.space == Space::Shared {
             (
                 format!("{} wf", thousands(r.wavefronts.unwrap_or(0))),
                 format!("{} wf", thousands(r.ideal_wavefronts.unwrap_or(0))),
@@ -182,7 +183,7 @@ pub fn render(sheet: &Sheet) -> String {
             thousands(r.requests),
             sectors,
             ideal,
-            if r.space == "shared" { "-".into() } else { spr(r) },
+            if r.space == Space::Shared { "-".into() } else { spr(r) },
             excess,
             if r.exact { String::new() } else { "*".into() },
         ]);
@@ -369,7 +370,7 @@ pub fn render_verbose(sheet: &Sheet) -> String {
     let header = ["line:col", "access", "space", "op", "B", "requests", "sectors", "ideal", "sect/req", "excess", ""];
     let mut table: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
     for r in &sheet.instructions {
-        let (sectors, ideal, excess) = if r.space == "shared" {
+        let (sectors, ideal, excess) = if r.space == Space::Shared {
             (
                 format!("{} wf", thousands(r.wavefronts.unwrap_or(0))),
                 format!("{} wf", thousands(r.ideal_wavefronts.unwrap_or(0))),
@@ -387,7 +388,7 @@ pub fn render_verbose(sheet: &Sheet) -> String {
             thousands(r.requests),
             sectors,
             ideal,
-            if r.space == "shared" { "-".into() } else { spr(r) },
+            if r.space == Space::Shared { "-".into() } else { spr(r) },
             excess,
             if r.exact { String::new() } else { "*".into() },
         ]);

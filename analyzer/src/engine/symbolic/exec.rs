@@ -9,7 +9,7 @@ pub(super) struct Ws {
     pub(super) mask: u32,
     pub(super) returned: u32,
     pub(super) loops: Vec<(u32, u32)>,
-    pub(super) held: Vec<HeldRow>,
+    pub(super) held: HeldValues<Form>,
     pub(super) promoted: Vec<Promoted>,
 }
 
@@ -54,11 +54,7 @@ impl Sym<'_> {
                 // As the reference engine: values held under keys reading this local go stale.
                 let stale = &self.local_keys[local.0 as usize];
                 if !stale.is_empty() {
-                    for r in &mut st.held {
-                        if stale.contains(&r.key) {
-                            r.lanes &= !m;
-                        }
-                    }
+                    st.held.forget_keys(m, stale);
                 }
             }
             Stmt::Store { op, addr, value } => {
@@ -99,11 +95,7 @@ impl Sym<'_> {
                 }
             }
             Stmt::Return => st.returned |= m,
-            Stmt::Barrier => {
-                for r in &mut st.held {
-                    r.lanes &= !m;
-                }
-            }
+            Stmt::Barrier => st.held.forget_all(m),
         }
         Ok(())
     }

@@ -45,16 +45,16 @@ pub(super) fn delta(p: &Ws, plm: u32, c: &Ws, clm: u32) -> Option<Delta> {
     if p.held.len() != c.held.len() || p.promoted.len() != c.promoted.len() {
         return None;
     }
-    for (pr, cr) in p.held.iter().zip(&c.held) {
+    for (pr, cr) in p.held.rows.iter().zip(&c.held.rows) {
         if (pr.key, pr.base, pr.lanes) != (cr.key, cr.base, cr.lanes) {
             return None;
         }
         let mut row = [0i128; WARP];
         for l in lanes(cr.lanes) {
-            if pr.off[l].a != cr.off[l].a {
+            if pr.offset[l].a != cr.offset[l].a {
                 return None;
             }
-            row[l] = fits(cr.off[l].c - pr.off[l].c)?;
+            row[l] = fits(cr.offset[l].c - pr.offset[l].c)?;
         }
         d.held.push(row);
     }
@@ -80,10 +80,10 @@ pub(super) fn each_moving(st: &mut Ws, d: &Delta, mut f: impl FnMut(&mut Form, i
             }
         }
     }
-    for (r, row) in st.held.iter_mut().zip(&d.held) {
+    for (r, row) in st.held.rows.iter_mut().zip(&d.held) {
         for l in lanes(r.lanes) {
             if row[l] != 0 {
-                f(&mut r.off[l], row[l]);
+                f(&mut r.offset[l], row[l]);
             }
         }
     }
@@ -116,8 +116,8 @@ pub(super) fn follows(after: &Ws, start: &Ws, d: &Delta, v: usize) -> bool {
     let alive = want.alive();
     let vars_ok = after.vars.iter().zip(&want.vars).all(|(a, w)| lanes(alive).all(|l| same(&a[l], &w[l])));
     let held_ok = after.held.len() == want.held.len()
-        && after.held.iter().zip(&want.held).all(|(a, w)| {
-            (a.key, a.base, a.lanes) == (w.key, w.base, w.lanes) && lanes(w.lanes).all(|l| a.off[l] == w.off[l])
+        && after.held.rows.iter().zip(&want.held.rows).all(|(a, w)| {
+            (a.key, a.base, a.lanes) == (w.key, w.base, w.lanes) && lanes(w.lanes).all(|l| a.offset[l] == w.offset[l])
         });
     let promoted_ok = after.promoted.len() == want.promoted.len()
         && after

@@ -3,15 +3,6 @@
 
 use super::*;
 
-/// A held value (the compiler's load elimination), as in the reference engine.
-#[derive(Clone)]
-pub(super) struct HeldRow {
-    pub(super) key: u32,
-    pub(super) base: Base,
-    pub(super) lanes: u32,
-    pub(super) off: [Form; WARP],
-}
-
 #[derive(Clone)]
 pub(super) struct Promoted {
     pub(super) depth: usize,
@@ -24,26 +15,22 @@ pub(super) struct Promoted {
 impl Sym<'_> {
     /// Whether lane `l` holds the value at `off` (load elimination), decided over the box.
     pub(super) fn holds(&self, st: &Ws, key: u32, b: Base, l: usize, off: &Form) -> R<bool> {
-        let Some(r) = st.held.iter().find(|r| r.key == key && r.base == b) else { return Ok(false) };
-        if r.lanes >> l & 1 == 0 {
+        let row = st.held.find(key, b);
+        if !st.held.holds_where(row, l, |_| true) {
             return Ok(false);
         }
-        self.zero(&off.sub(&r.off[l]).ok_or_else(overflow)?)
+        let held = st.held.rows[row.expect("held")].offset[l];
+        self.zero(&off.sub(&held).ok_or_else(overflow)?)
     }
 
+    /// Lane `l` now holds the value at `off` under `key`; more values than the model keeps,
+    /// and the reference engine counts instead (it drops the oldest).
     pub(super) fn remember(st: &mut Ws, key: u32, b: Base, l: usize, off: Form) -> R<()> {
-        let i = match st.held.iter().position(|r| r.key == key && r.base == b) {
-            Some(i) => i,
-            None => {
-                if st.held.len() >= HELD_MAX {
-                    return give_up("more held values than the load-elimination model keeps");
-                }
-                st.held.push(HeldRow { key, base: b, lanes: 0, off: [Form::constant(0); WARP] });
-                st.held.len() - 1
-            }
-        };
-        st.held[i].off[l] = off;
-        st.held[i].lanes |= 1 << l;
+        if st.held.find(key, b).is_none() && st.held.len() >= HELD_MAX {
+            return give_up("more held values than the load-elimination model keeps");
+        }
+        let i = st.held.row(key, b, Form::constant(0));
+        st.held.remember(i, 1 << l, |_| off);
         Ok(())
     }
 
@@ -51,15 +38,9 @@ impl Sym<'_> {
     /// an address the analysis does not know) is no longer held.
     pub(super) fn forget(st: &mut Ws, a: &L, m: u32, restrict: &[bool]) {
         for l in lanes(m) {
-            let hit = a[l].k;
-            for r in &mut st.held {
-                let drop = match hit {
-                    SK::Ptr(b, _) | SK::PtrUnknown(b) => may_alias(r.base, b, restrict),
-                    _ => true,
-                };
-                if r.lanes >> l & 1 == 1 && drop {
-                    r.lanes &= !(1 << l);
-                }
+            match a[l].k {
+                SK::Ptr(b, _) | SK::PtrUnknown(b) => st.held.forget(1 << l, |x| may_alias(x, b, restrict)),
+                _ => st.held.forget_all(1 << l),
             }
         }
     }
@@ -73,26 +54,26 @@ impl Sym<'_> {
         if counters.is_empty() || m == 0 {
             return Ok(key);
         }
-        let first = m.trailing_zeros() as usize;
-        let mut values = Vec::with_capacity(counters.len());
-        for c in counters {
-            let v = &st.vars[c.0 as usize];
-            let x = match v[first].k {
-                SK::Int(f) if f.is_const() => f.c,
-                _ => return give_up("the counter of an unrolled loop is not a constant here"),
-            };
-            if lanes(m).any(|l| !matches!(v[l].k, SK::Int(f) if f == Form::constant(x))) {
-                return give_up("the counter of an unrolled loop differs between lanes");
+        let value = |c: LocalId, l: usize| match st.vars[c.0 as usize][l].k {
+            SK::Int(f) if f.is_const() => Some(f.c),
+            _ => None,
+        };
+        let values = match compiler_model::counter_values(counters, m, value) {
+            Ok(values) => values,
+            Err(compiler_model::CounterMismatch::NotConstant) => {
+                return give_up("the counter of an unrolled loop is not a constant here")
             }
-            values.push(x);
-        }
+            Err(compiler_model::CounterMismatch::Differs) => {
+                return give_up("the counter of an unrolled loop differs between lanes")
+            }
+        };
         Ok(self.copy_keys.key(key, Some(values)))
     }
 
     pub(super) fn access(&mut self, id: MemOpId, a: &L, m: u32, st: &mut Ws) -> R<()> {
         let op = self.k.mem_op(id);
         let key = self.held_key(id, m, st)?;
-        let gvn = op.kind == AccessKind::Load && !op.volatile;
+        let gvn = compiler_model::is_reuse_candidate(op);
         let mut known: Vec<(usize, Base, Form)> = Vec::with_capacity(WARP);
         let (mut n_unknown, mut active, mut data, mut base_of, mut elided) = (0u64, 0u32, false, None, 0u64);
         for l in lanes(m) {
@@ -130,24 +111,22 @@ impl Sym<'_> {
             s.min_off = Some(s.min_off.map_or(lo, |x| x.min(lo)));
             s.end_off = Some(s.end_off.map_or(end, |x| x.max(end)));
         }
-        match op.kind {
-            AccessKind::Load if op.volatile => {}
-            AccessKind::AsyncCopy => {}
-            AccessKind::Red | AccessKind::Atom => {
-                Self::forget(st, a, m, &self.restrict);
-            }
-            AccessKind::Load => {
+        match compiler_model::effect(op) {
+            HeldEffect::None => {}
+            HeldEffect::HoldLoaded => {
                 for l in lanes(active) {
                     if let SK::Ptr(b, o) = a[l].k {
                         Self::remember(st, key, b, l, o)?;
                     }
                 }
             }
-            AccessKind::Store => {
+            HeldEffect::Write { hold_written } => {
                 Self::forget(st, a, m, &self.restrict);
-                for l in lanes(m) {
-                    if let SK::Ptr(b, o) = a[l].k {
-                        Self::remember(st, key, b, l, o)?;
+                if hold_written {
+                    for l in lanes(m) {
+                        if let SK::Ptr(b, o) = a[l].k {
+                            Self::remember(st, key, b, l, o)?;
+                        }
                     }
                 }
             }
@@ -229,7 +208,7 @@ impl Sym<'_> {
                     for (x, c) in addrs.iter_mut().zip(&consts) {
                         *x = c.wrapping_add(r as i64);
                     }
-                    let k = if op.kind.is_atomic() && !op.warp_aggregated {
+                    let k = if compiler_model::performed_per_lane(op) {
                         count::atomic_sectors(&addrs, width, &mut scratch)
                     } else {
                         sectors_of(&addrs, width, &mut scratch)

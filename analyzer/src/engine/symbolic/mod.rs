@@ -62,11 +62,12 @@ mod values;
 
 pub use form::{Form, Scope, NV};
 
+use super::compiler_model::{self, HeldEffect, HeldValues, HELD_MAX};
 use super::{
     absolute, address_keys, constant_shift, exact_float_fn, held_keys, int_op, lanes, loop_table, may_alias,
     sectors_of, shared_layout, split_varying, wavefronts, LoopTable, OpStats, Trace,
 };
-use super::{count, warp, HELD_MAX, SECTOR, WARP};
+use super::{count, warp, SECTOR, WARP};
 use crate::diag::Diagnostic;
 use crate::ir::*;
 use crate::launch::{ParamValue, Setup};
@@ -462,7 +463,7 @@ impl<'a> Sym<'a> {
             mask: class.mask,
             returned: 0,
             loops: Vec::new(),
-            held: Vec::new(),
+            held: HeldValues::default(),
             promoted: Vec::new(),
         };
         self.exec_block(&self.k.body, class.mask, &mut st)

@@ -16,6 +16,7 @@ mod cpp;
 use super::preprocess::Preprocessed;
 use super::types::{common_int, named_type, promote, vector_field};
 use crate::diag::{Diagnostic, ErrorKind, Result};
+use crate::front::builder::{fold_constant, KernelBuilder, MemoryPlace};
 use crate::ir::*;
 use crate::launch::{parse_number, ParamValue};
 use crate::source::Span;
@@ -33,8 +34,6 @@ mod overload;
 mod place;
 mod stmt;
 
-/// Deepest expression or statement nesting lowered before giving up (keeps the stack bounded).
-const MAX_DEPTH: u32 = 400;
 /// Deepest chain of distinct `__device__` calls inlined (recursion is refused on its own).
 const MAX_INLINE: usize = 64;
 
@@ -436,12 +435,8 @@ enum Sym {
     },
 }
 
-/// An lvalue.
-enum Place {
-    Local(LocalId, Ty),
-    Mem { addr: Expr, ty: Ty, space: Space, volatile: bool, text: String, span: Span },
-    LocalArray(Ty),
-}
+/// An lvalue ([`crate::front::builder::Place`] over C's types).
+type Place = crate::front::builder::Place<Ty>;
 
 struct Inline {
     /// The function being inlined (its definition's node), to tell recursion from a deep chain.
@@ -456,15 +451,13 @@ struct Inline {
 
 struct Lowerer<'u, 'a> {
     unit: &'u Unit<'a>,
-    k: Kernel,
+    builder: KernelBuilder,
     scopes: Vec<HashMap<String, Sym>>,
-    pending: Vec<Stmt>,
     /// Above zero inside conditions, short-circuit operands and ternaries: side effects there
     /// cannot be hoisted.
     no_hoist: u32,
     inline: Vec<Inline>,
     tmpl: HashMap<String, TemplateArg>,
-    depth: u32,
     /// Lambdas bound to local names or passed to a function (`Sym::Lambda` indexes this): their
     /// byte ranges and the scopes they were written in (their captures), wherever they are called.
     lambdas: Vec<(usize, usize, Vec<HashMap<String, Sym>>)>,
@@ -486,13 +479,11 @@ fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> 
     }
     let mut l = Lowerer {
         unit,
-        k: Kernel::new(name.clone(), span),
+        builder: KernelBuilder::new(Kernel::new(name.clone(), span)),
         scopes: vec![unit.globals.clone()],
-        pending: Vec::new(),
         no_hoist: 0,
         inline: Vec::new(),
         tmpl: HashMap::new(),
-        depth: 0,
         lambdas: Vec::new(),
         unset_ptrs: Default::default(),
     };
@@ -538,8 +529,13 @@ fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> 
                     }
                     let (pname, ty) = l.declared(p)?;
                     let Some(pname) = pname else { continue };
-                    let id = ParamId(l.k.params.len() as u32);
-                    l.k.params.push(Param { name: pname.clone(), ty, span: unit.span(p), device_variable: false });
+                    let id = ParamId(l.builder.kernel.params.len() as u32);
+                    l.builder.kernel.params.push(Param {
+                        name: pname.clone(),
+                        ty,
+                        span: unit.span(p),
+                        device_variable: false,
+                    });
                     let sym = match l.param_rows(p)? {
                         Some((elem, inner)) => Sym::Rows { base: Box::new(Sym::Param(id)), elem, inner },
                         None => Sym::Param(id),
@@ -558,16 +554,16 @@ fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> 
     // Parameters the body assigns (`A += row * K`, `p++`) live in locals from the start.
     let mut out = l.params_to_locals(body);
     l.block(body, &mut out)?;
-    l.k.body = out;
-    if let Some(op) = l.k.mem_ops.iter().find(|op| op.width == u32::MAX) {
+    l.builder.kernel.body = out;
+    if let Some(op) = l.builder.kernel.mem_ops.iter().find(|op| op.width == u32::MAX) {
         return Err(Diagnostic::at(
             ErrorKind::Unsupported,
             op.span,
             format!("`{}` moves 4 GiB or more per thread (a whole structure that large): no memory instruction does; access its members", op.text),
         ));
     }
-    intrinsics::settle_atomics(&mut l.k);
-    Ok(l.k)
+    intrinsics::settle_atomics(&mut l.builder.kernel);
+    Ok(l.builder.kernel)
 }
 
 /// `new`, `delete`, `malloc`, `cudaMalloc` in device code: allocations in the device heap,
@@ -636,9 +632,12 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 self.scopes[0].remove(&name);
                 continue;
             }
-            let id = SharedId(self.k.shared.len() as u32);
+            let id = SharedId(self.builder.kernel.shared.len() as u32);
             let scalar = arr.dims.is_empty();
-            self.k.shared.push(SharedArray { dims: if scalar { vec![1] } else { arr.dims.clone() }, ..arr });
+            self.builder
+                .kernel
+                .shared
+                .push(SharedArray { dims: if scalar { vec![1] } else { arr.dims.clone() }, ..arr });
             self.scopes[0].insert(name, if scalar { Sym::SharedScalar(id) } else { Sym::Shared(id) });
         }
     }
@@ -660,15 +659,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         Diagnostic::at(ErrorKind::Unsupported, self.span(n), format!("{what} is not supported: `{t}`"))
     }
     fn enter(&mut self, n: Node) -> Result<()> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return Err(Diagnostic::at(
-                ErrorKind::Limit,
-                self.span(n),
-                format!("nesting deeper than {MAX_DEPTH} levels"),
-            ));
-        }
-        Ok(())
+        let unit = self.unit;
+        self.builder.enter(|| unit.span(n))
     }
 
     fn template_params(&mut self, t: Node) -> Result<()> {
@@ -763,7 +755,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 (None, false) => match default {
                     Some(d) => {
                         let (e, _) = self.expr(d)?;
-                        match const_eval(&e) {
+                        match fold_constant(&e) {
                             Some(v) => TemplateArg::Int(v),
                             None => return Err(self.missing_template(p, &name, &unfilled)),
                         }
@@ -801,7 +793,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 }
                 self.scopes[0].insert(name.clone(), Sym::Const(it.wrap(v), it));
             }
-            self.k.template_params.push(name.clone());
+            self.builder.kernel.template_params.push(name.clone());
             self.tmpl.insert(name, arg);
         }
         Ok(())
@@ -920,7 +912,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let size = match d.child_by_field_name("size") {
                     Some(s) => {
                         let (e, _) = self.const_expr_ro(s)?;
-                        let v = const_eval(&e).filter(|v| *v > 0).ok_or_else(|| {
+                        let v = fold_constant(&e).filter(|v| *v > 0).ok_or_else(|| {
                             Diagnostic::at(
                                 ErrorKind::Unsupported,
                                 self.span(s),
@@ -960,19 +952,20 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         // Array sizes use only literals, macros already expanded, template and const ints.
         let mut tmp = Lowerer {
             unit: self.unit,
-            k: Kernel {
-                params: self.k.params.clone(),
-                locals: self.k.locals.clone(),
-                // Names it may meet (a shared array in a `const` initialiser) index these.
-                shared: self.k.shared.clone(),
-                ..Kernel::new(String::new(), self.k.span)
-            },
+            builder: KernelBuilder::nested(
+                Kernel {
+                    params: self.builder.kernel.params.clone(),
+                    locals: self.builder.kernel.locals.clone(),
+                    // Names it may meet (a shared array in a `const` initialiser) index these.
+                    shared: self.builder.kernel.shared.clone(),
+                    ..Kernel::new(String::new(), self.builder.kernel.span)
+                },
+                self.builder.nesting_depth(),
+            ),
             scopes: self.scopes.clone(),
-            pending: Vec::new(),
             no_hoist: 1,
             inline: Vec::new(),
             tmpl: self.tmpl.clone(),
-            depth: self.depth,
             lambdas: self.lambdas.clone(),
             unset_ptrs: Default::default(),
         };
@@ -981,17 +974,6 @@ impl<'u, 'a> Lowerer<'u, 'a> {
 
     fn lookup(&self, name: &str) -> Option<&Sym> {
         self.scopes.iter().rev().find_map(|s| s.get(name))
-    }
-
-    fn new_local(&mut self, name: &str, ty: Ty) -> LocalId {
-        let id = LocalId(self.k.locals.len() as u32);
-        self.k.locals.push(Local { name: name.to_string(), ty });
-        id
-    }
-
-    fn temp(&mut self, ty: Ty) -> LocalId {
-        let n = format!("$t{}", self.k.locals.len());
-        self.new_local(&n, ty)
     }
 }
 
@@ -1030,33 +1012,4 @@ fn ptr_add(p: Expr, bytes: i128) -> Expr {
     }
     // A member's offset may be up to 2^64 - 1: modulo 2^64, as the address arithmetic is.
     Expr::PtrOffset { ptr: Box::new(p), bytes: Box::new(Expr::Int(IntTy::I64.wrap(bytes), IntTy::I64)) }
-}
-
-/// Folds constant integer expressions (array sizes, template defaults).
-pub fn const_eval(e: &Expr) -> Option<i128> {
-    match e {
-        Expr::Int(v, _) => Some(*v),
-        Expr::ToInt { ty, arg } => const_eval(arg).map(|v| ty.wrap(v)),
-        Expr::Unary { op: UnOp::Neg, ty, arg } => const_eval(arg).map(|v| ty.wrap(-v)),
-        Expr::Binary { op, ty, lhs, rhs, .. } => {
-            let (a, b) = (const_eval(lhs)?, const_eval(rhs)?);
-            let v = match op {
-                BinOp::Add => a + b,
-                BinOp::Sub => a - b,
-                BinOp::Mul => a.checked_mul(b)?,
-                BinOp::Div if b != 0 => a / b,
-                BinOp::Rem if b != 0 => a % b,
-                BinOp::Shl if (0..64).contains(&b) => a << b,
-                BinOp::Shr if (0..64).contains(&b) => a >> b,
-                BinOp::And => a & b,
-                BinOp::Or => a | b,
-                BinOp::Xor => a ^ b,
-                BinOp::Min => a.min(b),
-                BinOp::Max => a.max(b),
-                _ => return None,
-            };
-            Some(ty.wrap(v))
-        }
-        _ => None,
-    }
 }

@@ -13,6 +13,7 @@
 
 use super::Ctx;
 use crate::diag::{Diagnostic, ErrorKind, Result};
+use crate::front::builder::{fold_binary, KernelBuilder, MemoryPlace};
 use crate::ir::*;
 use crate::source::Span;
 use std::collections::HashMap;
@@ -20,9 +21,6 @@ use syn::spanned::Spanned;
 
 mod expr;
 mod stmt;
-
-/// Deepest expression or statement nesting lowered before giving up.
-const MAX_DEPTH: u32 = 400;
 
 /// A Rust value type as far as the kernel subset goes.
 #[derive(Clone, Debug, PartialEq)]
@@ -112,20 +110,20 @@ pub(crate) fn const_eval(e: &syn::Expr, consts: &HashMap<String, (i128, IntTy)>)
         }
         syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => -const_eval(&u.expr, consts)?,
         syn::Expr::Binary(b) => {
-            let (x, y) = (const_eval(&b.left, consts)?, const_eval(&b.right, consts)?);
-            match b.op {
-                syn::BinOp::Add(_) => x + y,
-                syn::BinOp::Sub(_) => x - y,
-                syn::BinOp::Mul(_) => x.checked_mul(y)?,
-                syn::BinOp::Div(_) if y != 0 => x / y,
-                syn::BinOp::Rem(_) if y != 0 => x % y,
-                syn::BinOp::Shl(_) if (0..64).contains(&y) => x << y,
-                syn::BinOp::Shr(_) if (0..64).contains(&y) => x >> y,
-                syn::BinOp::BitAnd(_) => x & y,
-                syn::BinOp::BitOr(_) => x | y,
-                syn::BinOp::BitXor(_) => x ^ y,
+            let op = match b.op {
+                syn::BinOp::Add(_) => BinOp::Add,
+                syn::BinOp::Sub(_) => BinOp::Sub,
+                syn::BinOp::Mul(_) => BinOp::Mul,
+                syn::BinOp::Div(_) => BinOp::Div,
+                syn::BinOp::Rem(_) => BinOp::Rem,
+                syn::BinOp::Shl(_) => BinOp::Shl,
+                syn::BinOp::Shr(_) => BinOp::Shr,
+                syn::BinOp::BitAnd(_) => BinOp::And,
+                syn::BinOp::BitOr(_) => BinOp::Or,
+                syn::BinOp::BitXor(_) => BinOp::Xor,
                 _ => return None,
-            }
+            };
+            fold_binary(op, const_eval(&b.left, consts)?, const_eval(&b.right, consts)?)?
         }
         _ => return None,
     })
@@ -219,46 +217,40 @@ enum Sym {
     Const(i128, IntTy),
 }
 
-/// An lvalue.
-enum Place {
-    Local(LocalId, RTy),
-    Mem { addr: Expr, elem: RTy, volatile: bool, text: String, span: Span, key: String },
-}
+/// An lvalue ([`crate::front::builder::Place`] over Rust's types; never a thread's own array).
+type Place = crate::front::builder::Place<RTy>;
 
 struct Lowerer<'c, 'a> {
     cx: &'c Ctx<'a>,
-    k: Kernel,
+    /// The kernel, and the statements an expression needs before it (a block's statements,
+    /// a `.write()`).
+    builder: KernelBuilder,
     scopes: Vec<HashMap<String, Sym>>,
-    /// Statements an expression needs before it (a block's statements, a `.write()`).
-    pending: Vec<Stmt>,
     /// > 0 where side effects cannot be hoisted (right of `&&`, a `?:`-like `if`).
     no_hoist: u32,
     infer: Infer,
     /// Hidden length parameters by slice name.
     lens: HashMap<String, ParamId>,
     slice_indexed: bool,
-    depth: u32,
 }
 
 /// Lowers one kernel: a first pass solves the integer literal types, the second builds the IR.
 pub(crate) fn lower_kernel(cx: &Ctx, f: &syn::ItemFn) -> Result<Kernel> {
     let first = Lowerer::new(cx, f, Infer::Solve { parent: Vec::new(), ty: Vec::new() }).run(f)?;
     let second = Lowerer::new(cx, f, first.infer.solved()).run(f)?;
-    Ok(second.k)
+    Ok(second.builder.kernel)
 }
 
 impl<'c, 'a> Lowerer<'c, 'a> {
     fn new(cx: &'c Ctx<'a>, f: &syn::ItemFn, infer: Infer) -> Self {
         Lowerer {
             cx,
-            k: Kernel::new(f.sig.ident.to_string(), cx.span(f.sig.ident.span())),
+            builder: KernelBuilder::new(Kernel::new(f.sig.ident.to_string(), cx.span(f.sig.ident.span()))),
             scopes: vec![HashMap::new()],
-            pending: Vec::new(),
             no_hoist: 0,
             infer,
             lens: HashMap::new(),
             slice_indexed: false,
-            depth: 0,
         }
     }
 
@@ -287,10 +279,10 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                 other => return Err(self.unsupported(other.span(), "this parameter pattern")),
             };
             let rty = self.param_type(&pt.ty)?;
-            let id = ParamId(self.k.params.len() as u32);
+            let id = ParamId(self.builder.kernel.params.len() as u32);
             let span = self.cx.span(pt.span());
             let ty = self.ir_ty(&rty);
-            self.k.params.push(Param { name: name.clone(), ty, span, device_variable: false });
+            self.builder.kernel.params.push(Param { name: name.clone(), ty, span, device_variable: false });
             if mutable {
                 // A `mut` parameter is a local initialised from the parameter.
                 let local = self.new_local(&name, &rty);
@@ -301,16 +293,16 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             }
         }
         self.block(&f.block, &mut body)?;
-        self.k.body = body;
-        let has_slices = self.k.params.iter().any(|p| matches!(&p.ty, Ty::Ptr(t) if t.restrict));
+        self.builder.kernel.body = body;
+        let has_slices = self.builder.kernel.params.iter().any(|p| matches!(&p.ty, Ty::Ptr(t) if t.restrict));
         if self.slice_indexed {
-            self.k.notes.push(
+            self.builder.kernel.notes.push(
                 "Rust slice indexing: the bounds checks are assumed to pass (they compare and branch; they are not memory accesses)"
                     .into(),
             );
         }
         if has_slices {
-            self.k.notes.push(
+            self.builder.kernel.notes.push(
                 "slice parameters (`&[T]`, `&mut [T]`) alias nothing else, as rustc tells LLVM: treated like `__restrict__`"
                     .into(),
             );
@@ -318,8 +310,8 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         let mut lens: Vec<(&String, &ParamId)> = self.lens.iter().collect();
         lens.sort_by_key(|(_, p)| **p);
         for (slice, p) in lens {
-            let name = &self.k.param(*p).name;
-            self.k.notes.push(format!("`{slice}.len()` is the launch value `{name}`"));
+            let name = &self.builder.kernel.param(*p).name;
+            self.builder.kernel.notes.push(format!("`{slice}.len()` is the launch value `{name}`"));
         }
         Ok(self)
     }
@@ -341,15 +333,8 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     }
 
     fn enter(&mut self, s: proc_macro2::Span) -> Result<()> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return Err(Diagnostic::at(
-                ErrorKind::Limit,
-                self.span(s),
-                format!("nesting deeper than {MAX_DEPTH} levels"),
-            ));
-        }
-        Ok(())
+        let cx = self.cx;
+        self.builder.enter(|| cx.span(s))
     }
 
     fn int_of(&mut self, t: &RTy) -> IntTy {
@@ -433,19 +418,17 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     }
 
     fn new_local(&mut self, name: &str, t: &RTy) -> LocalId {
-        let id = LocalId(self.k.locals.len() as u32);
         let ty = self.ir_ty(t);
-        self.k.locals.push(Local { name: name.to_string(), ty });
-        id
+        self.builder.local(name, ty)
     }
 
     fn temp(&mut self, t: &RTy) -> LocalId {
-        let n = format!("$t{}", self.k.locals.len());
-        self.new_local(&n, t)
+        let ty = self.ir_ty(t);
+        self.builder.temporary(ty)
     }
 
     fn flush(&mut self, out: &mut Vec<Stmt>) {
-        out.append(&mut self.pending);
+        out.append(&mut self.builder.pending);
     }
 
     fn hoist(&mut self, s: proc_macro2::Span, stmts: Vec<Stmt>) -> Result<()> {
@@ -455,7 +438,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         if self.no_hoist > 0 {
             return Err(self.unsupported(s, "a statement or a store on the right of `&&`/`||`"));
         }
-        self.pending.extend(stmts);
+        self.builder.pending.extend(stmts);
         Ok(())
     }
 
@@ -487,26 +470,6 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     fn coerce(&mut self, e: Expr, from: &RTy, want: &RTy, s: proc_macro2::Span) -> Result<Expr> {
         self.infer.unify(from, want);
         self.convert(e, from, want, s)
-    }
-
-    fn mem_op(&mut self, kind: AccessKind, width: u32, volatile: bool, text: &str, span: Span, key: &str) -> MemOpId {
-        let id = MemOpId(self.k.mem_ops.len() as u32);
-        self.k.mem_ops.push(MemOp {
-            kind,
-            space: Space::Global,
-            width,
-            cache: CacheOp::Default,
-            volatile,
-            text: text.to_string(),
-            span,
-            addr_key: format!("{width}:{key}"),
-            warp_aggregated: false,
-        });
-        id
-    }
-
-    fn compact(&self, s: proc_macro2::Span) -> String {
-        self.cx.text(s).chars().filter(|c| !c.is_whitespace()).collect()
     }
 }
 

@@ -171,7 +171,6 @@ pub fn kernel(k: &SassKernel, decl: Option<&Declaration>, lines: &mut Lines) -> 
             volatile: false,
             text,
             span,
-            addr_key: String::new(),
             warp_aggregated: false,
         });
     }

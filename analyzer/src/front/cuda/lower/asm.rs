@@ -170,6 +170,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             };
             let text = self.text(n).to_string();
             let span = self.span(n);
+            // nvcc keeps every inline `asm` memory access (it cannot see what the text does):
+            // each is a volatile global access of its own.
+            let asm_access = |builder: &mut KernelBuilder, kind, width: u32, cache| {
+                builder.memory_operation(kind, Space::Global, width.into(), cache, true, &text, span)
+            };
             match role {
                 Role::None => {
                     if opcode.starts_with("mov") && ops.len() == 2 && ops[1] == "%laneid" {
@@ -189,8 +194,6 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     let at = ops.iter().position(|o| o.starts_with('[')).unwrap_or(1);
                     let addr = addr_of(self, ops.get(at).copied().unwrap_or(""))?;
                     let kind = if matches!(role, Role::Load(_)) { AccessKind::Load } else { AccessKind::Atom };
-                    // nvcc keeps every inline `asm` memory access (it cannot see what the text does).
-                    let volatile = true;
                     let cache = if opcode.contains(".nc") {
                         CacheOp::Nc
                     } else if opcode.contains(".cg") {
@@ -200,7 +203,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     } else {
                         CacheOp::Default
                     };
-                    let op = self.mem_op(kind, Space::Global, w as u64, cache, volatile, &text, span);
+                    let op = asm_access(&mut self.builder, kind, w, cache);
                     let load = Expr::Load { op, addr: Box::new(addr) };
                     // The first output register receives the value; the others are data too.
                     let targets: Vec<usize> = ops[..at]
@@ -219,23 +222,14 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 Role::Store(w) | Role::Red(w) => {
                     let addr = addr_of(self, ops.first().copied().unwrap_or(""))?;
                     if matches!(role, Role::Store(_)) {
-                        let op = self.mem_op(
-                            AccessKind::Store,
-                            Space::Global,
-                            w as u64,
-                            CacheOp::Default,
-                            true,
-                            &text,
-                            span,
-                        );
+                        let op = asm_access(&mut self.builder, AccessKind::Store, w, CacheOp::Default);
                         out.push(Stmt::Store {
                             op,
                             addr,
                             value: Expr::Opaque { args: Vec::new(), what: "asm".into() },
                         });
                     } else {
-                        let op =
-                            self.mem_op(AccessKind::Red, Space::Global, w as u64, CacheOp::Default, true, &text, span);
+                        let op = asm_access(&mut self.builder, AccessKind::Red, w, CacheOp::Default);
                         out.push(Stmt::Eval(Expr::Load { op, addr: Box::new(addr) }));
                     }
                 }
@@ -244,7 +238,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     let size = ops.get(2).copied().unwrap_or("");
                     let bytes = match operand(size) {
                         Some(i) if i >= nouts => match in_vals.get(i - nouts) {
-                            Some(Some((e, _))) => const_eval(e),
+                            Some(Some((e, _))) => fold_constant(e),
                             _ => None,
                         },
                         _ => size.parse::<i128>().ok(),
@@ -261,7 +255,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     };
                     // `.cg` (16 bytes only) bypasses L1: LDGSTS.BYPASS.
                     let cache = if opcode.contains(".cg") { CacheOp::Cg } else { CacheOp::Ca };
-                    let op = self.mem_op(AccessKind::AsyncCopy, Space::Global, bytes as u64, cache, true, &text, span);
+                    let op = asm_access(&mut self.builder, AccessKind::AsyncCopy, bytes, cache);
                     out.push(Stmt::Eval(Expr::Load { op, addr: Box::new(src) }));
                 }
             }
@@ -271,7 +265,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             let v = out_vals[i].take().unwrap_or(Expr::Opaque { args: Vec::new(), what: "asm".into() });
             let place = self.place(*o)?;
             let ty = match &place {
-                Place::Local(_, t) | Place::Mem { ty: t, .. } | Place::LocalArray(t) => t.clone(),
+                Place::Local(_, t) | Place::Memory(MemoryPlace { ty: t, .. }) | Place::ThreadArray(t) => t.clone(),
             };
             let s = self.write(place, v, &ty, n)?;
             self.flush(out);

@@ -181,7 +181,7 @@ impl Lowerer<'_, '_> {
             }
             let (p, pt) = self.expr(arg_nodes[0])?;
             let Ty::Ptr(pt) = pt else { return Err(self.unsupported(n, &format!("`{name}` of a non-pointer"))) };
-            let op = self.mem_op(
+            let op = self.builder.memory_operation(
                 AccessKind::Load,
                 pt.space,
                 pt.pointee.size(),
@@ -210,9 +210,16 @@ impl Lowerer<'_, '_> {
             let (v, vt) = self.expr(arg_nodes[1])?;
             let Ty::Ptr(pt) = pt else { return Err(self.unsupported(n, &format!("`{name}` to a non-pointer"))) };
             let v = self.convert(v, &vt, &pt.pointee, n)?;
-            let op =
-                self.mem_op(AccessKind::Store, pt.space, pt.pointee.size(), cache, false, self.text(n), self.span(n));
-            self.pending.push(Stmt::Store { op, addr: p, value: v });
+            let op = self.builder.memory_operation(
+                AccessKind::Store,
+                pt.space,
+                pt.pointee.size(),
+                cache,
+                false,
+                self.text(n),
+                self.span(n),
+            );
+            self.builder.pending.push(Stmt::Store { op, addr: p, value: v });
             return Ok((Expr::Int(0, IntTy::I32), Ty::Void));
         }
         if f.kind() == "identifier" {

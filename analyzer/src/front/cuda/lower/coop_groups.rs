@@ -256,14 +256,14 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 }
                 (Group::Grid, "sync") => {
                     let note = "grid.sync() counted as a barrier: the counts are those of every block running to it; the cache model's block order ignores it".to_string();
-                    if !self.k.notes.contains(&note) {
-                        self.k.notes.push(note);
+                    if !self.builder.kernel.notes.contains(&note) {
+                        self.builder.kernel.notes.push(note);
                     }
-                    self.pending.push(Stmt::Barrier);
+                    self.builder.pending.push(Stmt::Barrier);
                     void()
                 }
                 (_, "sync" | "barrier_wait") => {
-                    self.pending.push(Stmt::Barrier);
+                    self.builder.pending.push(Stmt::Barrier);
                     void()
                 }
                 (_, "barrier_arrive") => void(),
@@ -447,7 +447,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 if self.group_of(args[0]) == Some(Group::Grid) {
                     return self.group_call_grid_sync(n);
                 }
-                self.pending.push(Stmt::Barrier);
+                self.builder.pending.push(Stmt::Barrier);
                 Ok(Some(void()))
             }
             "wait" | "wait_prior" | "pipeline_consumer_wait_prior"
@@ -504,7 +504,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
 
     fn group_call_grid_sync(&mut self, n: Node) -> Result<Option<(Expr, Ty)>> {
         let _ = n;
-        self.pending.push(Stmt::Barrier);
+        self.builder.pending.push(Stmt::Barrier);
         Ok(Some((Expr::Int(0, IntTy::I32), Ty::Void)))
     }
 
@@ -546,10 +546,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 "line {}: cuda::memcpy_async of 16-byte aligned data on a cuda::barrier is a bulk (TMA) copy on sm_90: no L1 request; its L2 and DRAM traffic is not modelled",
                 self.span(n).line
             );
-            if !self.k.notes.contains(&note) {
-                self.k.notes.push(note);
+            if !self.builder.kernel.notes.contains(&note) {
+                self.builder.kernel.notes.push(note);
             }
-            self.pending.push(Stmt::Eval(dst));
+            self.builder.pending.push(Stmt::Eval(dst));
             let _ = src;
             return Ok((Expr::Int(0, IntTy::I32), Ty::Void));
         }
@@ -575,11 +575,19 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             Group::Thread => (Expr::Int(0, IntTy::U32), Expr::Int(1, IntTy::U32)),
             _ => return Err(self.unsupported(n, "memcpy_async over this group")),
         };
-        let i = self.temp(Ty::Int(IntTy::U32));
-        self.pending.push(Stmt::Eval(dst.clone()));
-        self.pending.push(Stmt::Assign { local: i, value: rank, span });
+        let i = self.builder.temporary(Ty::Int(IntTy::U32));
+        self.builder.pending.push(Stmt::Eval(dst.clone()));
+        self.builder.pending.push(Stmt::Assign { local: i, value: rank, span });
         let cache = if chunk == 16 { CacheOp::Cg } else { CacheOp::Ca };
-        let op = self.mem_op(AccessKind::AsyncCopy, Space::Global, chunk as u64, cache, true, self.text(n), span);
+        let op = self.builder.memory_operation(
+            AccessKind::AsyncCopy,
+            Space::Global,
+            chunk as u64,
+            cache,
+            true,
+            self.text(n),
+            span,
+        );
         let _ = (&dt, &st);
         let off = Expr::ToInt {
             ty: IntTy::I64,
@@ -613,12 +621,12 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             rhs: Box::new(Expr::Int(bytes / chunk, IntTy::U32)),
             span,
         };
-        self.pending.push(Stmt::Loop { cond: Some(cond), body, step, test_first: true, span, synthetic: true });
+        self.builder.pending.push(Stmt::Loop { cond: Some(cond), body, step, test_first: true, span, synthetic: true });
         // The barrier (or later wait) orders the copy before reads.
         for a in &args[4..] {
             if !self.is_group_node(*a) {
                 let (x, _) = self.expr(*a)?;
-                self.pending.push(Stmt::Eval(x));
+                self.builder.pending.push(Stmt::Eval(x));
             }
         }
         Ok((Expr::Int(0, IntTy::I32), Ty::Void))
@@ -716,7 +724,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             return Ok(false);
         }
         let (e, _) = self.expr(init)?;
-        let Some(v) = const_eval(&e) else { return Ok(false) };
+        let Some(v) = fold_constant(&e) else { return Ok(false) };
         let name = self.text(target).to_string();
         self.scopes.last_mut().unwrap().insert(name, Sym::Const(v, IntTy::U64));
         Ok(true)
@@ -760,7 +768,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 span,
             };
         }
-        let mask = self.temp(Ty::Int(IntTy::U32));
+        let mask = self.builder.temporary(Ty::Int(IntTy::U32));
         self.flush(out);
         out.push(Stmt::Assign { local: mask, value: label, span });
         let name = self.text(target).trim_start_matches(['&', '*', ' ']).to_string();

@@ -115,7 +115,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         for e in items {
             let Some(name) = e.child_by_field_name("name").map(|x| self.text(x).to_string()) else { continue };
             if let Some(v) = e.child_by_field_name("value") {
-                if let Some(x) = self.expr(v).ok().and_then(|(x, _)| const_eval(&x)) {
+                if let Some(x) = self.expr(v).ok().and_then(|(x, _)| fold_constant(&x)) {
                     next = x;
                 }
             }
@@ -140,10 +140,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let (e, et) = self.expr(unparen(v))?;
         let Ty::Int(it) = et else { return Err(self.unsupported(v, "a switch on a value that is not an integer")) };
         let span = self.span(n);
-        let t = self.temp(et.clone());
+        let t = self.builder.temporary(et.clone());
         self.flush(out);
         out.push(Stmt::Assign { local: t, value: e, span });
-        let matched = self.temp(Ty::Int(IntTy::I32));
+        let matched = self.builder.temporary(Ty::Int(IntTy::I32));
         out.push(Stmt::Assign { local: matched, value: Expr::Int(0, IntTy::I32), span });
         let body = n.child_by_field_name("body").ok_or_else(|| self.unsupported(n, "this switch"))?;
         if has_loose_continue(body) {
@@ -155,7 +155,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         for cs in &cases {
             if let Some(val) = cs.child_by_field_name("value") {
                 let (ce, _) = self.const_expr_ro(val)?;
-                let cv = const_eval(&ce).ok_or_else(|| {
+                let cv = fold_constant(&ce).ok_or_else(|| {
                     Diagnostic::at(ErrorKind::Unsupported, self.span(val), "a case label must be an integer constant")
                 })?;
                 values.push(cv);
@@ -338,7 +338,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         }
         let (e, t) = self.subscript_operator(n)?.ok_or_else(|| self.unsupported(n, "this subscript"))?;
         self.pending_eval(e);
-        Ok(Some(Place::LocalArray(t)))
+        Ok(Some(Place::ThreadArray(t)))
     }
 
     /// `obj.size` or `Type::size` for a `static constexpr` member.

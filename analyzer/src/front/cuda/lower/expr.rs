@@ -6,7 +6,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     pub(super) fn expr(&mut self, n: Node) -> Result<(Expr, Ty)> {
         self.enter(n)?;
         let r = self.expr_inner(n);
-        self.depth -= 1;
+        self.builder.leave();
         r
     }
 
@@ -109,7 +109,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 }
                 // `&place`: the address, no access.
                 match self.place(arg)? {
-                    Place::Mem { addr, ty, space, volatile, .. } => Ok((
+                    Place::Memory(MemoryPlace { address: addr, ty, space, volatile, .. }) => Ok((
                         addr,
                         Ty::Ptr(Box::new(PtrTy { pointee: ty, space, is_const: false, restrict: false, volatile })),
                     )),
@@ -277,7 +277,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         .ok_or_else(|| self.unsupported(n, "this expression"))?;
         // Value of a local before or after the update; memory targets are read once more.
         let place = self.place(target)?;
-        if let Place::Mem { ty, .. } = &place {
+        if let Place::Memory(MemoryPlace { ty, .. }) = &place {
             let ty = ty.clone();
             return self.memory_update_value(n, place, ty, post);
         }
@@ -286,15 +286,15 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         };
         let mut stmts = Vec::new();
         let result = if post {
-            let t = self.temp(ty.clone());
+            let t = self.builder.temporary(ty.clone());
             stmts.push(Stmt::Assign { local: t, value: Expr::Local(id), span: self.span(n) });
             t
         } else {
             id
         };
         let s = if n.kind() == "assignment_expression" { self.assignment(n)? } else { self.update(n)? };
-        self.pending.append(&mut stmts);
-        self.pending.push(s);
+        self.builder.pending.append(&mut stmts);
+        self.builder.pending.push(s);
         Ok((Expr::Local(result), ty))
     }
 
@@ -308,16 +308,16 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             let right = n.child_by_field_name("right").ok_or_else(|| self.unsupported(n, "this assignment"))?;
             let (rv, rt) = self.expr(right)?;
             let v = self.convert(rv, &rt, &ty, right)?;
-            let t = self.temp(ty.clone());
-            self.pending.push(Stmt::Assign { local: t, value: v, span });
+            let t = self.builder.temporary(ty.clone());
+            self.builder.pending.push(Stmt::Assign { local: t, value: v, span });
             let st = self.write(place, Expr::Local(t), &ty, right)?;
-            self.pending.push(st);
+            self.builder.pending.push(st);
             return Ok((Expr::Local(t), ty));
         }
         let place = self.bind_place(place);
         let (cur, ct) = self.read_place(&place, CacheOp::Default);
-        let old = self.temp(ct.clone());
-        self.pending.push(Stmt::Assign { local: old, value: cur, span });
+        let old = self.builder.temporary(ct.clone());
+        self.builder.pending.push(Stmt::Assign { local: old, value: cur, span });
         let (v, vt) = if n.kind() == "assignment_expression" {
             let bop = op
                 .strip_suffix('=')
@@ -331,10 +331,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             self.binary(inc, Expr::Local(old), ct.clone(), Expr::Int(1, IntTy::I32), Ty::Int(IntTy::I32), n)?
         };
         let v = self.convert(v, &vt, &ty, n)?;
-        let new = self.temp(ty.clone());
-        self.pending.push(Stmt::Assign { local: new, value: v, span });
+        let new = self.builder.temporary(ty.clone());
+        self.builder.pending.push(Stmt::Assign { local: new, value: v, span });
         let st = self.write(place, Expr::Local(new), &ty, n)?;
-        self.pending.push(st);
+        self.builder.pending.push(st);
         Ok(if post { (Expr::Local(old), ct) } else { (Expr::Local(new), ty) })
     }
 
@@ -401,11 +401,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let name = self.text(n);
         match self.lookup(name).cloned() {
             Some(Sym::Local(id, ty)) => Ok((Expr::Local(id), ty)),
-            Some(Sym::Param(p)) => Ok((Expr::Param(p), self.k.param(p).ty.clone())),
+            Some(Sym::Param(p)) => Ok((Expr::Param(p), self.builder.kernel.param(p).ty.clone())),
             Some(Sym::Const(v, t)) => Ok((Expr::Int(v, t), Ty::Int(t))),
             Some(Sym::Shared(id)) => {
                 // The array decays to a pointer to its first element.
-                let arr = &self.k.shared[id.0 as usize];
+                let arr = &self.builder.kernel.shared[id.0 as usize];
                 if arr.dims.len() > 1 {
                     return Err(self.unsupported(n, "a multi-dimensional shared array used as a pointer"));
                 }
@@ -490,7 +490,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
         }
         if let Some(p) = self.member_place(n)? {
-            if let Place::Mem { addr, ty, text, .. } = &p {
+            if let Place::Memory(MemoryPlace { address: addr, ty, text, .. }) = &p {
                 if text == cpp::DECAY {
                     return Ok((addr.clone(), ty.clone()));
                 }

@@ -95,8 +95,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 xs.push(self.expr(*a)?.0);
             }
             let note = "cudaGraphSetConditional(...) counted as moving no memory (it sets the graph's conditional value through the device runtime)".to_string();
-            if !self.k.notes.contains(&note) {
-                self.k.notes.push(note);
+            if !self.builder.kernel.notes.contains(&note) {
+                self.builder.kernel.notes.push(note);
             }
             return Ok(Some((Expr::Opaque { args: xs, what: format!("{name}()") }, Ty::Void)));
         }
@@ -151,7 +151,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let cas_loop =
             pt.space == Space::Shared && base == "atomicAdd" && matches!(&pt.pointee, Ty::Float(_) | Ty::Vector { .. });
         if cas_loop {
-            let lds = self.mem_op(
+            let lds = self.builder.memory_operation(
                 AccessKind::Load,
                 Space::Shared,
                 pt.pointee.size(),
@@ -162,11 +162,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             );
             xs.push(Expr::Load { op: lds, addr: Box::new(p.clone()) });
             let note = "a floating-point atomicAdd on shared memory is a compare-and-swap loop (one LDS and one ATOMS per pass, measured on the H200): counted as one pass, exact when no two lanes of a warp add to the same address".to_string();
-            if !self.k.notes.contains(&note) {
-                self.k.notes.push(note);
+            if !self.builder.kernel.notes.contains(&note) {
+                self.builder.kernel.notes.push(note);
             }
         }
-        let op = self.mem_op(
+        let op = self.builder.memory_operation(
             AccessKind::Atom,
             pt.space,
             pt.pointee.size(),
@@ -299,7 +299,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             "__pipeline_commit" | "__pipeline_arrive_on" => {
                 for a in args {
                     let (x, _) = self.expr(*a)?;
-                    self.pending.push(Stmt::Eval(x));
+                    self.builder.pending.push(Stmt::Eval(x));
                 }
                 return Ok(Some(void()));
             }
@@ -325,7 +325,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         for a in &args[3..] {
             if !self.is_group_node(*a) {
                 let (x, _) = self.expr(*a)?;
-                self.pending.push(Stmt::Eval(x));
+                self.builder.pending.push(Stmt::Eval(x));
             }
         }
         self.async_copy(n, dst, &dt, src, &st, bytes)?;
@@ -353,12 +353,19 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         }
         // The destination's address is computed (its loads count), the shared side is the
         // copy's own business.
-        self.pending.push(Stmt::Eval(dst));
+        self.builder.pending.push(Stmt::Eval(dst));
         // 16-byte copies bypass L1 (`cp.async.cg`), smaller ones go through it (`.ca`).
         let cache = if bytes == 16 { CacheOp::Cg } else { CacheOp::Ca };
-        let op =
-            self.mem_op(AccessKind::AsyncCopy, Space::Global, bytes as u64, cache, true, self.text(n), self.span(n));
-        self.pending.push(Stmt::Eval(Expr::Load { op, addr: Box::new(src) }));
+        let op = self.builder.memory_operation(
+            AccessKind::AsyncCopy,
+            Space::Global,
+            bytes as u64,
+            cache,
+            true,
+            self.text(n),
+            self.span(n),
+        );
+        self.builder.pending.push(Stmt::Eval(Expr::Load { op, addr: Box::new(src) }));
         Ok(())
     }
 
@@ -409,7 +416,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
         }
         let (e, _) = self.expr(node)?;
-        match const_eval(&e) {
+        match fold_constant(&e) {
             Some(v) if v > 0 && v <= 1 << 20 => Ok(v as u32),
             _ => Err(self.unsupported(a, "an asynchronous copy whose size is not a constant")),
         }
@@ -418,7 +425,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     /// The ordering points of asynchronous copies and barriers (waits): memory the copies wrote
     /// is read after them, so no loaded value is kept across.
     pub(super) fn sync_point(&mut self, _n: Node) -> Result<()> {
-        self.pending.push(Stmt::Barrier);
+        self.builder.pending.push(Stmt::Barrier);
         Ok(())
     }
 }
@@ -738,7 +745,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 Ty::Int(t) => Expr::ToInt { ty: t, arg: Box::new(v) },
                 _ => v,
             };
-            self.pending.push(Stmt::Assign { local: id, value: v, span });
+            self.builder.pending.push(Stmt::Assign { local: id, value: v, span });
         }
         Ok(Some((Expr::Opaque { args: ins, what: format!("{name}()") }, ret)))
     }

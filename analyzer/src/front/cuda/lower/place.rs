@@ -5,19 +5,10 @@ use super::cpp::MAX_STRUCT_PIECES;
 use super::*;
 
 impl Lowerer<'_, '_> {
-    /// A read-modify-write evaluates its target's address once, as the compiler does: an
-    /// address that loads memory (`out[idx[i]] += 1`) is bound to a temporary first.
+    /// A read-modify-write evaluates its target's address once ([`KernelBuilder::bind_address`]).
     pub(super) fn bind_place(&mut self, place: Place) -> Place {
-        match place {
-            Place::Mem { addr, ty, space, volatile, text, span } if contains_load(&addr) => {
-                let pointee = ty.clone();
-                let t =
-                    self.temp(Ty::Ptr(Box::new(PtrTy { pointee, space, is_const: false, restrict: false, volatile })));
-                self.pending.push(Stmt::Assign { local: t, value: addr, span });
-                Place::Mem { addr: Expr::Local(t), ty, space, volatile, text, span }
-            }
-            p => p,
-        }
+        let pointee = place.ty().clone();
+        self.builder.bind_address(place, pointee)
     }
 
     pub(super) fn write(&mut self, place: Place, v: Expr, vt: &Ty, at: Node) -> Result<Stmt> {
@@ -27,100 +18,54 @@ impl Lowerer<'_, '_> {
                 self.pointer_origin(id, ty, vt, at)?;
                 Stmt::Assign { local: id, value: v, span: self.span(at) }
             }
-            Place::Mem { addr, ty, space, volatile, text, span } if self.struct_pieces(&ty).is_some() => {
-                self.check_struct_pieces(&ty, at)?;
-                let (piece, n) = self.struct_pieces(&ty).unwrap_or((1, 1));
+            Place::Memory(memory) if self.struct_pieces(&memory.ty).is_some() => {
+                self.check_struct_pieces(&memory.ty, at)?;
+                let (piece, n) = self.struct_pieces(&memory.ty).unwrap_or((1, 1));
+                let ty = memory.ty.clone();
                 let v = self.convert(v, vt, &ty, at)?;
                 // The value and the address once, then one store per piece.
-                let value = self.temp(ty.clone());
-                self.pending.push(Stmt::Assign { local: value, value: v, span });
-                let Place::Mem { addr, .. } =
-                    self.bind_place(Place::Mem { addr, ty: ty.clone(), space, volatile, text: text.clone(), span })
-                else {
+                let value = self.builder.temporary(ty);
+                self.builder.pending.push(Stmt::Assign { local: value, value: v, span: memory.span });
+                let Place::Memory(memory) = self.bind_place(Place::Memory(memory)) else {
                     unreachable!("bind_place keeps a memory place")
                 };
                 let mut stores: Vec<Stmt> = (0..n)
                     .map(|k| {
-                        let op = self.mem_op(AccessKind::Store, space, piece, CacheOp::Default, volatile, &text, span);
+                        let part = MemoryPlace { address: ptr_add(memory.address.clone(), (k * piece) as i128), ..memory.clone() };
                         let member = Expr::Opaque { args: vec![Expr::Local(value)], what: "member".into() };
-                        Stmt::Store { op, addr: ptr_add(addr.clone(), (k * piece) as i128), value: member }
+                        self.builder.store(part, piece, member)
                     })
                     .collect();
                 let last = stores.pop().expect("a structure has a piece");
-                self.pending.extend(stores);
+                self.builder.pending.extend(stores);
                 last
             }
-            Place::Mem { addr, ty, space, volatile, text, span } => {
-                let v = self.convert(v, vt, &ty, at)?;
-                let op = self.mem_op(AccessKind::Store, space, ty.size(), CacheOp::Default, volatile, &text, span);
-                Stmt::Store { op, addr, value: v }
+            Place::Memory(memory) => {
+                let v = self.convert(v, vt, &memory.ty, at)?;
+                let width = memory.ty.size();
+                self.builder.store(memory, width, v)
             }
-            Place::LocalArray(_) => Stmt::Eval(local_array_write(v)),
+            Place::ThreadArray(_) => Stmt::Eval(local_array_write(v)),
         })
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn mem_op(
-        &mut self,
-        kind: AccessKind,
-        space: Space,
-        width: u64,
-        cache: CacheOp,
-        volatile: bool,
-        text: &str,
-        span: Span,
-    ) -> MemOpId {
-        let id = MemOpId(self.k.mem_ops.len() as u32);
-        // An access of 4 GiB or more per lane (a whole structure that large) is no instruction
-        // any GPU has: kept as u32::MAX, which `lower_kernel` refuses at the access.
-        let width = u32::try_from(width).unwrap_or(u32::MAX);
-        let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-        let display: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-        self.k.mem_ops.push(MemOp {
-            kind,
-            space,
-            width,
-            cache,
-            volatile,
-            text: display,
-            span,
-            addr_key: format!("{}:{}", width, compact),
-            warp_aggregated: false,
-        });
-        id
     }
 
     pub(super) fn read_place(&mut self, p: &Place, cache: CacheOp) -> (Expr, Ty) {
         match p {
-            Place::Local(id, ty) => (Expr::Local(*id), ty.clone()),
-            Place::Mem { addr, ty, space, volatile, text, span } => match self.struct_pieces(ty) {
-                // A whole structure: one load per piece, the address computed once.
-                Some((piece, n)) if n <= MAX_STRUCT_PIECES => {
-                    let whole = Place::Mem {
-                        addr: addr.clone(),
-                        ty: ty.clone(),
-                        space: *space,
-                        volatile: *volatile,
-                        text: text.clone(),
-                        span: *span,
-                    };
-                    let Place::Mem { addr, .. } = self.bind_place(whole) else {
-                        unreachable!("bind_place keeps a memory place")
-                    };
-                    let pieces = (0..n)
-                        .map(|k| {
-                            let op = self.mem_op(AccessKind::Load, *space, piece, cache, *volatile, text, *span);
-                            Expr::Load { op, addr: Box::new(ptr_add(addr.clone(), (k * piece) as i128)) }
-                        })
-                        .collect();
-                    (Expr::Opaque { args: pieces, what: "structure".into() }, ty.clone())
-                }
-                _ => {
-                    let op = self.mem_op(AccessKind::Load, *space, ty.size(), cache, *volatile, text, *span);
-                    (Expr::Load { op, addr: Box::new(addr.clone()) }, ty.clone())
-                }
-            },
-            Place::LocalArray(ty) => (Expr::Opaque { args: Vec::new(), what: LOCAL_ARRAY.into() }, ty.clone()),
+            // A whole structure: one load per piece, the address computed once.
+            Place::Memory(memory) if self.struct_pieces(&memory.ty).is_some_and(|(_, n)| n <= MAX_STRUCT_PIECES) => {
+                let (piece, n) = self.struct_pieces(&memory.ty).unwrap_or((1, 1));
+                let Place::Memory(memory) = self.bind_place(Place::Memory(memory.clone())) else {
+                    unreachable!("bind_place keeps a memory place")
+                };
+                let pieces = (0..n)
+                    .map(|k| {
+                        let part = MemoryPlace { address: ptr_add(memory.address.clone(), (k * piece) as i128), ..memory.clone() };
+                        self.builder.read(&Place::Memory(part), piece, cache)
+                    })
+                    .collect();
+                (Expr::Opaque { args: pieces, what: "structure".into() }, memory.ty.clone())
+            }
+            _ => (self.builder.read(p, p.ty().size(), cache), p.ty().clone()),
         }
     }
 
@@ -128,7 +73,7 @@ impl Lowerer<'_, '_> {
     pub(super) fn place(&mut self, n: Node) -> Result<Place> {
         self.enter(n)?;
         let r = self.place_inner(n);
-        self.depth -= 1;
+        self.builder.leave();
         r
     }
 
@@ -153,25 +98,25 @@ impl Lowerer<'_, '_> {
                     return self.sym_place(obj, n);
                 }
                 if let Some(ty) = self.local_view(arg)? {
-                    return Ok(Place::LocalArray(ty));
+                    return Ok(Place::ThreadArray(ty));
                 }
                 let (p, pt) = self.expr(arg)?;
                 let Ty::Ptr(pt) = pt else { return Err(self.unsupported(n, "dereferencing a non-pointer")) };
                 if is_void(&pt.pointee) {
                     return Err(self.unsupported(n, "dereferencing a void pointer"));
                 }
-                Ok(Place::Mem {
-                    addr: p,
+                Ok(Place::Memory(MemoryPlace {
+                    address: p,
                     ty: pt.pointee.clone(),
                     space: pt.space,
                     volatile: pt.volatile,
                     text: self.text(n).to_string(),
                     span: self.span(n),
-                })
+                }))
             }
             "field_expression" => {
                 if let Some(p) = self.member_place(n)? {
-                    if matches!(&p, Place::Mem { text, .. } if text == cpp::DECAY) {
+                    if matches!(&p, Place::Memory(MemoryPlace { text, .. }) if text == cpp::DECAY) {
                         return Err(self.unsupported(n, "assigning to an array member as a whole"));
                     }
                     return Ok(p);
@@ -183,23 +128,23 @@ impl Lowerer<'_, '_> {
                     return Err(self.unsupported(n, "`->` on a structure"));
                 }
                 match self.place(arg)? {
-                    Place::Mem { addr, ty, space, volatile, .. } => {
+                    Place::Memory(MemoryPlace { address: addr, ty, space, volatile, .. }) => {
                         let (off, fty) = vector_field(&ty, field).ok_or_else(|| self.unsupported(n, "this member"))?;
-                        Ok(Place::Mem {
-                            addr: ptr_add(addr, off as i128),
+                        Ok(Place::Memory(MemoryPlace {
+                            address: ptr_add(addr, off as i128),
                             ty: fty,
                             space,
                             volatile,
                             text: self.text(n).to_string(),
                             span: self.span(n),
-                        })
+                        }))
                     }
                     Place::Local(_, ty) => {
                         let (_, fty) = vector_field(&ty, field).ok_or_else(|| self.unsupported(n, "this member"))?;
                         // Vector components of locals are not tracked; writes only evaluate.
-                        Ok(Place::LocalArray(fty))
+                        Ok(Place::ThreadArray(fty))
                     }
-                    Place::LocalArray(t) => Ok(Place::LocalArray(vector_field(&t, field).map(|x| x.1).unwrap_or(t))),
+                    Place::ThreadArray(t) => Ok(Place::ThreadArray(vector_field(&t, field).map(|x| x.1).unwrap_or(t))),
                 }
             }
             _ => Err(self.unsupported(n, "assigning to this expression")),
@@ -276,9 +221,9 @@ impl Lowerer<'_, '_> {
         match sym {
             Sym::Local(id, _) => {
                 // Its value is read through the view: whatever filled it stays live.
-                self.pending.push(Stmt::Eval(local_array_write(Expr::Local(*id))));
+                self.builder.pending.push(Stmt::Eval(local_array_write(Expr::Local(*id))));
                 let value = Expr::Opaque { args: Vec::new(), what: "an object written through a pointer".into() };
-                self.pending.push(Stmt::Assign { local: *id, value, span });
+                self.builder.pending.push(Stmt::Assign { local: *id, value, span });
             }
             Sym::Struct(sv) => {
                 for (_, f) in &sv.fields {
@@ -323,7 +268,7 @@ impl Lowerer<'_, '_> {
             if let Some(ty) = self.local_view(root)? {
                 let (e, _) = self.expr(idx_nodes[0])?;
                 self.pending_eval(e);
-                return Ok(Place::LocalArray(ty));
+                return Ok(Place::ThreadArray(ty));
             }
         }
         let text = self.text(n).to_string();
@@ -336,7 +281,7 @@ impl Lowerer<'_, '_> {
                     let (e, _) = self.expr(*node)?;
                     self.pending_eval(e);
                 }
-                return Ok(Place::LocalArray(ty));
+                return Ok(Place::ThreadArray(ty));
             }
         }
         if root.kind() == "identifier" {
@@ -352,10 +297,17 @@ impl Lowerer<'_, '_> {
                     dims.extend(inner.iter().copied());
                     let lin = self.row_major(&idx_nodes, &dims)?;
                     let addr = Expr::PtrOffset { ptr: Box::new(p), bytes: Box::new(mul64(lin, elem.size() as i128)) };
-                    return Ok(Place::Mem { addr, ty: elem, space: pt.space, volatile: pt.volatile, text, span });
+                    return Ok(Place::Memory(MemoryPlace {
+                        address: addr,
+                        ty: elem,
+                        space: pt.space,
+                        volatile: pt.volatile,
+                        text,
+                        span,
+                    }));
                 }
                 Some(Sym::Shared(id)) => {
-                    let arr = self.k.shared[id.0 as usize].clone();
+                    let arr = self.builder.kernel.shared[id.0 as usize].clone();
                     let dims = arr.dims.clone();
                     if idx_nodes.len() > dims.len().max(1) {
                         return Err(self.unsupported(n, "more subscripts than the array has dimensions"));
@@ -370,7 +322,14 @@ impl Lowerer<'_, '_> {
                     if used < dims.len() {
                         return Err(self.unsupported(n, "using a row of a shared array as a value"));
                     }
-                    return Ok(Place::Mem { addr, ty: arr.elem, space: Space::Shared, volatile: false, text, span });
+                    return Ok(Place::Memory(MemoryPlace {
+                        address: addr,
+                        ty: arr.elem,
+                        space: Space::Shared,
+                        volatile: false,
+                        text,
+                        span,
+                    }));
                 }
                 Some(sym @ Sym::DeviceVar { .. }) if idx_nodes.len() > 1 => {
                     let Sym::DeviceVar { dims, elem, volatile, .. } = &sym else { unreachable!() };
@@ -382,7 +341,14 @@ impl Lowerer<'_, '_> {
                     let p = self.device_var_param(&sym);
                     let bytes = mul64(lin, elem.size() as i128);
                     let addr = Expr::PtrOffset { ptr: Box::new(Expr::Param(p)), bytes: Box::new(bytes) };
-                    return Ok(Place::Mem { addr, ty: elem, space: Space::Global, volatile, text, span });
+                    return Ok(Place::Memory(MemoryPlace {
+                        address: addr,
+                        ty: elem,
+                        space: Space::Global,
+                        volatile,
+                        text,
+                        span,
+                    }));
                 }
                 Some(Sym::LocalArray(ty, _)) | Some(Sym::Opaque(ty, _)) => {
                     if let Some(Sym::Opaque(_, what)) = self.lookup(self.text(root)).cloned() {
@@ -392,7 +358,7 @@ impl Lowerer<'_, '_> {
                         let (e, _) = self.expr(*node)?;
                         self.pending_eval(e);
                     }
-                    return Ok(Place::LocalArray(ty));
+                    return Ok(Place::ThreadArray(ty));
                 }
                 _ => {}
             }
@@ -410,16 +376,24 @@ impl Lowerer<'_, '_> {
             let i = self.index_i64(i, &it, *node)?;
             let addr = Expr::PtrOffset { ptr: Box::new(p), bytes: Box::new(mul64(i, ptr_ty.pointee.size() as i128)) };
             if k + 1 == idx_nodes.len() {
-                return Ok(Place::Mem {
-                    addr,
+                return Ok(Place::Memory(MemoryPlace {
+                    address: addr,
                     ty: ptr_ty.pointee.clone(),
                     space: ptr_ty.space,
                     volatile: ptr_ty.volatile,
                     text,
                     span,
-                });
+                }));
             }
-            let op = self.mem_op(AccessKind::Load, ptr_ty.space, 8, CacheOp::Default, ptr_ty.volatile, &text, span);
+            let op = self.builder.memory_operation(
+                AccessKind::Load,
+                ptr_ty.space,
+                8,
+                CacheOp::Default,
+                ptr_ty.volatile,
+                &text,
+                span,
+            );
             p = Expr::Load { op, addr: Box::new(addr) };
             pt = ptr_ty.pointee.clone();
         }
@@ -443,7 +417,7 @@ impl Lowerer<'_, '_> {
 
     pub(super) fn pending_eval(&mut self, e: Expr) {
         if !matches!(e, Expr::Int(..) | Expr::Local(_) | Expr::Param(_) | Expr::Builtin(_)) {
-            self.pending.push(Stmt::Eval(local_array_write(e)));
+            self.builder.pending.push(Stmt::Eval(local_array_write(e)));
         }
     }
 

@@ -14,13 +14,13 @@ impl Lowerer<'_, '_> {
     }
 
     pub(super) fn flush(&mut self, out: &mut Vec<Stmt>) {
-        out.append(&mut self.pending);
+        out.append(&mut self.builder.pending);
     }
 
     pub(super) fn stmt(&mut self, n: Node, out: &mut Vec<Stmt>) -> Result<()> {
         self.enter(n)?;
         let r = self.stmt_inner(n, out);
-        self.depth -= 1;
+        self.builder.leave();
         r
     }
 
@@ -51,13 +51,13 @@ impl Lowerer<'_, '_> {
                 let known = const_truth(&cond);
                 let mut then = Vec::new();
                 if let Some(t) = n.child_by_field_name("consequence") {
-                    let ops = self.k.mem_ops.len();
+                    let ops = self.builder.kernel.mem_ops.len();
                     if let Err(d) = self.scoped(t, &mut then) {
                         if known != Some(false) {
                             return Err(d);
                         }
-                        self.k.mem_ops.truncate(ops);
-                        self.pending.clear();
+                        self.builder.kernel.mem_ops.truncate(ops);
+                        self.builder.pending.clear();
                         then.clear();
                     }
                 }
@@ -66,14 +66,14 @@ impl Lowerer<'_, '_> {
                     // else_clause wraps the statement.
                     let mut c = a.walk();
                     let inner: Vec<Node> = a.named_children(&mut c).collect();
-                    let ops = self.k.mem_ops.len();
+                    let ops = self.builder.kernel.mem_ops.len();
                     let r = inner.into_iter().try_for_each(|s| self.scoped(s, &mut els));
                     if let Err(d) = r {
                         if known != Some(true) {
                             return Err(d);
                         }
-                        self.k.mem_ops.truncate(ops);
-                        self.pending.clear();
+                        self.builder.kernel.mem_ops.truncate(ops);
+                        self.builder.pending.clear();
                         els.clear();
                     }
                 }
@@ -239,9 +239,9 @@ impl Lowerer<'_, '_> {
 
     /// A loop condition and the side effects (`++i`) that run before each test.
     pub(super) fn loop_cond(&mut self, c: Node) -> Result<(Vec<Stmt>, Expr)> {
-        let saved = std::mem::take(&mut self.pending);
+        let saved = std::mem::take(&mut self.builder.pending);
         let r = self.condition(c);
-        let pre = std::mem::replace(&mut self.pending, saved);
+        let pre = std::mem::replace(&mut self.builder.pending, saved);
         Ok((pre, r?))
     }
 
@@ -286,10 +286,10 @@ impl Lowerer<'_, '_> {
         };
         if let (Some(v), Some((id, _))) = (value, ret_val) {
             let (e, t) = self.expr(v)?;
-            if auto_ret && is_void(&self.k.locals[id.0 as usize].ty) {
+            if auto_ret && is_void(&self.builder.kernel.locals[id.0 as usize].ty) {
                 self.set_local_ty(id, t.clone());
             }
-            let ty = self.k.locals[id.0 as usize].ty.clone();
+            let ty = self.builder.kernel.locals[id.0 as usize].ty.clone();
             let e = self.convert(e, &t, &ty, v)?;
             self.pointer_origin(id, ty, &t, v)?;
             self.flush(out);
@@ -397,7 +397,7 @@ impl Lowerer<'_, '_> {
                 let (e, ty) = self.expr(init)?;
                 // `auto x`, `const auto *p`, `auto *const p`: the declared name.
                 let name = self.declared_name(target).unwrap_or_else(|| self.text(target).to_string());
-                let id = self.new_local(&name, ty.clone());
+                let id = self.builder.local(&name, ty.clone());
                 self.flush(out);
                 out.push(Stmt::Assign { local: id, value: e, span: self.span(d) });
                 self.scopes.last_mut().unwrap().insert(name, Sym::Local(id, ty));
@@ -409,7 +409,9 @@ impl Lowerer<'_, '_> {
                 // In an inlined __device__ function the variable is static: every call uses the
                 // one allocation its declaration makes.
                 let here = self.span(d);
-                if let Some(i) = self.k.shared.iter().position(|a| a.span == here && a.name == name && a.elem == ty) {
+                if let Some(i) =
+                    self.builder.kernel.shared.iter().position(|a| a.span == here && a.name == name && a.elem == ty)
+                {
                     let sym = if dims.is_none() && !is_extern {
                         Sym::SharedScalar(SharedId(i as u32))
                     } else {
@@ -420,8 +422,8 @@ impl Lowerer<'_, '_> {
                 }
                 if dims.is_none() && !is_extern {
                     // A scalar `__shared__` variable: one element at the variable's address.
-                    let id = SharedId(self.k.shared.len() as u32);
-                    self.k.shared.push(SharedArray {
+                    let id = SharedId(self.builder.kernel.shared.len() as u32);
+                    self.builder.kernel.shared.push(SharedArray {
                         name: name.clone(),
                         elem: ty,
                         dims: vec![1],
@@ -436,8 +438,8 @@ impl Lowerer<'_, '_> {
                 if dims.iter().skip(1).any(|x| x.is_none()) || (dims.is_empty() && !is_extern) {
                     return Err(self.unsupported(d, "a shared variable that is not an array of static size"));
                 }
-                let id = SharedId(self.k.shared.len() as u32);
-                self.k.shared.push(SharedArray {
+                let id = SharedId(self.builder.kernel.shared.len() as u32);
+                self.builder.kernel.shared.push(SharedArray {
                     name: name.clone(),
                     elem: ty,
                     dims: dims.iter().map(|x| x.unwrap_or(0)).collect(),
@@ -467,14 +469,14 @@ impl Lowerer<'_, '_> {
             if let (true, Ty::Int(it), Some(i)) = (quals.contains(&"const") || quals.contains(&"constexpr"), &ty, init)
             {
                 if let Ok((e, _)) = self.const_expr_ro(i) {
-                    if let Some(v) = const_eval(&e) {
+                    if let Some(v) = fold_constant(&e) {
                         self.scopes.last_mut().unwrap().insert(name, Sym::Const(it.wrap(v), *it));
                         continue;
                     }
                 }
             }
             let mut ty = ty;
-            let id = self.new_local(&name, ty.clone());
+            let id = self.builder.local(&name, ty.clone());
             if matches!(ty, Ty::Ptr(_)) {
                 self.unset_ptrs.insert(id);
             }
@@ -501,7 +503,7 @@ impl Lowerer<'_, '_> {
                         let mut shared = (**lp).clone();
                         shared.space = Space::Shared;
                         let ty = Ty::Ptr(Box::new(shared));
-                        self.k.locals[id.0 as usize].ty = ty.clone();
+                        self.builder.kernel.locals[id.0 as usize].ty = ty.clone();
                         self.scopes.last_mut().unwrap().insert(name, Sym::Local(id, ty));
                         continue;
                     }
@@ -669,7 +671,7 @@ fn const_truth(e: &Expr) -> Option<bool> {
                 }
                 Some(i128::from(int(rhs)? != 0))
             }
-            _ => const_eval(e),
+            _ => fold_constant(e),
         }
     }
     int(e).map(|v| v != 0)

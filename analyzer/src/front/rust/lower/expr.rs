@@ -8,7 +8,7 @@ impl Lowerer<'_, '_> {
     pub(super) fn expr(&mut self, e: &syn::Expr) -> Result<(Expr, RTy)> {
         self.enter(e.span())?;
         let r = self.expr_inner(e);
-        self.depth -= 1;
+        self.builder.leave();
         r
     }
 
@@ -76,10 +76,12 @@ impl Lowerer<'_, '_> {
             syn::Expr::Reference(r) => {
                 // `&a[i]`: the element's address, no access.
                 match self.place(&r.expr)? {
-                    Place::Mem { addr, elem, .. } => {
+                    Place::Memory(MemoryPlace { address: addr, ty: elem, .. }) => {
                         Ok((addr, RTy::Ptr { elem: Box::new(elem), mutable: r.mutability.is_some() }))
                     }
-                    Place::Local(..) => Err(self.unsupported(e.span(), "a reference to a local variable")),
+                    Place::Local(..) | Place::ThreadArray(_) => {
+                        Err(self.unsupported(e.span(), "a reference to a local variable"))
+                    }
                 }
             }
             syn::Expr::MethodCall(m) => self.method_call(m),
@@ -328,11 +330,11 @@ impl Lowerer<'_, '_> {
         self.scopes.push(HashMap::new());
         let r = (|| {
             if !stmts.is_empty() {
-                let mut out = std::mem::take(&mut self.pending);
+                let mut out = std::mem::take(&mut self.builder.pending);
                 for s in stmts {
                     self.stmt(s, &mut out)?;
                 }
-                let before = std::mem::take(&mut self.pending);
+                let before = std::mem::take(&mut self.builder.pending);
                 out.extend(before);
                 self.hoist(b.span(), out)?;
             }
@@ -381,21 +383,14 @@ impl Lowerer<'_, '_> {
                 Ok((offset(recv, i, ity, size, neg), rt.clone()))
             }
             (RTy::Ptr { elem, .. }, "read" | "read_volatile" | "read_unaligned", 0) => {
-                let width = self.size_of(elem);
-                let key = format!("*{}", self.compact(m.receiver.span()));
-                let text = self.cx.text(s);
-                let op = self.mem_op(AccessKind::Load, width, name == "read_volatile", &text, self.span(s), &key);
-                Ok((Expr::Load { op, addr: Box::new(recv) }, (**elem).clone()))
+                let place = self.memory_place(recv, (**elem).clone(), name == "read_volatile", s);
+                Ok(self.read_place(&Place::Memory(place)))
             }
             (RTy::Ptr { elem, .. }, "write" | "write_volatile" | "write_unaligned", 1) => {
                 let ((v, vt), vspan) = args.pop().expect("one argument");
                 let v = self.coerce(v, &vt, elem, vspan)?;
-                let width = self.size_of(elem);
-                let key = format!("*{}", self.compact(m.receiver.span()));
-                let text = self.cx.text(s);
-                let op = self.mem_op(AccessKind::Store, width, name == "write_volatile", &text, self.span(s), &key);
-                self.hoist(s, vec![Stmt::Store { op, addr: recv, value: v }])?;
-                Ok((Expr::Int(0, IntTy::I32), RTy::Unit))
+                let place = self.memory_place(recv, (**elem).clone(), name == "write_volatile", s);
+                self.store_through(place, v, s)
             }
             (RTy::Slice { elem, mutable }, "as_ptr" | "as_mut_ptr", 0) => {
                 Ok((recv, RTy::Ptr { elem: elem.clone(), mutable: *mutable && name == "as_mut_ptr" }))
@@ -442,16 +437,16 @@ impl Lowerer<'_, '_> {
             return Ok(*p);
         }
         let name = format!("{slice}_len");
-        if self.k.param_by_name(&name).is_some() {
+        if self.builder.kernel.param_by_name(&name).is_some() {
             return Err(Diagnostic::at(
                 ErrorKind::Unsupported,
                 self.span(s),
                 format!("`{slice}.len()` is the launch value `{name}`, but a parameter has that name"),
             ));
         }
-        let id = ParamId(self.k.params.len() as u32);
-        let span = self.k.params.iter().find(|p| p.name == slice).map_or(self.span(s), |p| p.span);
-        self.k.params.push(Param { name, ty: Ty::Int(IntTy::U64), span, device_variable: false });
+        let id = ParamId(self.builder.kernel.params.len() as u32);
+        let span = self.builder.kernel.params.iter().find(|p| p.name == slice).map_or(self.span(s), |p| p.span);
+        self.builder.kernel.params.push(Param { name, ty: Ty::Int(IntTy::U64), span, device_variable: false });
         self.lens.insert(slice.to_string(), id);
         Ok(id)
     }
@@ -518,12 +513,8 @@ impl Lowerer<'_, '_> {
                 ("read" | "read_volatile", 1) => {
                     let ((p, pt), _) = args.pop().expect("one argument");
                     if let RTy::Ptr { elem, .. } = pt {
-                        let width = self.size_of(&elem);
-                        let key = format!("*{}", self.compact(c.args[0].span()));
-                        let text = self.cx.text(s);
-                        let op =
-                            self.mem_op(AccessKind::Load, width, name == "read_volatile", &text, self.span(s), &key);
-                        return Ok((Expr::Load { op, addr: Box::new(p) }, *elem));
+                        let place = self.memory_place(p, *elem, name == "read_volatile", s);
+                        return Ok(self.read_place(&Place::Memory(place)));
                     }
                 }
                 ("write" | "write_volatile", 2) => {
@@ -531,13 +522,8 @@ impl Lowerer<'_, '_> {
                     let ((p, pt), _) = args.pop().expect("two arguments");
                     if let RTy::Ptr { elem, .. } = pt {
                         let v = self.coerce(v, &vt, &elem, vspan)?;
-                        let width = self.size_of(&elem);
-                        let key = format!("*{}", self.compact(c.args[0].span()));
-                        let text = self.cx.text(s);
-                        let op =
-                            self.mem_op(AccessKind::Store, width, name == "write_volatile", &text, self.span(s), &key);
-                        self.hoist(s, vec![Stmt::Store { op, addr: p, value: v }])?;
-                        return Ok((Expr::Int(0, IntTy::I32), RTy::Unit));
+                        let place = self.memory_place(p, *elem, name == "write_volatile", s);
+                        return self.store_through(place, v, s);
                     }
                 }
                 _ => {}

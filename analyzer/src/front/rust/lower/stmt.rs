@@ -32,7 +32,7 @@ impl Lowerer<'_, '_> {
             syn::Stmt::Expr(e, _) => self.effect(e, out),
             syn::Stmt::Macro(m) => Err(self.unsupported(m.span(), "a macro call")),
         };
-        self.depth -= 1;
+        self.builder.leave();
         r
     }
 
@@ -104,14 +104,8 @@ impl Lowerer<'_, '_> {
                 let place = self.place(&b.left)?;
                 // `a[i] += v` reads, then writes the same place: one load and one store, and
                 // its address evaluated once (bound first when computing it loads memory).
-                let place = match place {
-                    Place::Mem { addr, elem, volatile, text, span, key } if crate::ir::contains_load(&addr) => {
-                        let t = self.temp(&RTy::Ptr { elem: Box::new(elem.clone()), mutable: true });
-                        self.pending.push(Stmt::Assign { local: t, value: addr, span });
-                        Place::Mem { addr: Expr::Local(t), elem, volatile, text, span, key }
-                    }
-                    p => p,
-                };
+                let pointee = self.ir_ty(place.ty());
+                let place = self.builder.bind_address(place, pointee);
                 let (cur, ct) = self.read_place(&place);
                 let (nv, nt) = self.binary(op, cur, ct, v, vt, e.span())?;
                 let s = self.write(place, nv, &nt, e.span())?;
@@ -126,9 +120,9 @@ impl Lowerer<'_, '_> {
                 if matches!(&*w.cond, syn::Expr::Let(_)) {
                     return Err(self.unsupported(w.cond.span(), "`while let`"));
                 }
-                let saved = std::mem::take(&mut self.pending);
+                let saved = std::mem::take(&mut self.builder.pending);
                 let c = self.cond(&w.cond);
-                let pre = std::mem::replace(&mut self.pending, saved);
+                let pre = std::mem::replace(&mut self.builder.pending, saved);
                 let c = c?;
                 let mut body = Vec::new();
                 self.block(&w.body, &mut body)?;
@@ -381,24 +375,19 @@ impl Lowerer<'_, '_> {
                 let v = self.coerce(v, vt, &t, s)?;
                 Stmt::Assign { local: id, value: v, span: self.span(s) }
             }
-            Place::Mem { addr, elem, volatile, text, span, key } => {
-                let v = self.coerce(v, vt, &elem, s)?;
-                let width = self.size_of(&elem);
-                let op = self.mem_op(AccessKind::Store, width, volatile, &text, span, &key);
-                Stmt::Store { op, addr, value: v }
+            Place::Memory(memory) => {
+                let v = self.coerce(v, vt, &memory.ty, s)?;
+                let width = self.size_of(&memory.ty);
+                self.builder.store(memory, width.into(), v)
             }
+            Place::ThreadArray(_) => return Err(self.unsupported(s, "a thread's own array")),
         })
     }
 
     pub(super) fn read_place(&mut self, p: &Place) -> (Expr, RTy) {
-        match p {
-            Place::Local(id, t) => (Expr::Local(*id), t.clone()),
-            Place::Mem { addr, elem, volatile, text, span, key } => {
-                let width = self.size_of(elem);
-                let op = self.mem_op(AccessKind::Load, width, *volatile, text, *span, key);
-                (Expr::Load { op, addr: Box::new(addr.clone()) }, elem.clone())
-            }
-        }
+        let ty = p.ty().clone();
+        let width = self.size_of(&ty);
+        (self.builder.read(p, width.into(), CacheOp::Default), ty)
     }
 
     /// An lvalue: a local, a slice element, or the target of a pointer.
@@ -426,33 +415,44 @@ impl Lowerer<'_, '_> {
                 let i = self.coerce(i, &it, &RTy::Int(IntTy::U64), ix.index.span())?;
                 let size = self.size_of(&elem);
                 self.slice_indexed = true;
-                let key = format!("{}[{}]", self.compact(ix.expr.span()), self.compact(ix.index.span()));
-                Ok(Place::Mem {
-                    addr: offset(base, i, IntTy::U64, size as i128, false),
-                    elem: *elem,
-                    volatile: false,
-                    text: self.cx.text(e.span()),
-                    span: self.span(e.span()),
-                    key,
-                })
+                let address = offset(base, i, IntTy::U64, size as i128, false);
+                Ok(Place::Memory(self.memory_place(address, *elem, false, e.span())))
             }
             syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
                 let (p, pt) = self.expr(&u.expr)?;
                 let RTy::Ptr { elem, .. } = pt else {
                     return Err(self.unsupported(u.expr.span(), "dereferencing something that is not a pointer"));
                 };
-                let key = format!("*{}", self.compact(u.expr.span()));
-                Ok(Place::Mem {
-                    addr: p,
-                    elem: *elem,
-                    volatile: false,
-                    text: self.cx.text(e.span()),
-                    span: self.span(e.span()),
-                    key,
-                })
+                Ok(Place::Memory(self.memory_place(p, *elem, false, e.span())))
             }
             _ => Err(self.unsupported(e.span(), "assigning to this expression")),
         }
+    }
+
+    /// The memory at `address`, a value of type `elem`, accessed as the code at `s` is written
+    /// (Rust kernels' memory is global).
+    pub(super) fn memory_place(
+        &self,
+        address: Expr,
+        elem: RTy,
+        volatile: bool,
+        s: proc_macro2::Span,
+    ) -> MemoryPlace<RTy> {
+        MemoryPlace { address, ty: elem, space: Space::Global, volatile, text: self.cx.text(s), span: self.span(s) }
+    }
+
+    /// `p.write(v)`, `ptr::write(p, v)`: a store (`value` of the pointee's type) before the
+    /// expression, whose own value is `()`.
+    pub(super) fn store_through(
+        &mut self,
+        place: MemoryPlace<RTy>,
+        value: Expr,
+        s: proc_macro2::Span,
+    ) -> Result<(Expr, RTy)> {
+        let width = self.size_of(&place.ty);
+        let store = self.builder.store(place, width.into(), value);
+        self.hoist(s, vec![store])?;
+        Ok((Expr::Int(0, IntTy::I32), RTy::Unit))
     }
 
     pub(super) fn undeclared(&self, e: &syn::Expr) -> Diagnostic {

@@ -254,7 +254,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             let Some(sizes) = p.child_by_field_name("declarator").and_then(array_reference_sizes) else { continue };
             let dims: Vec<u64> = match self.lookup(self.text(a)) {
                 Some(Sym::LocalArray(_, d)) => d.clone(),
-                Some(Sym::Shared(id)) => self.k.shared[id.0 as usize].dims.clone(),
+                Some(Sym::Shared(id)) => self.builder.kernel.shared[id.0 as usize].dims.clone(),
                 Some(Sym::DeviceVar { dims, .. }) => dims.clone(),
                 _ => continue,
             };
@@ -413,7 +413,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
         }
         let (e, _) = self.const_expr_ro(g)?;
-        const_eval(&e).map(TemplateArg::Int).ok_or_else(|| {
+        fold_constant(&e).map(TemplateArg::Int).ok_or_else(|| {
             Diagnostic::at(ErrorKind::Unsupported, self.span(g), "a template argument that is not a constant")
         })
     }
@@ -444,7 +444,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 }
                 (Some(d), false) => {
                     let (e, _) = self.const_expr_ro(*d)?;
-                    if let Some(v) = const_eval(&e) {
+                    if let Some(v) = fold_constant(&e) {
                         self.tmpl.insert(name.clone(), TemplateArg::Int(v));
                     }
                 }
@@ -547,7 +547,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 scope.insert(pn.clone(), Sym::Struct(v));
                 continue;
             }
-            let local = self.new_local(pn.as_deref().unwrap_or("$arg"), pty.clone());
+            let local = self.builder.local(pn.as_deref().unwrap_or("$arg"), pty.clone());
             let a = self.convert(a, &at, &pty, n)?;
             body.push(Stmt::Assign { local, value: a, span: self.span(n) });
             if let Some(pn) = pn {
@@ -558,14 +558,21 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 scope.insert(pn, sym);
             }
         }
-        let ret_flag = self.temp(Ty::Int(IntTy::I32));
-        let ret_val =
-            if is_void(&ret_ty) && !auto_ret { None } else { Some((self.temp(ret_ty.clone()), ret_ty.clone())) };
+        let ret_flag = self.builder.temporary(Ty::Int(IntTy::I32));
+        let ret_val = if is_void(&ret_ty) && !auto_ret {
+            None
+        } else {
+            Some((self.builder.temporary(ret_ty.clone()), ret_ty.clone()))
+        };
         if let Some((id, Ty::Ptr(_))) = &ret_val {
             // A returned pointer's address space is its `return`'s value's.
             self.unset_ptrs.insert(*id);
         }
-        self.pending.push(Stmt::Assign { local: ret_flag, value: Expr::Int(0, IntTy::I32), span: self.span(n) });
+        self.builder.pending.push(Stmt::Assign {
+            local: ret_flag,
+            value: Expr::Int(0, IntTy::I32),
+            span: self.span(n),
+        });
         let mut globals = self.scopes[0].clone();
         // Parameters of the kernel are not visible inside the function.
         globals.retain(|_, s| !matches!(s, Sym::Param(_) | Sym::Local(..) | Sym::Struct(_)));
@@ -587,7 +594,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         } else {
             Some(std::mem::replace(&mut self.scopes, vec![globals, scope]))
         };
-        let saved_pending = std::mem::take(&mut self.pending);
+        let saved_pending = std::mem::take(&mut self.builder.pending);
         let object = this.clone();
         self.inline.push(Inline { def: def.id(), ret_flag, ret_val: ret_val.clone(), auto_ret, object });
         // A constructor's member initializers (`: x(a), y(b)`) run before its body.
@@ -619,22 +626,29 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 self.scopes.pop();
             }
         }
-        self.pending = saved_pending;
+        self.builder.pending = saved_pending;
         r?;
         body.push(Stmt::Break);
         let span = self.span(n);
-        self.pending.push(Stmt::Loop { cond: None, body, step: Vec::new(), test_first: true, span, synthetic: true });
+        self.builder.pending.push(Stmt::Loop {
+            cond: None,
+            body,
+            step: Vec::new(),
+            test_first: true,
+            span,
+            synthetic: true,
+        });
         let note = if lambda {
             "lambda inlined".to_string()
         } else {
             format!("__device__ function `{}` inlined", fname.split('#').next().unwrap_or(fname))
         };
-        if !self.k.notes.contains(&note) {
-            self.k.notes.push(note);
+        if !self.builder.kernel.notes.contains(&note) {
+            self.builder.kernel.notes.push(note);
         }
         Ok(match ret_val {
-            Some((id, _)) if !is_void(&self.k.locals[id.0 as usize].ty) => {
-                (Expr::Local(id), self.k.locals[id.0 as usize].ty.clone())
+            Some((id, _)) if !is_void(&self.builder.kernel.locals[id.0 as usize].ty) => {
+                (Expr::Local(id), self.builder.kernel.locals[id.0 as usize].ty.clone())
             }
             _ => (Expr::Int(0, IntTy::I32), Ty::Void),
         })
@@ -721,7 +735,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     (p, pt.space, pt.volatile)
                 } else {
                     match self.place(obj)? {
-                        Place::Mem { addr, space, volatile, .. } => (addr, space, volatile),
+                        Place::Memory(MemoryPlace { address: addr, space, volatile, .. }) => (addr, space, volatile),
                         _ => return Err(self.unsupported(n, "a method call on this object")),
                     }
                 };
@@ -732,8 +746,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     restrict: false,
                     volatile,
                 }));
-                let b = self.new_local("this", bty);
-                self.pending.push(Stmt::Assign { local: b, value: base, span: self.span(n) });
+                let b = self.builder.local("this", bty);
+                self.builder.pending.push(Stmt::Assign { local: b, value: base, span: self.span(n) });
                 let mut fields = Vec::new();
                 for fd in &layout.fields {
                     let fty = Ty::Ptr(Box::new(PtrTy {
@@ -743,8 +757,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                         restrict: false,
                         volatile,
                     }));
-                    let t = self.new_local(&format!("this.{}", fd.name), fty);
-                    self.pending.push(Stmt::Assign {
+                    let t = self.builder.local(&format!("this.{}", fd.name), fty);
+                    self.builder.pending.push(Stmt::Assign {
                         local: t,
                         value: ptr_add(Expr::Local(b), fd.offset as i128),
                         span: self.span(n),

@@ -467,13 +467,11 @@ pub(super) fn static_value(
 ) -> Option<i128> {
     let mut l = Lowerer {
         unit,
-        k: Kernel::new(String::new(), Span::default()),
+        builder: KernelBuilder::new(Kernel::new(String::new(), Span::default())),
         scopes: vec![unit.globals.clone()],
-        pending: Vec::new(),
         no_hoist: 1,
         inline: Vec::new(),
         tmpl: tmpl.clone(),
-        depth: 0,
         lambdas: Vec::new(),
         unset_ptrs: Default::default(),
     };
@@ -486,7 +484,7 @@ pub(super) fn static_value(
         l.scopes[0].insert(k.clone(), Sym::Const(*x, IntTy::U64));
     }
     let (e, _) = l.expr(v).ok()?;
-    const_eval(&e)
+    fold_constant(&e)
 }
 
 /// A member's name, type and array dimensions.
@@ -636,13 +634,11 @@ pub(in crate::front::cuda::lower) fn wmma_refusal(span: Span, what: &str) -> Dia
 pub(in crate::front::cuda::lower) fn global_values<'a>(unit: &Unit<'a>, decls: &[Node<'a>]) -> HashMap<String, Sym> {
     let mut l = Lowerer {
         unit,
-        k: Kernel::new(String::new(), Span::default()),
+        builder: KernelBuilder::new(Kernel::new(String::new(), Span::default())),
         scopes: vec![HashMap::new()],
-        pending: Vec::new(),
         no_hoist: 1,
         inline: Vec::new(),
         tmpl: HashMap::new(),
-        depth: 0,
         lambdas: Vec::new(),
         unset_ptrs: Default::default(),
     };
@@ -715,7 +711,7 @@ pub(in crate::front::cuda::lower) fn global_values<'a>(unit: &Unit<'a>, decls: &
             }
             if let (true, Ty::Int(it), None, Some(i)) = (is_const, &ty, &dims, init) {
                 if let Ok((e, _)) = l.expr(i) {
-                    if let Some(v) = const_eval(&e) {
+                    if let Some(v) = fold_constant(&e) {
                         l.scopes[0].insert(name, Sym::Const(it.wrap(v), *it));
                         continue;
                     }

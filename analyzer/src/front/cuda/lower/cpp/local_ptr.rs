@@ -97,11 +97,11 @@ impl Lowerer<'_, '_> {
                 let (e, _) = self.expr(*i)?;
                 self.pending_eval(e);
             }
-            return Ok(Some(Place::LocalArray(ty)));
+            return Ok(Some(Place::ThreadArray(ty)));
         }
         if idx_nodes.len() == 1 {
             let (e, _) = self.expr(idx_nodes[0])?;
-            if const_eval(&e) == Some(0) {
+            if fold_constant(&e) == Some(0) {
                 return self.sym_place(inner, n).map(Some);
             }
         }
@@ -128,7 +128,7 @@ impl Lowerer<'_, '_> {
             },
             Sym::Local(_, ty) => match vector_field(&ty, field) {
                 // Vector components of locals are not tracked (as `v.x` on the local itself).
-                Some((_, fty)) => Ok(Some(Place::LocalArray(fty))),
+                Some((_, fty)) => Ok(Some(Place::ThreadArray(fty))),
                 None => Err(self.unsupported(n, "this member")),
             },
             _ => Err(self.unsupported(n, "this member")),

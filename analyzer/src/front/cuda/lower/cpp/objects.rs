@@ -41,12 +41,12 @@ impl Lowerer<'_, '_> {
             stack.extend(n.named_children(&mut c));
         }
         let mut out = Vec::new();
-        for i in 0..self.k.params.len() {
-            let p = self.k.params[i].clone();
+        for i in 0..self.builder.kernel.params.len() {
+            let p = self.builder.kernel.params[i].clone();
             if !assigned.contains(&p.name) || !matches!(self.scopes[0].get(&p.name), Some(Sym::Param(_))) {
                 continue;
             }
-            let id = self.new_local(&p.name, p.ty.clone());
+            let id = self.builder.local(&p.name, p.ty.clone());
             out.push(Stmt::Assign { local: id, value: Expr::Param(ParamId(i as u32)), span: p.span });
             self.scopes[0].insert(p.name.clone(), Sym::Local(id, p.ty.clone()));
         }
@@ -76,8 +76,8 @@ impl Lowerer<'_, '_> {
             let full = format!("{path}.{f}");
             match sym {
                 Sym::Param(p) if assigned.contains(&full) => {
-                    let param = self.k.param(*p).clone();
-                    let id = self.new_local(&full, param.ty.clone());
+                    let param = self.builder.kernel.param(*p).clone();
+                    let id = self.builder.local(&full, param.ty.clone());
                     out.push(Stmt::Assign { local: id, value: Expr::Param(*p), span: param.span });
                     *sym = Sym::Local(id, param.ty);
                 }
@@ -127,8 +127,13 @@ impl Lowerer<'_, '_> {
             } else if let Some(inner) = struct_name(&f.ty) {
                 Sym::Struct(self.struct_params(&pname, inner, p, depth + 1)?)
             } else {
-                let id = ParamId(self.k.params.len() as u32);
-                self.k.params.push(Param { name: pname, ty: f.ty.clone(), span: self.span(p), device_variable: false });
+                let id = ParamId(self.builder.kernel.params.len() as u32);
+                self.builder.kernel.params.push(Param {
+                    name: pname,
+                    ty: f.ty.clone(),
+                    span: self.span(p),
+                    device_variable: false,
+                });
                 Sym::Param(id)
             };
             fields.push((f.name.clone(), sym));
@@ -149,7 +154,7 @@ impl Lowerer<'_, '_> {
             } else if let Some(inner) = struct_name(&f.ty) {
                 Sym::Struct(self.struct_locals(&format!("{prefix}.{}", f.name), inner, at, depth + 1)?)
             } else {
-                let id = self.new_local(&format!("{prefix}.{}", f.name), f.ty.clone());
+                let id = self.builder.local(&format!("{prefix}.{}", f.name), f.ty.clone());
                 Sym::Local(id, f.ty.clone())
             };
             fields.push((f.name.clone(), sym));
@@ -181,7 +186,7 @@ impl Lowerer<'_, '_> {
     pub(in crate::front::cuda::lower) fn sym_value(&mut self, sym: Sym, n: Node) -> Result<(Expr, Ty)> {
         match sym {
             Sym::Local(id, ty) => Ok((Expr::Local(id), ty)),
-            Sym::Param(p) => Ok((Expr::Param(p), self.k.param(p).ty.clone())),
+            Sym::Param(p) => Ok((Expr::Param(p), self.builder.kernel.param(p).ty.clone())),
             Sym::Const(v, t) => Ok((Expr::Int(v, t), Ty::Int(t))),
             Sym::SharedScalar(id) => {
                 let p = self.sym_place(Sym::SharedScalar(id), n)?;
@@ -235,7 +240,7 @@ impl Lowerer<'_, '_> {
     /// kernel (a kernel that does not use the variable has no row for it).
     pub(in crate::front::cuda::lower) fn device_var_param(&mut self, sym: &Sym) -> ParamId {
         let Sym::DeviceVar { name, elem, volatile, span, .. } = sym else { unreachable!("a __device__ variable") };
-        if let Some(i) = self.k.params.iter().position(|p| p.device_variable && &p.name == name) {
+        if let Some(i) = self.builder.kernel.params.iter().position(|p| p.device_variable && &p.name == name) {
             return ParamId(i as u32);
         }
         let ty = Ty::Ptr(Box::new(PtrTy {
@@ -245,19 +250,19 @@ impl Lowerer<'_, '_> {
             restrict: false,
             volatile: *volatile,
         }));
-        self.k.params.push(Param { name: name.clone(), ty, span: *span, device_variable: true });
-        self.k.notes.push(format!(
+        self.builder.kernel.params.push(Param { name: name.clone(), ty, span: *span, device_variable: true });
+        self.builder.kernel.notes.push(format!(
             "`{name}` is a `__device__` variable: global memory of its own, assumed to start 256-byte aligned like a pointer parameter's buffer (nvcc aligns it to its type; --offset {name}=BYTES moves it)"
         ));
-        ParamId(self.k.params.len() as u32 - 1)
+        ParamId(self.builder.kernel.params.len() as u32 - 1)
     }
 
     pub(super) fn note_opaque(&mut self, what: &str) {
         if what.contains("__constant__") {
             let note = "reads of `__constant__` memory go through the constant cache: not counted as global traffic"
                 .to_string();
-            if !self.k.notes.contains(&note) {
-                self.k.notes.push(note);
+            if !self.builder.kernel.notes.contains(&note) {
+                self.builder.kernel.notes.push(note);
             }
         }
     }
@@ -267,18 +272,18 @@ impl Lowerer<'_, '_> {
         match sym {
             Sym::Local(id, ty) => Ok(Place::Local(id, ty)),
             Sym::SharedScalar(id) => {
-                let arr = &self.k.shared[id.0 as usize];
-                Ok(Place::Mem {
-                    addr: Expr::SharedBase(id),
+                let arr = &self.builder.kernel.shared[id.0 as usize];
+                Ok(Place::Memory(MemoryPlace {
+                    address: Expr::SharedBase(id),
                     ty: arr.elem.clone(),
                     space: Space::Shared,
                     volatile: false,
                     text: self.text(n).to_string(),
                     span: self.span(n),
-                })
+                }))
             }
             Sym::Ref { ptr, ty, space, volatile, text } => {
-                Ok(Place::Mem { addr: Expr::Local(ptr), ty, space, volatile, text, span: self.span(n) })
+                Ok(Place::Memory(MemoryPlace { address: Expr::Local(ptr), ty, space, volatile, text, span: self.span(n) }))
             }
             Sym::DeviceVar { ref dims, .. } if !dims.is_empty() => {
                 Err(self.unsupported(n, "assigning to a `__device__` array as a whole"))
@@ -295,20 +300,20 @@ impl Lowerer<'_, '_> {
             Sym::DeviceVar { ref elem, volatile, .. } => {
                 let ty = elem.clone();
                 let p = self.device_var_param(&sym);
-                Ok(Place::Mem {
-                    addr: Expr::Param(p),
+                Ok(Place::Memory(MemoryPlace {
+                    address: Expr::Param(p),
                     ty,
                     space: Space::Global,
                     volatile,
                     text: self.text(n).to_string(),
                     span: self.span(n),
-                })
+                }))
             }
             Sym::Opaque(ty, what) => {
                 self.note_opaque(what);
-                Ok(Place::LocalArray(ty))
+                Ok(Place::ThreadArray(ty))
             }
-            Sym::LocalArray(ty, _) => Ok(Place::LocalArray(ty)),
+            Sym::LocalArray(ty, _) => Ok(Place::ThreadArray(ty)),
             Sym::Param(_) => Err(self.unsupported(n, "assigning to a kernel parameter")),
             Sym::LocalPtr(_) => Err(self.unsupported(
                 n,
@@ -341,8 +346,8 @@ impl Lowerer<'_, '_> {
                 return Ok(None);
             }
             match self.place(arg)? {
-                Place::Mem { addr, ty, space, volatile, .. } => (addr, ty, space, volatile),
-                Place::LocalArray(t) => return Ok(Some(Place::LocalArray(t))),
+                Place::Memory(MemoryPlace { address: addr, ty, space, volatile, .. }) => (addr, ty, space, volatile),
+                Place::ThreadArray(t) => return Ok(Some(Place::ThreadArray(t))),
                 Place::Local(..) => return Ok(None),
             }
         };
@@ -362,16 +367,23 @@ impl Lowerer<'_, '_> {
             // An array member decays to a pointer to its first element (marked for `field`).
             let pty =
                 Ty::Ptr(Box::new(PtrTy { pointee: f.ty.clone(), space, is_const: false, restrict: false, volatile }));
-            return Ok(Some(Place::Mem { addr, ty: pty, space, volatile, text: DECAY.into(), span: self.span(n) }));
+            return Ok(Some(Place::Memory(MemoryPlace {
+                address: addr,
+                ty: pty,
+                space,
+                volatile,
+                text: DECAY.into(),
+                span: self.span(n),
+            })));
         }
-        Ok(Some(Place::Mem {
-            addr,
+        Ok(Some(Place::Memory(MemoryPlace {
+            address: addr,
             ty: f.ty.clone(),
             space,
             volatile,
             text: self.text(n).to_string(),
             span: self.span(n),
-        }))
+        })))
     }
 
     /// The static type of an expression without lowering it (for deciding how to lower it):
@@ -381,10 +393,10 @@ impl Lowerer<'_, '_> {
         match n.kind() {
             "identifier" => match self.lookup(self.text(n)) {
                 Some(Sym::Local(_, t)) => t.clone(),
-                Some(Sym::Param(p)) => self.k.param(*p).ty.clone(),
+                Some(Sym::Param(p)) => self.builder.kernel.param(*p).ty.clone(),
                 Some(Sym::Ref { ty, .. }) => ty.clone(),
-                Some(Sym::SharedScalar(id)) => self.k.shared[id.0 as usize].elem.clone(),
-                Some(Sym::Shared(id)) => self.k.shared[id.0 as usize].elem.clone(),
+                Some(Sym::SharedScalar(id)) => self.builder.kernel.shared[id.0 as usize].elem.clone(),
+                Some(Sym::Shared(id)) => self.builder.kernel.shared[id.0 as usize].elem.clone(),
                 Some(Sym::LocalArray(t, _)) | Some(Sym::Opaque(t, _)) => t.clone(),
                 Some(Sym::Struct(v)) => self.unit.layout(&v.name).map(|l| l.ty()).unwrap_or(Ty::Void),
                 Some(Sym::DeviceVar { elem, dims, volatile, .. }) if !dims.is_empty() => Ty::Ptr(Box::new(PtrTy {
@@ -402,7 +414,7 @@ impl Lowerer<'_, '_> {
                 let a = unparen(a);
                 if a.kind() == "identifier" {
                     if let Some(Sym::Shared(id)) | Some(Sym::SharedScalar(id)) = self.lookup(self.text(a)) {
-                        return self.k.shared[id.0 as usize].elem.clone();
+                        return self.builder.kernel.shared[id.0 as usize].elem.clone();
                     }
                     if let Some(Sym::LocalArray(t, _)) = self.lookup(self.text(a)) {
                         return t.clone();
@@ -484,7 +496,7 @@ impl Lowerer<'_, '_> {
     }
 
     pub(in crate::front::cuda::lower) fn set_local_ty(&mut self, id: LocalId, ty: Ty) {
-        self.k.locals[id.0 as usize].ty = ty.clone();
+        self.builder.kernel.locals[id.0 as usize].ty = ty.clone();
         for s in self.scopes.iter_mut() {
             for v in s.values_mut() {
                 if let Sym::Local(l, t) = v {
@@ -523,8 +535,8 @@ impl Lowerer<'_, '_> {
             if !matches!(ident_sym, Some(Sym::Param(_)) | Some(Sym::Const(..))) {
                 match self.place(init)? {
                     Place::Local(id, ty) => return Ok(Sym::Local(id, ty)),
-                    Place::LocalArray(ty) => return Ok(Sym::LocalArray(ty, Vec::new())),
-                    Place::Mem { addr, ty, space, volatile, text, .. } => {
+                    Place::ThreadArray(ty) => return Ok(Sym::LocalArray(ty, Vec::new())),
+                    Place::Memory(MemoryPlace { address: addr, ty, space, volatile, text, .. }) => {
                         let pty = Ty::Ptr(Box::new(PtrTy {
                             pointee: ty.clone(),
                             space,
@@ -532,8 +544,8 @@ impl Lowerer<'_, '_> {
                             restrict: false,
                             volatile,
                         }));
-                        let t = self.new_local(&format!("&{name}"), pty);
-                        self.pending.push(Stmt::Assign { local: t, value: addr, span: self.span(init) });
+                        let t = self.builder.local(&format!("&{name}"), pty);
+                        self.builder.pending.push(Stmt::Assign { local: t, value: addr, span: self.span(init) });
                         return Ok(Sym::Ref { ptr: t, ty, space, volatile, text });
                     }
                 }
@@ -543,8 +555,8 @@ impl Lowerer<'_, '_> {
         let ty = declared.filter(|d| !is_void(d)).unwrap_or(et.clone());
         let e = self.convert(e, &et, &ty, init)?;
         let ty = self.with_origin(ty, &et);
-        let id = self.new_local(name, ty.clone());
-        self.pending.push(Stmt::Assign { local: id, value: e, span: self.span(init) });
+        let id = self.builder.local(name, ty.clone());
+        self.builder.pending.push(Stmt::Assign { local: id, value: e, span: self.span(init) });
         Ok(Sym::Local(id, ty))
     }
 
@@ -637,12 +649,12 @@ impl Lowerer<'_, '_> {
                 // One vector load of the whole object; its members are then registers.
                 let p = self.place(i)?;
                 let (e, ety) = self.read_place(&p, CacheOp::Default);
-                let whole = self.new_local(name, ety);
-                self.pending.push(Stmt::Assign { local: whole, value: e, span: self.span(i) });
+                let whole = self.builder.local(name, ety);
+                self.builder.pending.push(Stmt::Assign { local: whole, value: e, span: self.span(i) });
                 let v = self.struct_locals(name, &sname, at, 0)?;
                 for (_, sym) in &v.fields {
                     if let Sym::Local(id, _) = sym {
-                        self.pending.push(Stmt::Assign {
+                        self.builder.pending.push(Stmt::Assign {
                             local: *id,
                             value: Expr::Opaque { args: vec![Expr::Local(whole)], what: "member".into() },
                             span: self.span(i),
@@ -661,7 +673,7 @@ impl Lowerer<'_, '_> {
                     if let Sym::Local(id, fty) = sym {
                         let (e, et) = self.expr(*item)?;
                         let e = self.convert(e, &et, &fty, *item)?;
-                        self.pending.push(Stmt::Assign { local: id, value: e, span: self.span(*item) });
+                        self.builder.pending.push(Stmt::Assign { local: id, value: e, span: self.span(*item) });
                     } else {
                         let (e, _) = self.expr(*item)?;
                         self.pending_eval(e);
@@ -683,7 +695,7 @@ impl Lowerer<'_, '_> {
             match f {
                 Sym::Local(id, _) => {
                     let value = Expr::Opaque { args: Vec::new(), what: "member".into() };
-                    self.pending.push(Stmt::Assign { local: *id, value, span: self.span(at) });
+                    self.builder.pending.push(Stmt::Assign { local: *id, value, span: self.span(at) });
                 }
                 Sym::Struct(inner) => self.forget_struct(inner, at),
                 _ => {}
@@ -703,7 +715,7 @@ impl Lowerer<'_, '_> {
                         }
                         _ => Expr::Opaque { args: Vec::new(), what: "member".into() },
                     };
-                    self.pending.push(Stmt::Assign { local: *id, value, span: self.span(at) });
+                    self.builder.pending.push(Stmt::Assign { local: *id, value, span: self.span(at) });
                 }
                 _ => {}
             }
@@ -737,11 +749,13 @@ impl Lowerer<'_, '_> {
         let Sym::Struct(from) = from else { return Ok(()) };
         for ((_, t), (_, f)) in to.fields.iter().zip(&from.fields) {
             match (t, f) {
-                (Sym::Local(id, _), Sym::Local(src, _)) => {
-                    self.pending.push(Stmt::Assign { local: *id, value: Expr::Local(*src), span: self.span(at) })
-                }
+                (Sym::Local(id, _), Sym::Local(src, _)) => self.builder.pending.push(Stmt::Assign {
+                    local: *id,
+                    value: Expr::Local(*src),
+                    span: self.span(at),
+                }),
                 (Sym::Local(id, _), Sym::Param(p)) => {
-                    self.pending.push(Stmt::Assign { local: *id, value: Expr::Param(*p), span: self.span(at) })
+                    self.builder.pending.push(Stmt::Assign { local: *id, value: Expr::Param(*p), span: self.span(at) })
                 }
                 (Sym::Struct(a), b @ Sym::Struct(_)) => self.copy_struct(a, b, at)?,
                 _ => {}

@@ -109,8 +109,8 @@ impl Lowerer<'_, '_> {
                 };
                 let e = self.convert(e, &et, &ty, d)?;
                 let ty = self.with_origin(ty, &et);
-                let id = self.new_local(&format!("{name}.{}", names[k]), ty.clone());
-                self.pending.push(Stmt::Assign { local: id, value: e, span: self.span(d) });
+                let id = self.builder.local(&format!("{name}.{}", names[k]), ty.clone());
+                self.builder.pending.push(Stmt::Assign { local: id, value: e, span: self.span(d) });
                 fields.push((names[k].to_string(), Sym::Local(id, ty)));
             }
             self.flush(out);
