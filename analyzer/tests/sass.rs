@@ -109,6 +109,93 @@ fn a_loop_with_lane_varying_trips_runs_each_iteration_once() {
     assert_eq!(run_listing(VARYING_LOOP, &["a"], &[(0x210, 8)], "1", "16", &[]), vec![(16, 16)]);
 }
 
+/// Every field of every memory instruction's counts.
+fn all_counts(t: &engine::SassTrace) -> Vec<[u64; 11]> {
+    t.trace
+        .ops
+        .iter()
+        .map(|s| {
+            [
+                s.executions,
+                s.lanes,
+                s.sectors,
+                s.ideal_sectors,
+                s.sectors_min,
+                s.sectors_max,
+                s.wavefronts,
+                s.ideal_wavefronts,
+                s.unknown_executions,
+                s.data_executions,
+                s.elided_lanes,
+            ]
+        })
+        .collect()
+}
+
+/// Lane `l` of each warp loads `a[32k + tid]` for `k = 0 .. n-1`: the pointer moves by 128
+/// bytes an iteration (a 64-bit add split in two with a carry), the count up to `n`.
+const STEADY_LOOP: &str = r#"
+//--------------------- .text.k --------------------------
+k:
+        /*0000*/                   S2R R0, SR_TID.X ;
+        /*0010*/                   LDC.64 R2, c[0x0][0x210] ;
+        /*0020*/                   LDC R5, c[0x0][0x218] ;
+        /*0030*/                   IMAD.MOV.U32 R4, RZ, RZ, RZ ;
+        /*0040*/                   IMAD.WIDE R2, R0, 0x4, R2 ;
+.L_x_0:
+        /*0050*/                   LDG.E R8, desc[UR4][R2.64] ;
+        /*0060*/                   IADD3 R4, R4, 0x1, RZ ;
+        /*0070*/                   IADD3 R2, P0, R2, 0x80, RZ ;
+        /*0080*/                   IADD3.X R3, RZ, R3, RZ, P0, !PT ;
+        /*0090*/                   ISETP.GE.AND P1, PT, R4, R5, PT ;
+        /*00a0*/              @!P1 BRA `(.L_x_0) ;
+        /*00b0*/                   EXIT ;
+"#;
+
+/// Runs a listing both ways: summarised, and every iteration.
+fn listing_both_ways(listing: &str, grid: &str, block: &str, n: &str) -> (engine::SassTrace, engine::SassTrace) {
+    let params = [(0x210, 8), (0x218, 4)].iter().map(|&(offset, size)| ParamSlot { offset, size }).collect();
+    let k = front::from_listing(listing, "k", params, 0).expect("the listing reads");
+    let decl = Declaration { template_params: Vec::new(), params: vec!["a".into(), "n".into()] };
+    let mut files = SourceFiles::default();
+    let mut lines = lift::Lines::new(&mut files, None);
+    let mut kernel = lift::kernel(&k, Some(&decl), &mut lines).expect("lifts");
+    kernel.params[0].ty = lift::type_of("int*", 8);
+    let spec = AnalyzeOptions {
+        grid: grid.into(),
+        block: block.into(),
+        args: vec![("n".into(), n.into())],
+        max_work: 1 << 30,
+        ..Default::default()
+    }
+    .launch();
+    let setup = Setup::new(&kernel, &spec).expect("launch");
+    let fast = engine::run(&k, &kernel, &setup, &mut sector_analyzer::engine::NoSink).expect("runs");
+    let exact = engine::run_exact(&k, &kernel, &setup, &mut sector_analyzer::engine::NoSink).expect("runs");
+    (fast, exact)
+}
+
+#[test]
+fn a_steady_loop_is_summarised_to_the_counts_of_every_iteration() {
+    // Two warps (64 threads), n = 1000: 2,000 executions, each 32 consecutive aligned ints:
+    // 4 sectors, 8,000 in all.
+    let (fast, exact) = listing_both_ways(STEADY_LOOP, "1", "64", "1000");
+    assert_eq!(exact.trace.ops.iter().map(|s| (s.executions, s.sectors)).collect::<Vec<_>>(), vec![(2000, 8000)]);
+    assert_eq!(all_counts(&fast), all_counts(&exact));
+    assert!(fast.summaries >= 2, "{} summaries", fast.summaries);
+    assert_eq!(fast.trace.work, exact.trace.work);
+    assert!(fast.effort * 20 < exact.effort, "{} steps run of {}", fast.effort, exact.effort);
+    // n = 3 (too few iterations to watch) and a partial warp (20 threads): 3 executions of
+    // 20 lanes: 80 bytes from a 128-byte boundary, 3 sectors each.
+    let (fast, exact) = listing_both_ways(STEADY_LOOP, "1", "20", "3");
+    assert_eq!(exact.trace.ops.iter().map(|s| (s.executions, s.sectors)).collect::<Vec<_>>(), vec![(3, 9)]);
+    assert_eq!(all_counts(&fast), all_counts(&exact));
+    // n = 2^20: 2 x 1,048,576 executions, 4 sectors each.
+    let (fast, _) = listing_both_ways(STEADY_LOOP, "1", "64", "1048576");
+    assert_eq!(fast.trace.ops.iter().map(|s| (s.executions, s.sectors)).collect::<Vec<_>>(), vec![(2 << 20, 8 << 20)]);
+    assert!(fast.effort < 10_000, "{} steps run", fast.effort);
+}
+
 #[test]
 fn an_unknown_opcode_stops_the_analysis_by_name() {
     let listing = "//--------------------- .text.k --------------------------\nk:\n        /*0000*/                   FROBNICATE R0, R1 ;\n        /*0010*/                   EXIT ;\n";
@@ -240,6 +327,90 @@ fn documented_differences() -> BTreeSet<String> {
 
 /// Reference-engine work above which an example is not run through SASS in the tests.
 const LARGE_WORK: u64 = 1_000_000;
+
+/// Every example launch of up to this many reference-engine steps runs through the SASS
+/// engine both ways: loops summarised and every iteration run; every count must be equal.
+const BOTH_WAYS_WORK: u64 = 1_000_000;
+
+#[test]
+fn summarised_loops_count_what_every_iteration_counts_on_the_examples() {
+    if !toolkit() {
+        return;
+    }
+    let mut compared = 0;
+    let mut summarised = BTreeSet::new();
+    let mut wrong = Vec::new();
+    for (name, src, opts) in example_cases() {
+        let Some(work) = analyze(Input::File(&src), &opts, &DiskLoader).ok().map(|a| a.sheet.work) else { continue };
+        if work > BOTH_WAYS_WORK {
+            continue;
+        }
+        let Some((fast, exact)) = sass_both_ways(&src, &opts) else { continue };
+        compared += 1;
+        if fast.summaries > 0 {
+            summarised.insert(name.clone());
+        }
+        if all_counts(&fast) != all_counts(&exact) || fast.trace.work != exact.trace.work {
+            wrong.push(name);
+        }
+    }
+    eprintln!("{compared} example launches run both ways; loops summarised in {}: {summarised:?}", summarised.len());
+    assert!(wrong.is_empty(), "summaries changed the counts of {wrong:?}");
+    assert!(!summarised.is_empty(), "no example's loop was summarised");
+}
+
+/// The SASS engine's trace of an example launch, loops summarised and not (`None` where the
+/// launch does not go through SASS).
+fn sass_both_ways(src: &Path, opts: &AnalyzeOptions) -> Option<(engine::SassTrace, engine::SassTrace)> {
+    let text = std::fs::read_to_string(src).ok()?;
+    let so = front::SassOptions {
+        arch: "sm_90".into(),
+        defines: &opts.defines,
+        include_dirs: &opts.include_dirs,
+        instantiate: None,
+    };
+    let module = front::compile(src, &text, &so).ok()?;
+    let want = opts.kernel.clone();
+    let sk = module
+        .kernels
+        .iter()
+        .find(|k| want.as_deref().is_none_or(|w| k.name.split('<').next() == Some(w) || k.symbol == w))?;
+    let base = sk.name.split('<').next().unwrap_or(&sk.name);
+    let decl = front::declaration(&text, base);
+    let mut files = SourceFiles::default();
+    let mut lines = lift::Lines::new(&mut files, None);
+    let kernel = lift::kernel(sk, decl.as_ref(), &mut lines).ok()?;
+    let setup = Setup::new(&kernel, &opts.launch()).ok()?;
+    let fast = engine::run(sk, &kernel, &setup, &mut sector_analyzer::engine::NoSink).ok()?;
+    let exact = engine::run_exact(sk, &kernel, &setup, &mut sector_analyzer::engine::NoSink).ok()?;
+    Some((fast, exact))
+}
+
+/// The manifest's hand derivation for the 512^3 naive product in 16 x 16 blocks: 8,192 warps
+/// of 2 rows x 16 columns, 512 k each: 2 load requests per k (A: 2 sectors, B: 2 sectors),
+/// C stored once (4 sectors).
+#[test]
+fn the_naive_product_through_sass_counts_the_hand_derivation() {
+    if !toolkit() {
+        return;
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/reuse_gemm_naive.cu");
+    let opts = AnalyzeOptions {
+        via: Via::Sass,
+        grid: "32,32".into(),
+        block: "16,16".into(),
+        args: vec![("n".into(), "512".into())],
+        ..Default::default()
+    };
+    let a = match analyze(Input::File(&src), &opts, &DiskLoader) {
+        Ok(a) => a.sheet,
+        Err(f) => panic!("{}", f.one_line()),
+    };
+    assert_eq!(counter(&a, "global_load_requests"), 8192 * 512 * 2);
+    assert_eq!(counter(&a, "global_load_sectors"), 8192 * 512 * 4);
+    assert_eq!(counter(&a, "global_store_requests"), 8192);
+    assert_eq!(counter(&a, "global_store_sectors"), 8192 * 4);
+}
 
 #[test]
 #[allow(clippy::print_stderr)]
