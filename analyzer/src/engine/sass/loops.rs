@@ -18,7 +18,8 @@
 //!   and zero extensions, 64-bit pairs and carries all stay affine), and no comparison changes
 //!   its outcome in any lane (solved in closed form per lane): the path stays the same;
 //! - every memory instruction's lanes move by one amount, a multiple of 32 bytes for global
-//!   memory (its sectors translate) and of 128 for shared memory (its banks do not change),
+//!   memory (its sectors translate) and of 4 for shared memory (every bank rotates alike, so
+//!   each phase's most-loaded bank holds as many words),
 //!   without leaving their 4 GiB window, and its counts were the same in both iterations.
 //!
 //! Values read from memory are unknown to the engine (launches with filled arrays are not
@@ -63,6 +64,8 @@ struct Step {
 
 struct Watch {
     head: usize,
+    /// The backward branch that closes the loop.
+    tail: usize,
     snaps: Vec<Snap>,
     iters: Vec<Vec<Step>>,
     cur: Vec<Step>,
@@ -78,6 +81,9 @@ pub(super) struct Loops {
     pub iterations: u64,
     /// Warp-level steps the summaries stood for.
     pub steps: u64,
+    /// Registers `0 .. nregs` are all the kernel can write (a state kept at a loop head
+    /// holds only those).
+    pub nregs: usize,
 }
 
 impl Loops {
@@ -89,6 +95,33 @@ impl Loops {
     pub fn watching(&self) -> bool {
         self.watch.is_some()
     }
+}
+
+/// One past the highest register the kernel names, widened by the most registers one
+/// instruction writes from its first.
+pub(super) fn register_count(m: &Machine) -> usize {
+    let mut top = 0usize;
+    let mut span = 4usize;
+    for (i, ins) in m.k.instrs.iter().enumerate() {
+        if let alu::Op::Opaque(n) = m.decoded[i] {
+            span = span.max(n as usize);
+        }
+        if let Some(c) = crate::ir::sass::classify(ins) {
+            span = span.max(c.matrix.unwrap_or_else(|| c.width.div_ceil(4)) as usize);
+        }
+        for o in &ins.operands {
+            let r = match o {
+                Operand::Reg(r) => Some(r),
+                Operand::Mem(a) => a.reg.as_ref(),
+                Operand::Const(c) => c.reg.as_ref(),
+                _ => None,
+            };
+            if let Some(r) = r.filter(|r| !r.uniform && r.index != RZ) {
+                top = top.max(r.index as usize + 1);
+            }
+        }
+    }
+    (top + span).min(RZ as usize)
 }
 
 /// The registers an instruction writes and reads (predicates are not tracked: none may change
@@ -260,9 +293,11 @@ struct Jump {
 impl Machine<'_> {
     fn snap(&self) -> Snap {
         let w = &self.w;
+        // Registers past the highest the kernel can write never change.
+        let n = self.loops.nregs;
         Snap {
-            r: w.r.clone(),
-            rk: w.rk.clone(),
+            r: w.r[..n * WARP].to_vec(),
+            rk: w.rk[..n].to_vec(),
             ur: w.ur,
             urk: w.urk,
             preds: (w.p, w.pk, w.up, w.upk),
@@ -340,8 +375,8 @@ impl Machine<'_> {
         e.1 = 1u64 << e.0;
     }
 
-    /// The warp, converged, arrived at loop head `head` by a backward branch.
-    pub(super) fn arrive(&mut self, head: usize) {
+    /// The warp, converged, arrived at loop head `head` by the backward branch at `tail`.
+    pub(super) fn arrive(&mut self, head: usize, tail: usize) {
         if let Some(e) = self.loops.backoff.get_mut(&head) {
             if e.1 > 0 {
                 e.1 -= 1;
@@ -353,9 +388,13 @@ impl Machine<'_> {
         }
         let same = self.loops.watch.as_ref().is_some_and(|w| w.head == head);
         if !same {
-            // A new loop (or an inner one): watch it from here.
+            // A loop inside the one watched runs on within its iterations (summarising the
+            // outer loop covers more); any other loop is watched from here.
+            if self.loops.watch.as_ref().is_some_and(|w| w.head < head && head <= w.tail) {
+                return;
+            }
             let snap = self.snap();
-            self.loops.watch = Some(Watch { head, snaps: vec![snap], iters: Vec::new(), cur: Vec::new() });
+            self.loops.watch = Some(Watch { head, tail, snaps: vec![snap], iters: Vec::new(), cur: Vec::new() });
             return;
         }
         let snap = self.snap();
@@ -392,6 +431,19 @@ impl Machine<'_> {
         let mut kmax = u64::MAX;
         let mut moving = [[false; 256]; 2];
         for r in 0..RZ as usize {
+            if r >= self.loops.nregs {
+                // Only uniform registers from here.
+                if s0.urk[r] && (s1.ur[r] != s0.ur[r] || s2.ur[r] != s1.ur[r]) {
+                    let (a, b, c) = (s0.ur[r], s1.ur[r], s2.ur[r]);
+                    let d = b.wrapping_sub(a);
+                    if c.wrapping_sub(b) != d {
+                        return None;
+                    }
+                    moving[1][r] = true;
+                    kmax = kmax.min(reach(a, d).saturating_sub(2));
+                }
+                continue;
+            }
             let known = s0.rk[r];
             for l in alu::mask_lanes(known) {
                 let (a, b, c) = (s0.r[r * WARP + l], s1.r[r * WARP + l], s2.r[r * WARP + l]);
@@ -456,7 +508,8 @@ impl Machine<'_> {
                     let (Some(x), Some(y)) = (&a.addrs, &b.addrs) else { return None };
                     let q = match self.out.spaces[n] {
                         Some(Space::Global) => 32,
-                        Some(Space::Shared) => 128,
+                        // Banks are words: a whole-word move rotates them all alike.
+                        Some(Space::Shared) => 4,
                         _ => return None,
                     };
                     let mut t = None;
@@ -574,7 +627,7 @@ impl Machine<'_> {
         let k = j.k as u32;
         let kk = j.k;
         for r in 0..RZ as usize {
-            for l in alu::mask_lanes(s2.rk[r]) {
+            for l in alu::mask_lanes(s2.rk.get(r).copied().unwrap_or(0)) {
                 let d = s2.r[r * WARP + l].wrapping_sub(s1.r[r * WARP + l]);
                 let x = &mut self.w.r[r * WARP + l];
                 *x = x.wrapping_add(d.wrapping_mul(k));

@@ -148,6 +148,7 @@ fn run_inner(
         loops: loops::Loops::default(),
         arrival: None,
     };
+    m.loops.nregs = loops::register_count(&m);
     let [gx, gy, _] = setup.grid;
     let (gx, gy) = (gx as u64, gy as u64);
     let threads = setup.threads_per_block();
@@ -325,7 +326,7 @@ pub(crate) struct Machine<'a> {
     /// last step arrived at.
     summarise: bool,
     loops: loops::Loops,
-    arrival: Option<usize>,
+    arrival: Option<(usize, usize)>,
     /// By instruction: its memory operation, or `usize::MAX`.
     op_of: Vec<usize>,
     /// By instruction: the barrier a `BSYNC` waits on.
@@ -379,8 +380,8 @@ impl<'a> Machine<'a> {
         if watching {
             self.observe_after(i);
         }
-        if let Some(head) = self.arrival.take() {
-            self.arrive(head);
+        if let Some((head, tail)) = self.arrival.take() {
+            self.arrive(head, tail);
         }
         Ok(())
     }
@@ -528,7 +529,7 @@ impl<'a> Machine<'a> {
                 self.jump(taken, t);
                 // Every live lane went back: the warp arrives at a loop head.
                 if t <= i && taken != 0 && taken == self.w.live {
-                    self.arrival = Some(t);
+                    self.arrival = Some((t, i));
                 }
             }
             Op::Exit => {
