@@ -196,6 +196,53 @@ fn a_steady_loop_is_summarised_to_the_counts_of_every_iteration() {
     assert!(fast.effort < 10_000, "{} steps run", fast.effort);
 }
 
+/// As [`STEADY_LOOP`], the load guarded by `k < tid`: lanes drop out one an iteration, each
+/// at its own comparison's change, and the loop runs on with none loading.
+const NARROWING_LOOP: &str = r#"
+//--------------------- .text.k --------------------------
+k:
+        /*0000*/                   S2R R0, SR_TID.X ;
+        /*0010*/                   LDC.64 R2, c[0x0][0x210] ;
+        /*0020*/                   LDC R5, c[0x0][0x218] ;
+        /*0030*/                   IMAD.MOV.U32 R4, RZ, RZ, RZ ;
+        /*0040*/                   IMAD.WIDE R2, R0, 0x4, R2 ;
+.L_x_0:
+        /*0050*/                   ISETP.LT.AND P2, PT, R4, R0, PT ;
+        /*0060*/               @P2 LDG.E R8, desc[UR4][R2.64] ;
+        /*0070*/                   IADD3 R4, R4, 0x1, RZ ;
+        /*0080*/                   IADD3 R2, P0, R2, 0x80, RZ ;
+        /*0090*/                   IADD3.X R3, RZ, R3, RZ, P0, !PT ;
+        /*00a0*/                   ISETP.GE.AND P1, PT, R4, R5, PT ;
+        /*00b0*/              @!P1 BRA `(.L_x_0) ;
+        /*00c0*/                   EXIT ;
+"#;
+
+#[test]
+fn a_summary_stops_before_any_lane_changes_its_path() {
+    // One warp, n = 1000. Iteration k loads in lanes k+1 .. 31 (31 - k ints ending at the end
+    // of a 128-byte row: 4 - floor((k+1)/8) sectors), k = 0 .. 30: 31 executions; sectors
+    // 31 x 4 - (7 x 0 + 8 x 1 + 8 x 2 + 8 x 3) = 76. Iterations 31 .. 999 load nothing.
+    let (fast, exact) = listing_both_ways(NARROWING_LOOP, "1", "32", "1000");
+    assert_eq!(exact.trace.ops.iter().map(|s| (s.executions, s.sectors)).collect::<Vec<_>>(), vec![(31, 76)]);
+    assert_eq!(all_counts(&fast), all_counts(&exact));
+    assert_eq!(fast.trace.work, exact.trace.work);
+    assert!(fast.summaries >= 1 && fast.effort * 4 < exact.effort, "{} of {}", fast.effort, exact.effort);
+}
+
+#[test]
+fn iterations_that_move_less_than_a_sector_are_summarised_eight_at_a_time() {
+    // STEADY_LOOP with the pointer moving 4 bytes an iteration: lane l of a warp loads
+    // a[k + l], 128 bytes from byte 4k: 4 sectors when k is a multiple of 8, else 5: 39 per 8
+    // iterations. Two warps (the second 128 bytes on, the same pattern), n = 1000 = 125 x 8:
+    // 2,000 executions, 2 x 125 x 39 = 9,750 sectors.
+    let listing = STEADY_LOOP.replace("IADD3 R2, P0, R2, 0x80, RZ", "IADD3 R2, P0, R2, 0x4, RZ");
+    let (fast, exact) = listing_both_ways(&listing, "1", "64", "1000");
+    assert_eq!(exact.trace.ops.iter().map(|s| (s.executions, s.sectors)).collect::<Vec<_>>(), vec![(2000, 9750)]);
+    assert_eq!(all_counts(&fast), all_counts(&exact));
+    assert_eq!(fast.trace.work, exact.trace.work);
+    assert!(fast.summaries >= 2 && fast.effort * 5 < exact.effort, "{} of {}", fast.effort, exact.effort);
+}
+
 #[test]
 fn an_unknown_opcode_stops_the_analysis_by_name() {
     let listing = "//--------------------- .text.k --------------------------\nk:\n        /*0000*/                   FROBNICATE R0, R1 ;\n        /*0010*/                   EXIT ;\n";
