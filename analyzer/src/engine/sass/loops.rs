@@ -22,6 +22,9 @@
 //!   each phase's most-loaded bank holds as many words),
 //!   without leaving their 4 GiB window, and its counts were the same in both iterations.
 //!
+//! Where addresses move by less than that (a loop nvcc did not unroll, a float further each
+//! time), the watch starts again with `32 / gcd(step, 32)` iterations taken as one.
+//!
 //! Values read from memory are unknown to the engine (launches with filled arrays are not
 //! summarised) and stores are not modelled, so memory contents never steer the loop.
 
@@ -64,6 +67,10 @@ struct Step {
 
 struct Watch {
     head: usize,
+    /// Arrivals that make one watched iteration (iterations that together move whole
+    /// sectors), and those since the last kept state.
+    period: u64,
+    count: u64,
     /// The backward branch that closes the loop.
     tail: usize,
     snaps: Vec<Snap>,
@@ -243,6 +250,14 @@ fn first_flip(cmp: u64, e0: i128, de: i128) -> Option<Option<u64>> {
     })
 }
 
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
 fn stats_sub(a: &OpStats, b: &OpStats) -> [u64; 11] {
     let f = |s: &OpStats| {
         [
@@ -394,8 +409,16 @@ impl Machine<'_> {
                 return;
             }
             let snap = self.snap();
-            self.loops.watch = Some(Watch { head, tail, snaps: vec![snap], iters: Vec::new(), cur: Vec::new() });
+            self.loops.watch =
+                Some(Watch { head, tail, period: 1, count: 0, snaps: vec![snap], iters: Vec::new(), cur: Vec::new() });
             return;
+        }
+        if let Some(w) = self.loops.watch.as_mut() {
+            w.count += 1;
+            if w.count < w.period {
+                return;
+            }
+            w.count = 0;
         }
         let snap = self.snap();
         let Some(w) = self.loops.watch.as_mut() else { return };
@@ -407,24 +430,37 @@ impl Machine<'_> {
         }
         let Some(w) = self.loops.watch.take() else { return };
         match self.plan(&w) {
-            Some(j) => {
+            Ok(j) => {
                 self.apply(&w, &j);
                 self.loops.backoff.remove(&head);
             }
-            None => self.failed(head),
+            // Watch again from here, that many iterations at a time.
+            Err(p) if p > 1 && w.period == 1 && p <= 32 => {
+                let snap = self.snap();
+                self.loops.watch = Some(Watch {
+                    head,
+                    tail: w.tail,
+                    period: p,
+                    count: 0,
+                    snaps: vec![snap],
+                    iters: Vec::new(),
+                    cur: Vec::new(),
+                });
+            }
+            Err(_) => self.failed(head),
         }
     }
 
     /// The summary's size, or `None` where a condition above does not hold.
-    fn plan(&self, w: &Watch) -> Option<Jump> {
+    fn plan(&self, w: &Watch) -> Result<Jump, u64> {
         let (s0, s1, s2) = (&w.snaps[0], &w.snaps[1], &w.snaps[2]);
         let (p0, p1) = (&w.iters[0], &w.iters[1]);
         if p0.len() != p1.len() || p0.iter().zip(p1).any(|(a, b)| (a.i, a.at, a.exec) != (b.i, b.at, b.exec)) {
-            return None;
+            return Err(0);
         }
         for s in [s1, s2] {
             if s.live != s0.live || s.barrier != s0.barrier || s.preds != s0.preds || s.rk != s0.rk || s.urk != s0.urk {
-                return None;
+                return Err(0);
             }
         }
         // Head registers: one delta, and how far it may go.
@@ -437,7 +473,7 @@ impl Machine<'_> {
                     let (a, b, c) = (s0.ur[r], s1.ur[r], s2.ur[r]);
                     let d = b.wrapping_sub(a);
                     if c.wrapping_sub(b) != d {
-                        return None;
+                        return Err(0);
                     }
                     moving[1][r] = true;
                     kmax = kmax.min(reach(a, d).saturating_sub(2));
@@ -449,7 +485,7 @@ impl Machine<'_> {
                 let (a, b, c) = (s0.r[r * WARP + l], s1.r[r * WARP + l], s2.r[r * WARP + l]);
                 let d = b.wrapping_sub(a);
                 if c.wrapping_sub(b) != d {
-                    return None;
+                    return Err(0);
                 }
                 if d != 0 {
                     moving[0][r] = true;
@@ -460,7 +496,7 @@ impl Machine<'_> {
                 let (a, b, c) = (s0.ur[r], s1.ur[r], s2.ur[r]);
                 let d = b.wrapping_sub(a);
                 if c.wrapping_sub(b) != d {
-                    return None;
+                    return Err(0);
                 }
                 if d != 0 {
                     moving[1][r] = true;
@@ -475,7 +511,7 @@ impl Machine<'_> {
         for (a, b) in p0.iter().zip(p1) {
             let op = self.decoded[a.i];
             if matches!(op, alu::Op::Call | alu::Op::Ret) {
-                return None;
+                return Err(0);
             }
             if alu::is_control(op) || a.exec == 0 {
                 continue;
@@ -505,12 +541,12 @@ impl Machine<'_> {
             match op {
                 alu::Op::Memory => {
                     let n = self.op_of[a.i];
-                    let (Some(x), Some(y)) = (&a.addrs, &b.addrs) else { return None };
+                    let (Some(x), Some(y)) = (&a.addrs, &b.addrs) else { return Err(0) };
                     let q = match self.out.spaces[n] {
                         Some(Space::Global) => 32,
                         // Banks are words: a whole-word move rotates them all alike.
                         Some(Space::Shared) => 4,
-                        _ => return None,
+                        _ => return Err(0),
                     };
                     let mut t = None;
                     let (mut lo, mut hi) = (i64::MAX, i64::MIN);
@@ -519,19 +555,21 @@ impl Machine<'_> {
                             (Some(u), Some(v)) => {
                                 let d = v.wrapping_sub(u);
                                 if t.is_some_and(|t| t != d) {
-                                    return None;
+                                    return Err(0);
                                 }
                                 t = Some(d);
                                 lo = lo.min(v);
                                 hi = hi.max(v);
                             }
                             (None, None) => {}
-                            _ => return None,
+                            _ => return Err(0),
                         }
                     }
                     if let Some(t) = t {
                         if t % q != 0 {
-                            return None;
+                            // Iterations that together move by whole sectors may be one.
+                            let g = gcd(t.unsigned_abs() % q as u64, q as u64);
+                            return Err(q as u64 / g);
                         }
                         if t != 0 {
                             ranges.push((n, lo, hi, t));
@@ -540,20 +578,20 @@ impl Machine<'_> {
                 }
                 alu::Op::Isetp if moves => {
                     if md.has(alu::modbit::EX) {
-                        return None;
+                        return Err(0);
                     }
                     let (Some(((a0, ak0), (b0, bk0))), Some(((a1, ak1), (b1, bk1)))) = (&a.cmp, &b.cmp) else {
-                        return None;
+                        return Err(0);
                     };
                     if ak0 != ak1 || bk0 != bk1 {
-                        return None;
+                        return Err(0);
                     }
                     let unsigned = md.has(alu::modbit::U32);
                     let read = |x: u32| if unsigned { x as i128 } else { x as i32 as i128 };
                     for l in alu::mask_lanes(ak0 & bk0) {
                         let e0 = read(a0[l]) - read(b0[l]);
                         let de = read(a1[l]) - read(b1[l]) - e0;
-                        match first_flip(md.first, e0, de)? {
+                        match first_flip(md.first, e0, de).ok_or(0u64)? {
                             Some(j) => {
                                 flips = true;
                                 kmax = kmax.min(j.saturating_sub(2));
@@ -563,7 +601,7 @@ impl Machine<'_> {
                     }
                 }
                 alu::Op::Nop | alu::Op::Opaque(_) | alu::Op::OpaquePred | alu::Op::Isetp => {}
-                _ if moves && !affine => return None,
+                _ if moves && !affine => return Err(0),
                 _ => {}
             }
             // The written registers: moving where an affine instruction read a moving value
@@ -577,7 +615,7 @@ impl Machine<'_> {
             if now {
                 for ((loc, x, kx), (_, y, ky)) in a.words.iter().zip(&b.words) {
                     if kx != ky {
-                        return None;
+                        return Err(0);
                     }
                     let lanes = if loc.0 { 1 } else { *kx };
                     for l in alu::mask_lanes(lanes) {
@@ -593,20 +631,20 @@ impl Machine<'_> {
         for u in 0..2 {
             for r in 0..RZ as usize {
                 if moving[u][r] && !var[u][r] {
-                    return None;
+                    return Err(0);
                 }
             }
         }
         // Each iteration's counts were the same.
         for (x, (y, z)) in s0.ops.iter().zip(s1.ops.iter().zip(&s2.ops)) {
             if stats_sub(y, x) != stats_sub(z, y) {
-                return None;
+                return Err(0);
             }
         }
         // A loop no comparison ends runs until a value would wrap; one that never changes
         // anything is left to the work budget.
         if !flips && kmax == u64::MAX || kmax == 0 {
-            return None;
+            return Err(0);
         }
         let k = kmax;
         // The addresses of the last jumped iteration stay in their 4 GiB window (and buffer).
@@ -615,11 +653,11 @@ impl Machine<'_> {
             let step = (t as i128) * k as i128;
             let (l2, h2) = (lo as i128 + step, hi as i128 + step);
             if l2 >> 32 != (lo as i128) >> 32 || h2 >> 32 != (hi as i128) >> 32 {
-                return None;
+                return Err(0);
             }
             last.push((n, l2 as i64, h2 as i64));
         }
-        Some(Jump { k, ranges: last, steps: p1.len() as u64 })
+        Ok(Jump { k, ranges: last, steps: p1.len() as u64 })
     }
 
     fn apply(&mut self, w: &Watch, j: &Jump) {
@@ -645,7 +683,7 @@ impl Machine<'_> {
             self.note_range(n, lo, hi);
         }
         self.loops.summaries += 1;
-        self.loops.iterations += kk;
+        self.loops.iterations += kk * w.period;
         self.loops.steps = self.loops.steps.saturating_add(kk.saturating_mul(j.steps));
     }
 }
