@@ -37,6 +37,9 @@ use std::collections::HashMap;
 /// Steps of one iteration watched at most (a longer body is not summarised).
 const MAX_BODY: usize = 20_000;
 
+/// Values by lane, and the lanes where they are known.
+type Lanes = ([u32; WARP], u32);
+
 /// A register: uniform or not, and its index.
 type Loc = (bool, u8);
 
@@ -60,7 +63,7 @@ struct Step {
     /// Registers written (after the step): values and known lanes.
     words: Vec<(Loc, [u32; WARP], u32)>,
     /// A comparison's two integer operands (before the step).
-    cmp: Option<(([u32; WARP], u32), ([u32; WARP], u32))>,
+    cmp: Option<(Lanes, Lanes)>,
     /// A memory instruction's lane addresses (before the step).
     addrs: Option<[Option<i64>; WARP]>,
 }
@@ -452,6 +455,7 @@ impl Machine<'_> {
     }
 
     /// The summary's size, or `None` where a condition above does not hold.
+    #[allow(clippy::needless_range_loop)] // registers are indexed in several arrays at once
     fn plan(&self, w: &Watch) -> Result<Jump, u64> {
         let (s0, s1, s2) = (&w.snaps[0], &w.snaps[1], &w.snaps[2]);
         let (p0, p1) = (&w.iters[0], &w.iters[1]);
@@ -528,7 +532,8 @@ impl Machine<'_> {
                         Some(Operand::Reg(r)) if r.index != RZ => var[r.uniform as usize][r.index as usize],
                         _ => false,
                     };
-                    !md.has(alu::modbit::HI) && !(reg(ins.operands.get(1)) && reg(ins.operands.get(2)))
+                    let both = reg(ins.operands.get(1)) && reg(ins.operands.get(2));
+                    !md.has(alu::modbit::HI) && !both
                 }
                 // `LEA d, a, b, s`: a·2^s + b; the high-half forms and carries out are not.
                 alu::Op::Lea => {
@@ -591,12 +596,9 @@ impl Machine<'_> {
                     for l in alu::mask_lanes(ak0 & bk0) {
                         let e0 = read(a0[l]) - read(b0[l]);
                         let de = read(a1[l]) - read(b1[l]) - e0;
-                        match first_flip(md.first, e0, de).ok_or(0u64)? {
-                            Some(j) => {
-                                flips = true;
-                                kmax = kmax.min(j.saturating_sub(2));
-                            }
-                            None => {}
+                        if let Some(j) = first_flip(md.first, e0, de).ok_or(0u64)? {
+                            flips = true;
+                            kmax = kmax.min(j.saturating_sub(2));
                         }
                     }
                 }
