@@ -244,6 +244,23 @@ fn iterations_that_move_less_than_a_sector_are_summarised_eight_at_a_time() {
 }
 
 #[test]
+fn a_summary_does_not_jump_across_a_sign_change() {
+    // STEADY_LOOP counting from 2^31 - 1024 up to 2^31 + 976 (compared unsigned): 2,000
+    // iterations, the count crossing 2^31 after 1,024 of them. Two warps: 4,000 executions of
+    // 4 sectors.
+    let listing = STEADY_LOOP
+        .replace("IMAD.MOV.U32 R4, RZ, RZ, RZ", "IMAD.MOV.U32 R4, RZ, RZ, 0x7ffffc00")
+        .replace("LDC R5, c[0x0][0x218]", "IMAD.MOV.U32 R5, RZ, RZ, 0x800003d0")
+        .replace("ISETP.GE.AND P1", "ISETP.GE.U32.AND P1");
+    let (fast, exact) = listing_both_ways(&listing, "1", "64", "0");
+    assert_eq!(exact.trace.ops.iter().map(|s| (s.executions, s.sectors)).collect::<Vec<_>>(), vec![(4000, 16000)]);
+    assert_eq!(all_counts(&fast), all_counts(&exact));
+    assert_eq!(fast.trace.work, exact.trace.work);
+    // Each warp's summaries stop before the sign changes and start again after it.
+    assert!(fast.summaries >= 4, "{} summaries", fast.summaries);
+}
+
+#[test]
 fn an_unknown_opcode_stops_the_analysis_by_name() {
     let listing = "//--------------------- .text.k --------------------------\nk:\n        /*0000*/                   FROBNICATE R0, R1 ;\n        /*0010*/                   EXIT ;\n";
     let k = front::from_listing(listing, "k", Vec::new(), 0).unwrap();
