@@ -109,6 +109,157 @@ fn a_loop_with_lane_varying_trips_runs_each_iteration_once() {
     assert_eq!(run_listing(VARYING_LOOP, &["a"], &[(0x210, 8)], "1", "16", &[]), vec![(16, 16)]);
 }
 
+/// Every field of every memory instruction's counts.
+fn all_counts(t: &engine::SassTrace) -> Vec<[u64; 11]> {
+    t.trace
+        .ops
+        .iter()
+        .map(|s| {
+            [
+                s.executions,
+                s.lanes,
+                s.sectors,
+                s.ideal_sectors,
+                s.sectors_min,
+                s.sectors_max,
+                s.wavefronts,
+                s.ideal_wavefronts,
+                s.unknown_executions,
+                s.data_executions,
+                s.elided_lanes,
+            ]
+        })
+        .collect()
+}
+
+/// Lane `l` of each warp loads `a[32k + tid]` for `k = 0 .. n-1`: the pointer moves by 128
+/// bytes an iteration (a 64-bit add split in two with a carry), the count up to `n`.
+const STEADY_LOOP: &str = r#"
+//--------------------- .text.k --------------------------
+k:
+        /*0000*/                   S2R R0, SR_TID.X ;
+        /*0010*/                   LDC.64 R2, c[0x0][0x210] ;
+        /*0020*/                   LDC R5, c[0x0][0x218] ;
+        /*0030*/                   IMAD.MOV.U32 R4, RZ, RZ, RZ ;
+        /*0040*/                   IMAD.WIDE R2, R0, 0x4, R2 ;
+.L_x_0:
+        /*0050*/                   LDG.E R8, desc[UR4][R2.64] ;
+        /*0060*/                   IADD3 R4, R4, 0x1, RZ ;
+        /*0070*/                   IADD3 R2, P0, R2, 0x80, RZ ;
+        /*0080*/                   IADD3.X R3, RZ, R3, RZ, P0, !PT ;
+        /*0090*/                   ISETP.GE.AND P1, PT, R4, R5, PT ;
+        /*00a0*/              @!P1 BRA `(.L_x_0) ;
+        /*00b0*/                   EXIT ;
+"#;
+
+/// Runs a listing both ways: summarised, and every iteration.
+fn listing_both_ways(listing: &str, grid: &str, block: &str, n: &str) -> (engine::SassTrace, engine::SassTrace) {
+    let params = [(0x210, 8), (0x218, 4)].iter().map(|&(offset, size)| ParamSlot { offset, size }).collect();
+    let k = front::from_listing(listing, "k", params, 0).expect("the listing reads");
+    let decl = Declaration { template_params: Vec::new(), params: vec!["a".into(), "n".into()] };
+    let mut files = SourceFiles::default();
+    let mut lines = lift::Lines::new(&mut files, None);
+    let mut kernel = lift::kernel(&k, Some(&decl), &mut lines).expect("lifts");
+    kernel.params[0].ty = lift::type_of("int*", 8);
+    let spec = AnalyzeOptions {
+        grid: grid.into(),
+        block: block.into(),
+        args: vec![("n".into(), n.into())],
+        max_work: 1 << 30,
+        ..Default::default()
+    }
+    .launch();
+    let setup = Setup::new(&kernel, &spec).expect("launch");
+    let fast = engine::run(&k, &kernel, &setup, &mut sector_analyzer::engine::NoSink).expect("runs");
+    let exact = engine::run_exact(&k, &kernel, &setup, &mut sector_analyzer::engine::NoSink).expect("runs");
+    (fast, exact)
+}
+
+#[test]
+fn a_steady_loop_is_summarised_to_the_counts_of_every_iteration() {
+    // Two warps (64 threads), n = 1000: 2,000 executions, each 32 consecutive aligned ints:
+    // 4 sectors, 8,000 in all.
+    let (fast, exact) = listing_both_ways(STEADY_LOOP, "1", "64", "1000");
+    assert_eq!(exact.trace.ops.iter().map(|s| (s.executions, s.sectors)).collect::<Vec<_>>(), vec![(2000, 8000)]);
+    assert_eq!(all_counts(&fast), all_counts(&exact));
+    assert!(fast.summaries >= 2, "{} summaries", fast.summaries);
+    assert_eq!(fast.trace.work, exact.trace.work);
+    assert!(fast.effort * 20 < exact.effort, "{} steps run of {}", fast.effort, exact.effort);
+    // n = 3 (too few iterations to watch) and a partial warp (20 threads): 3 executions of
+    // 20 lanes: 80 bytes from a 128-byte boundary, 3 sectors each.
+    let (fast, exact) = listing_both_ways(STEADY_LOOP, "1", "20", "3");
+    assert_eq!(exact.trace.ops.iter().map(|s| (s.executions, s.sectors)).collect::<Vec<_>>(), vec![(3, 9)]);
+    assert_eq!(all_counts(&fast), all_counts(&exact));
+    // n = 2^20: 2 x 1,048,576 executions, 4 sectors each.
+    let (fast, _) = listing_both_ways(STEADY_LOOP, "1", "64", "1048576");
+    assert_eq!(fast.trace.ops.iter().map(|s| (s.executions, s.sectors)).collect::<Vec<_>>(), vec![(2 << 20, 8 << 20)]);
+    assert!(fast.effort < 10_000, "{} steps run", fast.effort);
+}
+
+/// As [`STEADY_LOOP`], the load guarded by `k < tid`: lanes drop out one an iteration, each
+/// at its own comparison's change, and the loop runs on with none loading.
+const NARROWING_LOOP: &str = r#"
+//--------------------- .text.k --------------------------
+k:
+        /*0000*/                   S2R R0, SR_TID.X ;
+        /*0010*/                   LDC.64 R2, c[0x0][0x210] ;
+        /*0020*/                   LDC R5, c[0x0][0x218] ;
+        /*0030*/                   IMAD.MOV.U32 R4, RZ, RZ, RZ ;
+        /*0040*/                   IMAD.WIDE R2, R0, 0x4, R2 ;
+.L_x_0:
+        /*0050*/                   ISETP.LT.AND P2, PT, R4, R0, PT ;
+        /*0060*/               @P2 LDG.E R8, desc[UR4][R2.64] ;
+        /*0070*/                   IADD3 R4, R4, 0x1, RZ ;
+        /*0080*/                   IADD3 R2, P0, R2, 0x80, RZ ;
+        /*0090*/                   IADD3.X R3, RZ, R3, RZ, P0, !PT ;
+        /*00a0*/                   ISETP.GE.AND P1, PT, R4, R5, PT ;
+        /*00b0*/              @!P1 BRA `(.L_x_0) ;
+        /*00c0*/                   EXIT ;
+"#;
+
+#[test]
+fn a_summary_stops_before_any_lane_changes_its_path() {
+    // One warp, n = 1000. Iteration k loads in lanes k+1 .. 31 (31 - k ints ending at the end
+    // of a 128-byte row: 4 - floor((k+1)/8) sectors), k = 0 .. 30: 31 executions; sectors
+    // 31 x 4 - (7 x 0 + 8 x 1 + 8 x 2 + 8 x 3) = 76. Iterations 31 .. 999 load nothing.
+    let (fast, exact) = listing_both_ways(NARROWING_LOOP, "1", "32", "1000");
+    assert_eq!(exact.trace.ops.iter().map(|s| (s.executions, s.sectors)).collect::<Vec<_>>(), vec![(31, 76)]);
+    assert_eq!(all_counts(&fast), all_counts(&exact));
+    assert_eq!(fast.trace.work, exact.trace.work);
+    assert!(fast.summaries >= 1 && fast.effort * 4 < exact.effort, "{} of {}", fast.effort, exact.effort);
+}
+
+#[test]
+fn iterations_that_move_less_than_a_sector_are_summarised_eight_at_a_time() {
+    // STEADY_LOOP with the pointer moving 4 bytes an iteration: lane l of a warp loads
+    // a[k + l], 128 bytes from byte 4k: 4 sectors when k is a multiple of 8, else 5: 39 per 8
+    // iterations. Two warps (the second 128 bytes on, the same pattern), n = 1000 = 125 x 8:
+    // 2,000 executions, 2 x 125 x 39 = 9,750 sectors.
+    let listing = STEADY_LOOP.replace("IADD3 R2, P0, R2, 0x80, RZ", "IADD3 R2, P0, R2, 0x4, RZ");
+    let (fast, exact) = listing_both_ways(&listing, "1", "64", "1000");
+    assert_eq!(exact.trace.ops.iter().map(|s| (s.executions, s.sectors)).collect::<Vec<_>>(), vec![(2000, 9750)]);
+    assert_eq!(all_counts(&fast), all_counts(&exact));
+    assert_eq!(fast.trace.work, exact.trace.work);
+    assert!(fast.summaries >= 2 && fast.effort * 5 < exact.effort, "{} of {}", fast.effort, exact.effort);
+}
+
+#[test]
+fn a_summary_does_not_jump_across_a_sign_change() {
+    // STEADY_LOOP counting from 2^31 - 1024 up to 2^31 + 976 (compared unsigned): 2,000
+    // iterations, the count crossing 2^31 after 1,024 of them. Two warps: 4,000 executions of
+    // 4 sectors.
+    let listing = STEADY_LOOP
+        .replace("IMAD.MOV.U32 R4, RZ, RZ, RZ", "IMAD.MOV.U32 R4, RZ, RZ, 0x7ffffc00")
+        .replace("LDC R5, c[0x0][0x218]", "IMAD.MOV.U32 R5, RZ, RZ, 0x800003d0")
+        .replace("ISETP.GE.AND P1", "ISETP.GE.U32.AND P1");
+    let (fast, exact) = listing_both_ways(&listing, "1", "64", "0");
+    assert_eq!(exact.trace.ops.iter().map(|s| (s.executions, s.sectors)).collect::<Vec<_>>(), vec![(4000, 16000)]);
+    assert_eq!(all_counts(&fast), all_counts(&exact));
+    assert_eq!(fast.trace.work, exact.trace.work);
+    // Each warp's summaries stop before the sign changes and start again after it.
+    assert!(fast.summaries >= 4, "{} summaries", fast.summaries);
+}
+
 #[test]
 fn an_unknown_opcode_stops_the_analysis_by_name() {
     let listing = "//--------------------- .text.k --------------------------\nk:\n        /*0000*/                   FROBNICATE R0, R1 ;\n        /*0010*/                   EXIT ;\n";
@@ -238,8 +389,133 @@ fn documented_differences() -> BTreeSet<String> {
         .collect()
 }
 
-/// Reference-engine work above which an example is not run through SASS in the tests.
-const LARGE_WORK: u64 = 1_000_000;
+/// Warp-level steps the SASS engine may run for one example launch in the tests (summarised
+/// loop iterations are not run); a launch that needs more is left to the source path.
+const SASS_WORK: u64 = 12_000_000;
+
+/// Every example launch of up to this many reference-engine steps runs through the SASS
+/// engine both ways: loops summarised and every iteration run; every count must be equal.
+const BOTH_WAYS_WORK: u64 = 1_000_000;
+
+#[test]
+fn summarised_loops_count_what_every_iteration_counts_on_the_examples() {
+    if !toolkit() {
+        return;
+    }
+    let mut compared = 0;
+    let mut summarised = BTreeSet::new();
+    let mut wrong = Vec::new();
+    for (name, src, opts) in example_cases() {
+        let Some(work) = analyze(Input::File(&src), &opts, &DiskLoader).ok().map(|a| a.sheet.work) else { continue };
+        if work > BOTH_WAYS_WORK {
+            continue;
+        }
+        let Some((fast, exact)) = sass_both_ways(&src, &opts) else { continue };
+        compared += 1;
+        if fast.summaries > 0 {
+            summarised.insert(name.clone());
+        }
+        if all_counts(&fast) != all_counts(&exact) || fast.trace.work != exact.trace.work {
+            wrong.push(name);
+        }
+    }
+    // The large launches' kernels at small sizes, so that their long loops run both ways too.
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    let small: &[(&str, &str, &str, &str, &[(&str, &str)], &[(&str, &str)])] = &[
+        ("reuse_gemm_naive.cu", "gemm_naive", "4,4", "16,16", &[("n", "64")], &[]),
+        ("reuse_gemm_naive.cu", "gemm_naive", "2,8", "32,8", &[("n", "64")], &[]),
+        ("reuse_gemm_naive.cu", "gemm_naive", "8,2", "8,32", &[("n", "64")], &[]),
+        ("reuse_gemm_naive.cu", "gemm_naive", "7,7", "16,16", &[("n", "100")], &[]),
+        ("reuse_gemm_naive.cu", "gemm_naive", "3,3", "16,16", &[("n", "37")], &[]),
+        ("reuse_gemm_tiled.cu", "gemm_tiled", "4,4", "16,16", &[("n", "64")], &[]),
+        ("reuse_gemm_tiled.cu", "gemm_tiled", "2,2", "32,32", &[("n", "64")], &[("TILE", "32")]),
+        ("reuse_gemv.cu", "gemv_rows", "2", "256", &[("n", "512")], &[]),
+        ("reuse_gemv.cu", "gemv_cols", "2", "256", &[("n", "512")], &[]),
+        ("reuse_rank_k.cu", "rank_k_update", "4,16", "32,8", &[("n", "128"), ("k", "64")], &[]),
+        ("reuse_stencil3d.cu", "stencil7", "1,4,32", "32,8,1", &[("n", "32")], &[]),
+        ("reuse_batched.cu", "batched_gemm", "8", "16,16", &[("m", "16")], &[]),
+        ("matmul_tiled.cu", "matmul_tiled", "4,4", "16,16", &[("n", "64")], &[]),
+        ("transpose_tiled.cu", "transpose_tiled", "8,8", "32,8", &[("width", "256"), ("height", "256")], &[]),
+    ];
+    for (file, kernel, grid, block, args, defines) in small {
+        let name = format!("{kernel} {grid} {block} {args:?}");
+        let opts = AnalyzeOptions {
+            kernel: Some(kernel.to_string()),
+            grid: grid.to_string(),
+            block: block.to_string(),
+            args: args.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(),
+            defines: defines.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(),
+            ..Default::default()
+        };
+        let Some((fast, exact)) = sass_both_ways(&examples.join(file), &opts) else {
+            wrong.push(format!("{name}: does not run through SASS"));
+            continue;
+        };
+        compared += 1;
+        if fast.summaries > 0 {
+            summarised.insert(name.clone());
+        }
+        if all_counts(&fast) != all_counts(&exact) || fast.trace.work != exact.trace.work {
+            wrong.push(name);
+        }
+    }
+    eprintln!("{compared} example launches run both ways; loops summarised in {}: {summarised:?}", summarised.len());
+    assert!(wrong.is_empty(), "summaries changed the counts of {wrong:?}");
+    assert!(!summarised.is_empty(), "no example's loop was summarised");
+}
+
+/// The SASS engine's trace of an example launch, loops summarised and not (`None` where the
+/// launch does not go through SASS).
+fn sass_both_ways(src: &Path, opts: &AnalyzeOptions) -> Option<(engine::SassTrace, engine::SassTrace)> {
+    let text = std::fs::read_to_string(src).ok()?;
+    let so = front::SassOptions {
+        arch: "sm_90".into(),
+        defines: &opts.defines,
+        include_dirs: &opts.include_dirs,
+        instantiate: None,
+    };
+    let module = front::compile(src, &text, &so).ok()?;
+    let want = opts.kernel.clone();
+    let sk = module
+        .kernels
+        .iter()
+        .find(|k| want.as_deref().is_none_or(|w| k.name.split('<').next() == Some(w) || k.symbol == w))?;
+    let base = sk.name.split('<').next().unwrap_or(&sk.name);
+    let decl = front::declaration(&text, base);
+    let mut files = SourceFiles::default();
+    let mut lines = lift::Lines::new(&mut files, None);
+    let kernel = lift::kernel(sk, decl.as_ref(), &mut lines).ok()?;
+    let setup = Setup::new(&kernel, &opts.launch()).ok()?;
+    let fast = engine::run(sk, &kernel, &setup, &mut sector_analyzer::engine::NoSink).ok()?;
+    let exact = engine::run_exact(sk, &kernel, &setup, &mut sector_analyzer::engine::NoSink).ok()?;
+    Some((fast, exact))
+}
+
+/// The manifest's hand derivation for the 512^3 naive product in 16 x 16 blocks: 8,192 warps
+/// of 2 rows x 16 columns, 512 k each: 2 load requests per k (A: 2 sectors, B: 2 sectors),
+/// C stored once (4 sectors).
+#[test]
+fn the_naive_product_through_sass_counts_the_hand_derivation() {
+    if !toolkit() {
+        return;
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/reuse_gemm_naive.cu");
+    let opts = AnalyzeOptions {
+        via: Via::Sass,
+        grid: "32,32".into(),
+        block: "16,16".into(),
+        args: vec![("n".into(), "512".into())],
+        ..Default::default()
+    };
+    let a = match analyze(Input::File(&src), &opts, &DiskLoader) {
+        Ok(a) => a.sheet,
+        Err(f) => panic!("{}", f.one_line()),
+    };
+    assert_eq!(counter(&a, "global_load_requests"), 8192 * 512 * 2);
+    assert_eq!(counter(&a, "global_load_sectors"), 8192 * 512 * 4);
+    assert_eq!(counter(&a, "global_store_requests"), 8192);
+    assert_eq!(counter(&a, "global_store_sectors"), 8192 * 4);
+}
 
 #[test]
 #[allow(clippy::print_stderr)]
@@ -254,15 +530,15 @@ fn examples_through_sass_equal_the_h200_and_differ_from_source_only_as_documente
     let mut large = Vec::new();
     for (name, src, opts) in example_cases() {
         let source = analyze(Input::File(&src), &opts, &DiskLoader).ok().map(|a| a.sheet);
-        // The SASS engine runs every warp instruction by instruction: launches the reference
-        // engine needs more than this many warp-level steps for are left to the source path.
-        if source.as_ref().is_some_and(|s| s.work > LARGE_WORK) {
-            large.push(name);
-            continue;
-        }
-        let sass_opts = AnalyzeOptions { via: Via::Sass, ..opts.clone() };
+        // The SASS engine runs every warp (its steady loops summarised): launches of many
+        // warps that need more than this many steps are left to the source path.
+        let sass_opts = AnalyzeOptions { via: Via::Sass, max_work: SASS_WORK, ..opts.clone() };
         let sass = match analyze(Input::File(&src), &sass_opts, &DiskLoader) {
             Ok(a) => a.sheet,
+            Err(f) if f.diagnostic.kind == sector_analyzer::diag::ErrorKind::Limit => {
+                large.push(name);
+                continue;
+            }
             Err(f) => {
                 wrong.push(format!("{name}: --via sass failed: {}", f.one_line()));
                 continue;

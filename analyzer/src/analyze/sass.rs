@@ -269,7 +269,9 @@ pub(super) fn analyze(
     kernel.notes.extend(numba_defaults(&kernel, &mut launch.args));
     let setup = crate::launch::Setup::new(&kernel, &launch)?;
     let run = crate::engine::sass::run(sk, &kernel, &setup, &mut crate::engine::NoSink)?;
-    setup.budget.spend(run.trace.work);
+    // The budget pays for the steps run; `trace.work` (what the launch is, for the estimate's
+    // sampling) also counts the iterations summaries jumped over.
+    setup.budget.spend(run.effort);
     for (op, s) in kernel.mem_ops.iter_mut().zip(&run.spaces) {
         if let Some(s) = s {
             op.space = *s;
@@ -306,6 +308,12 @@ pub(super) fn analyze(
             "{line}(SASS 0x{:04x} `{}`): its condition depends on data read from memory: {what}",
             ins.offset,
             ins.mnemonic()
+        ));
+    }
+    if run.summaries > 0 {
+        notes.push(format!(
+            "SASS engine: {} warp-level steps counted by running {}: {} loop iteration(s) covered by {} summaries (registers proved to move by a fixed amount an iteration, no comparison changing, addresses moving by whole sectors)",
+            run.trace.work, run.effort, run.summarised_iterations, run.summaries
         ));
     }
     if !run.opaque.is_empty() {

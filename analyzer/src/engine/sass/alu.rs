@@ -15,7 +15,7 @@ use crate::ir::{AccessKind, Base, Space};
 pub struct Mods {
     bits: u64,
     /// The first modifier's bit (a comparison's `LT`, a shuffle's mode).
-    first: u64,
+    pub first: u64,
 }
 
 /// Modifier bits (some named only for completeness of the comparison set).
@@ -276,6 +276,13 @@ fn mma_regs(i: &Instr) -> u8 {
     } else {
         2
     }
+}
+
+/// An operand's values in the lanes of `run` and the lanes where they are known (what the loop
+/// summaries observe of a comparison's operands).
+pub(super) fn operand_values(m: &Machine, o: &Operand, run: u32) -> ([u32; WARP], u32) {
+    let v = m.ints(o, run);
+    (v.v, v.k)
 }
 
 /// The lanes of a mask, lowest first.
@@ -629,7 +636,7 @@ fn regs(ins: &Instr) -> Vec<Reg> {
 }
 
 /// The carry-out predicates after an instruction's destination register (`IADD3 R0, P0, P1, ...`).
-fn pred_outs(ops: &[Operand]) -> impl Iterator<Item = PredReg> + '_ {
+pub(super) fn pred_outs(ops: &[Operand]) -> impl Iterator<Item = PredReg> + '_ {
     ops.iter().skip(1).map_while(|o| if let Operand::Pred(p) = o { Some(*p) } else { None })
 }
 

@@ -14,6 +14,7 @@
 //! memory.
 
 mod alu;
+mod loops;
 
 use super::count::{record, Execution, SectorSink};
 use super::{OpStats, Trace, WARP};
@@ -48,20 +49,45 @@ pub struct SassTrace {
     pub bulk: BTreeSet<String>,
     /// By memory operation: the space its addresses fell in (generic ones resolved).
     pub spaces: Vec<Option<Space>>,
+    /// Warp-level steps the engine ran (`trace.work` also counts the iterations summaries
+    /// covered, as if run): what the work budget is charged.
+    pub effort: u64,
+    /// Loop summaries taken, and the iterations they covered.
+    pub summaries: u64,
+    pub summarised_iterations: u64,
 }
 
-/// Runs the whole launch.
+/// Runs the whole launch for its counts: steady loops are summarised (`loops.rs`), so the
+/// sink does not see the sectors of the iterations jumped over.
 pub fn run(k: &SassKernel, ir: &Kernel, setup: &Setup, sink: &mut dyn SectorSink) -> Result<SassTrace> {
-    run_blocks(k, ir, setup, &mut (0..setup.blocks()), sink)
+    run_inner(k, ir, setup, &mut (0..setup.blocks()), sink, true)
 }
 
-/// Runs the blocks `order` names (linear, x fastest), feeding global sectors to `sink`.
+/// Runs the whole launch instruction by instruction, every iteration of every loop: the
+/// reference the summaries are held to.
+pub fn run_exact(k: &SassKernel, ir: &Kernel, setup: &Setup, sink: &mut dyn SectorSink) -> Result<SassTrace> {
+    run_inner(k, ir, setup, &mut (0..setup.blocks()), sink, false)
+}
+
+/// Runs the blocks `order` names (linear, x fastest), every iteration, feeding every global
+/// sector to `sink` in execution order.
 pub fn run_blocks(
     k: &SassKernel,
     ir: &Kernel,
     setup: &Setup,
     order: &mut dyn Iterator<Item = u64>,
     sink: &mut dyn SectorSink,
+) -> Result<SassTrace> {
+    run_inner(k, ir, setup, order, sink, false)
+}
+
+fn run_inner(
+    k: &SassKernel,
+    ir: &Kernel,
+    setup: &Setup,
+    order: &mut dyn Iterator<Item = u64>,
+    sink: &mut dyn SectorSink,
+    summarise: bool,
 ) -> Result<SassTrace> {
     for ins in &k.instrs {
         if unsupported_memory(ins) {
@@ -117,7 +143,12 @@ pub fn run_blocks(
         scratch: Vec::new(),
         addrs: Vec::with_capacity(WARP),
         used_fills: vec![false; ir.params.len()],
+        // Values loaded from a filled array are known and need not move affinely.
+        summarise: summarise && setup.fills.iter().all(Option::is_none),
+        loops: loops::Loops::default(),
+        arrival: None,
     };
+    m.loops.nregs = loops::register_count(&m);
     let [gx, gy, _] = setup.grid;
     let (gx, gy) = (gx as u64, gy as u64);
     let threads = setup.threads_per_block();
@@ -134,7 +165,10 @@ pub fn run_blocks(
         }
     }
     m.out.trace.ops = m.ops;
-    m.out.trace.work = m.work;
+    m.out.trace.work = m.work.saturating_add(m.loops.steps);
+    m.out.effort = m.work;
+    m.out.summaries = m.loops.summaries;
+    m.out.summarised_iterations = m.loops.iterations;
     m.out.trace.used_fills =
         m.used_fills.iter().enumerate().filter(|(_, &u)| u).map(|(i, _)| ParamId(i as u32)).collect();
     Ok(m.out)
@@ -288,6 +322,11 @@ pub(crate) struct Machine<'a> {
     pub mods: Vec<alu::Mods>,
     /// By memory operation: its class.
     class: Vec<MemClass>,
+    /// Whether steady loops are summarised, the warp's loop watching, and a loop head the
+    /// last step arrived at.
+    summarise: bool,
+    loops: loops::Loops,
+    arrival: Option<(usize, usize)>,
     /// By instruction: its memory operation, or `usize::MAX`.
     op_of: Vec<usize>,
     /// By instruction: the barrier a `BSYNC` waits on.
@@ -303,7 +342,7 @@ pub(crate) struct Machine<'a> {
     used_fills: Vec<bool>,
 }
 
-impl Machine<'_> {
+impl<'a> Machine<'a> {
     fn tick(&mut self, i: usize) -> Result<()> {
         self.work += 1;
         let effort = self.work.saturating_add(self.s.budget.spent());
@@ -326,8 +365,31 @@ impl Machine<'_> {
         Ok(())
     }
 
+    /// One step of the warp, watched when a loop is, and a loop head it arrives at noted.
+    #[inline]
+    fn run_step(&mut self, i: usize, at: u32, sink: &mut dyn SectorSink) -> Result<()> {
+        self.tick(i)?;
+        if !self.summarise {
+            return self.step(i, at, sink);
+        }
+        let watching = self.loops.watching();
+        if watching {
+            self.observe_before(i, at);
+        }
+        self.step(i, at, sink)?;
+        if watching {
+            self.observe_after(i);
+        }
+        if let Some((head, tail)) = self.arrival.take() {
+            self.arrive(head, tail);
+        }
+        Ok(())
+    }
+
     fn run_warp(&mut self, first: u64, mask: u32, sink: &mut dyn SectorSink) -> Result<()> {
         self.w.reset(first, mask);
+        self.loops.reset_warp();
+        self.arrival = None;
         let n = self.k.instrs.len();
         loop {
             let live = self.w.live;
@@ -337,8 +399,7 @@ impl Machine<'_> {
             // Converged (the usual case): every live lane at one instruction.
             let first = self.w.pc[live.trailing_zeros() as usize];
             if self.w.converged && first < n && self.bsync[first].is_none() {
-                self.tick(first)?;
-                self.step(first, live, sink)?;
+                self.run_step(first, live, sink)?;
                 continue;
             }
             // The lanes to run: those at the lowest instruction among lanes not waiting at a
@@ -368,8 +429,7 @@ impl Machine<'_> {
                 ));
             }
             let at = (0..WARP).filter(|&l| live >> l & 1 == 1 && self.w.pc[l] == best).fold(0u32, |m, l| m | 1 << l);
-            self.tick(best)?;
-            self.step(best, at, sink)?;
+            self.run_step(best, at, sink)?;
             self.w.reconverge();
         }
     }
@@ -467,6 +527,10 @@ impl Machine<'_> {
                 };
                 self.advance(at & !taken);
                 self.jump(taken, t);
+                // Every live lane went back: the warp arrives at a loop head.
+                if t <= i && taken != 0 && taken == self.w.live {
+                    self.arrival = Some((t, i));
+                }
             }
             Op::Exit => {
                 self.advance(at & !taken);
@@ -552,20 +616,40 @@ impl Machine<'_> {
         Some(v)
     }
 
-    fn memory(&mut self, i: usize, n: usize, exec: u32, sink: &mut dyn SectorSink) -> Result<()> {
-        let class = self.class[n];
-        let k = self.k;
-        let ins = &k.instrs[i];
-        // The address operand: the global one for LDGSTS (its shared side is not counted).
-        let mut mems = ins.operands.iter().filter_map(|o| match o {
+    /// A memory instruction's address operand: the global one for LDGSTS (its shared side is
+    /// not counted).
+    fn address_operand(&self, i: usize) -> Option<&'a crate::ir::sass::Address> {
+        let k: &'a SassKernel = self.k;
+        let class = self.class[self.op_of[i]];
+        let mut mems = k.instrs[i].operands.iter().filter_map(|o| match o {
             Operand::Mem(a) => Some(a),
             _ => None,
         });
         let first = mems.next();
-        let a = match (class.kind, first, mems.next()) {
-            (crate::ir::AccessKind::AsyncCopy, Some(_), Some(g)) => g,
-            (_, Some(m), _) => m,
-            _ => return Err(stop(ins, "has no address this reader can read")),
+        match (class.kind, first, mems.next()) {
+            (crate::ir::AccessKind::AsyncCopy, Some(_), Some(g)) => Some(g),
+            (_, Some(m), _) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// Widens memory operation `n`'s offsets within its buffer to take in lanes at `[lo, hi]`.
+    fn note_range(&mut self, n: usize, lo: i64, hi: i64) {
+        if let Some(Base::Param(p)) = self.ops[n].base {
+            let b = super::absolute(self.s, Base::Param(p), 0);
+            let s = &mut self.ops[n];
+            let end = hi - b + self.class[n].width as i64;
+            s.min_off = Some(s.min_off.map_or(lo - b, |m| m.min(lo - b)));
+            s.end_off = Some(s.end_off.map_or(end, |m| m.max(end)));
+        }
+    }
+
+    fn memory(&mut self, i: usize, n: usize, exec: u32, sink: &mut dyn SectorSink) -> Result<()> {
+        let class = self.class[n];
+        let k = self.k;
+        let ins = &k.instrs[i];
+        let Some(a) = self.address_operand(i) else {
+            return Err(stop(ins, "has no address this reader can read"));
         };
         self.addrs.clear();
         let mut n_unknown = 0u64;
