@@ -31,7 +31,10 @@ impl Lowerer<'_, '_> {
                 };
                 let mut stores: Vec<Stmt> = (0..n)
                     .map(|k| {
-                        let part = MemoryPlace { address: ptr_add(memory.address.clone(), (k * piece) as i128), ..memory.clone() };
+                        let part = MemoryPlace {
+                            address: ptr_add(memory.address.clone(), (k * piece) as i128),
+                            ..memory.clone()
+                        };
                         let member = Expr::Opaque { args: vec![Expr::Local(value)], what: "member".into() };
                         self.builder.store(part, piece, member)
                     })
@@ -59,7 +62,10 @@ impl Lowerer<'_, '_> {
                 };
                 let pieces = (0..n)
                     .map(|k| {
-                        let part = MemoryPlace { address: ptr_add(memory.address.clone(), (k * piece) as i128), ..memory.clone() };
+                        let part = MemoryPlace {
+                            address: ptr_add(memory.address.clone(), (k * piece) as i128),
+                            ..memory.clone()
+                        };
                         self.builder.read(&Place::Memory(part), piece, cache)
                     })
                     .collect();
