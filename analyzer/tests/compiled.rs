@@ -131,9 +131,6 @@ const KNOWN: &[(&str, &str)] = &[
     // nvcc merges the loads of `.x` and `.y` of one `float2` into one 8-byte load; the source
     // path issues two 4-byte loads.
     ("pair_members", "Source"),
-    // The SASS engine does not read `--fill` contents: a branch on loaded data is taken as not
-    // taken (the sheet says so), here a `switch` on `sel[i]`.
-    ("switch_loads", "Sass"),
 ];
 
 /// Nsight Compute's metric for each sheet total compared.
@@ -235,4 +232,27 @@ fn compiler_shaped_kernels_equal_the_h200() {
         }
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// `printf` compiles to a call of `vprintf` outside the kernel (`CALL.ABS.NOINC` through an
+/// address in constant bank 4): it does not stop the count. Two warps each store 32 floats: 2
+/// requests, 8 sectors; the call is stated on the sheet.
+#[test]
+fn a_printf_call_does_not_stop_the_sass_path() {
+    if !sector_analyzer::analyze::toolkit_found() {
+        return;
+    }
+    let src = "#include <cstdio>\n__global__ void k(float *o) {\n    printf(\"%d\\n\", threadIdx.x);\n    o[threadIdx.x] = 1.0f;\n}\n";
+    let opts = AnalyzeOptions {
+        via: sector_analyzer::analyze::Via::Sass,
+        grid: "1".into(),
+        block: "64".into(),
+        ..Default::default()
+    };
+    let s = match analyze(Input::Source { name: "printf.cu", text: src }, &opts, &DiskLoader) {
+        Ok(a) => a.sheet,
+        Err(f) => panic!("{}", f.one_line()),
+    };
+    assert_eq!((s.totals.global_store.requests, s.totals.global_store.sectors), (2, 8));
+    assert!(s.assumptions.iter().any(|a| a.contains("outside the kernel")), "{:?}", s.assumptions);
 }

@@ -316,6 +316,12 @@ pub(super) fn analyze(
             run.trace.work, run.effort, run.summarised_iterations, run.summaries
         ));
     }
+    if run.external_calls > 0 {
+        notes.push(format!(
+            "{} warp call(s) of a function outside the kernel (`CALL.ABS`: printf's `vprintf`, `__assertfail`, `malloc`): the memory it moves is not counted, as the source path does not count printf's",
+            run.external_calls
+        ));
+    }
     if !run.opaque.is_empty() {
         notes.push(format!(
             "results of {} are not computed: an address or branch that used one would be marked as depending on unknown data",

@@ -183,26 +183,27 @@ fn replace_in(e: &mut Expr, op: MemOpId, local: LocalId) {
         *e = Expr::Local(local);
         return;
     }
+    for_each_operand_mut(e, &mut |x| replace_in(x, op, local));
+}
+
+/// Calls `f` on each direct operand of `e`.
+fn for_each_operand_mut(e: &mut Expr, f: &mut impl FnMut(&mut Expr)) {
     match e {
         Expr::Binary { lhs, rhs, .. }
         | Expr::FloatBinary { lhs, rhs, .. }
         | Expr::Logical { lhs, rhs, .. }
-        | Expr::PtrDiff { lhs, rhs } => {
-            replace_in(lhs, op, local);
-            replace_in(rhs, op, local);
+        | Expr::PtrDiff { lhs, rhs }
+        | Expr::PtrOffset { ptr: lhs, bytes: rhs } => {
+            f(lhs);
+            f(rhs);
         }
-        Expr::Unary { arg, .. } | Expr::ToInt { arg, .. } | Expr::ToFloat(arg) => replace_in(arg, op, local),
+        Expr::Unary { arg, .. } | Expr::ToInt { arg, .. } | Expr::ToFloat(arg) | Expr::Load { addr: arg, .. } => f(arg),
         Expr::Select { cond, then, els } => {
-            replace_in(cond, op, local);
-            replace_in(then, op, local);
-            replace_in(els, op, local);
+            f(cond);
+            f(then);
+            f(els);
         }
-        Expr::PtrOffset { ptr, bytes } => {
-            replace_in(ptr, op, local);
-            replace_in(bytes, op, local);
-        }
-        Expr::Load { addr, .. } => replace_in(addr, op, local),
-        Expr::Opaque { args, .. } | Expr::Warp { args, .. } => args.iter_mut().for_each(|a| replace_in(a, op, local)),
+        Expr::Opaque { args, .. } | Expr::Warp { args, .. } => args.iter_mut().for_each(f),
         Expr::Int(..) | Expr::Float(_) | Expr::Local(_) | Expr::Param(_) | Expr::Builtin(_) | Expr::SharedBase(_) => {}
     }
 }

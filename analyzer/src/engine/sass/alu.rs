@@ -178,7 +178,8 @@ pub fn decode(i: &Instr) -> Result<Op> {
         "BREAK" => Op::Break,
         "NOP" | "BAR" | "MEMBAR" | "FENCE" | "ERRBAR" | "CCTL" | "CCTLL" | "DEPBAR" | "LDGDEPBAR" | "WARPSYNC"
         | "NANOSLEEP" | "YIELD" | "STL" | "ARRIVES" | "PMTRIG" | "CGAERRBAR" | "ACQBULK" | "WARPGROUP"
-        | "SETMAXREG" | "UCGABAR_ARV" | "UCGABAR_WAIT" | "CGABAR" | "BMOV" | "RPCMOV" | "SYNCS" | "VOTEU_NOP" => {
+        | "SETMAXREG" | "ENDCOLLECTIVE" | "UCGABAR_ARV" | "UCGABAR_WAIT" | "CGABAR" | "BMOV" | "RPCMOV" | "SYNCS"
+        | "VOTEU_NOP" => {
             if u == "SYNCS" && !i.operands.is_empty() && matches!(i.operands[0], Operand::Pred(_)) {
                 Op::OpaquePred
             } else if (u == "SYNCS" || u == "BMOV") && matches!(i.operands.first(), Some(Operand::Reg(_))) {
@@ -575,7 +576,7 @@ impl Machine<'_> {
         (k >> l & 1 == 1).then(|| (v >> l & 1 == 1) != p.not)
     }
 
-    fn set(&mut self, d: Reg, l: usize, v: V) {
+    pub(super) fn set(&mut self, d: Reg, l: usize, v: V) {
         let i = d.index as usize;
         if d.index == RZ {
             return;

@@ -52,6 +52,8 @@ pub struct SassTrace {
     /// Warp-level steps the engine ran (`trace.work` also counts the iterations summaries
     /// covered, as if run): what the work budget is charged.
     pub effort: u64,
+    /// Warp executions of calls to functions outside the kernel (`vprintf`, `__assertfail`).
+    pub external_calls: u64,
     /// Loop summaries taken, and the iterations they covered.
     pub summaries: u64,
     pub summarised_iterations: u64,
@@ -539,6 +541,29 @@ impl<'a> Machine<'a> {
                     *b &= !taken;
                 }
             }
+            // A call outside the kernel through an address from constant bank 4 (`vprintf`,
+            // `__assertfail`, `malloc`): its own memory traffic is not counted (as the source
+            // path counts `printf`), the registers it may change (R2..R15, R1 the stack
+            // pointer kept) are unknown after it, and the sheet says so.
+            Op::Call if target.is_none() && ins.mnemonic().starts_with("CALL.ABS") => {
+                self.out.external_calls += u64::from(taken.count_ones() > 0);
+                for l in 0..WARP {
+                    if taken >> l & 1 == 1 {
+                        for r in 2..16u8 {
+                            let reg = crate::ir::sass::Reg {
+                                index: r,
+                                wide: false,
+                                neg: false,
+                                not: false,
+                                abs: false,
+                                uniform: false,
+                            };
+                            self.set(reg, l, None);
+                        }
+                    }
+                }
+                self.advance(at);
+            }
             Op::Call => {
                 let t = target.ok_or_else(|| stop(ins, "calls a target this reader cannot resolve"))?;
                 self.advance(at & !taken);
@@ -743,19 +768,23 @@ impl<'a> Machine<'a> {
         let Some(Base::Param(p)) = base else { return None };
         let (fill, table) = self.s.fills.get(p.0 as usize)?.as_ref()?;
         let Ty::Ptr(t) = &self.ir.param(p).ty else { return None };
-        if !t.pointee.is_int() || t.pointee.size() != width as u64 {
+        let size = t.pointee.size() as i64;
+        // A whole element, or part of one: nvcc loads only the bytes it uses (`sel[i] & 3` of
+        // an `int` array is a 16-bit load of its low half, little-endian).
+        if !t.pointee.is_int() || width as i64 > size || width > 4 || size > 8 {
             return None;
         }
         let off = addr - super::absolute(self.s, Base::Param(p), 0);
-        if off.rem_euclid(width as i64) != 0 {
+        let (index, within) = (off.div_euclid(size), off.rem_euclid(size));
+        if within % width as i64 != 0 {
             return None;
         }
-        let v = fill.value(off / width as i64, table.as_deref())?;
+        let v = fill.value(index, table.as_deref())?;
         self.used_fills[p.0 as usize] = true;
         let v = match &t.pointee {
             Ty::Int(it) => it.wrap(v as i128),
             _ => v as i128,
         };
-        Some(v as u32)
+        Some((v as u64 >> (8 * within)) as u32)
     }
 }

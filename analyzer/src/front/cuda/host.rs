@@ -276,9 +276,9 @@ fn device_functions_text(root: Node, src: &str) -> String {
     out
 }
 
-/// A class or structure definition (`class Timer { StopWatchInterface *t; ... };`) that device
-/// code never names and that has no device member: host code, whose member types may come from a
-/// host library this machine lacks.
+/// A class or structure definition with methods (`class Timer { StopWatchInterface *t; void
+/// start(); };`) that device code never names and that has no device member: host code, whose
+/// member types may come from a host library this machine lacks.
 fn host_only_class(node: Node, src: &str, device_text: &str) -> Option<std::ops::Range<usize>> {
     let spec = match node.kind() {
         "class_specifier" | "struct_specifier" => node,
@@ -299,7 +299,16 @@ fn host_only_class(node: Node, src: &str, device_text: &str) -> Option<std::ops:
     if has_word(device_text, name) || has_word(body, "__device__") || has_word(body, "__global__") {
         return None;
     }
-    Some(node.byte_range())
+    // Only a class with methods (host behaviour); plain data stays, other types may hold it.
+    let fields = spec.child_by_field_name("body")?;
+    let mut cur = fields.walk();
+    let methods = fields.named_children(&mut cur).any(|m| {
+        m.kind() == "function_definition"
+            || m.kind() == "template_declaration"
+            || (matches!(m.kind(), "field_declaration" | "declaration")
+                && m.child_by_field_name("declarator").is_some_and(|d| d.kind() == "function_declarator"))
+    });
+    methods.then(|| node.byte_range())
 }
 
 #[cfg(test)]
@@ -343,10 +352,10 @@ int main()
 
     #[test]
     fn host_classes_device_code_never_names_are_blanked() {
-        let src = "struct Pair { float a, b; };\nclass Operator {\n    StopWatchInterface *t;\n};\n__global__ void k(Pair *p) { p[0].a = 1; }\n";
+        let src = "struct Pair { float a, b; };\nstruct Plain { int n; };\nclass Operator {\n    StopWatchInterface *t;\n    void start();\n};\n__global__ void k(Pair *p) { p[0].a = 1; }\n";
         let (out, _) = strip_host_code(src);
         assert!(!out.contains("StopWatchInterface") && !out.contains("Operator"), "{out}");
-        assert!(out.contains("struct Pair { float a, b; };"), "{out}");
+        assert!(out.contains("struct Pair { float a, b; };") && out.contains("struct Plain"), "{out}");
         assert_eq!(out.lines().count(), src.lines().count());
     }
 
