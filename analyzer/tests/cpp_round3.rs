@@ -516,3 +516,35 @@ fn cufft_types_are_the_complex_ones() {
     assert_eq!(total(&s, "global", "load"), (1, 4));
     assert_eq!(total(&s, "global", "store"), (1, 8));
 }
+
+#[test]
+fn accesses_both_arms_of_an_if_share_are_issued_once() {
+    // One warp, lanes alternate arms. Both arms begin with a[i]: hoisted above the branch, one
+    // request of 32 floats, 4 sectors (the H200 counted 313 requests for 313 such warps,
+    // validate/probes/compiled). Both arms end with a store to o[i]: sunk below it, one request,
+    // 4 sectors.
+    let src = r#"
+    __global__ void k(const float *a, float *o) {
+        int i = threadIdx.x;
+        float s;
+        if (i & 1) s = a[i] * 2.0f;
+        else s = a[i] + 1.0f;
+        if (i & 1) o[i] = s;
+        else o[i] = 2.0f * s;
+    }"#;
+    let s = run(src, "1", "32", &[]);
+    assert_eq!(total(&s, "global", "load"), (1, 4));
+    assert_eq!(total(&s, "global", "store"), (1, 4));
+    // A load only some lanes of an arm reach (inside `?:`) is not hoisted: the odd lanes below 8
+    // load a[1..7] (1 sector), the even lanes a[0..30] (4 sectors), two requests.
+    let src = r#"
+    __global__ void k(const float *a, float *o) {
+        int i = threadIdx.x;
+        float s;
+        if (i & 1) s = i < 8 ? a[i] : 0.0f;
+        else s = a[i];
+        o[i] = s;
+    }"#;
+    let s = run(src, "1", "32", &[]);
+    assert_eq!(total(&s, "global", "load"), (2, 5));
+}

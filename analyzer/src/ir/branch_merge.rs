@@ -88,15 +88,26 @@ fn first_load(s: &Stmt) -> Option<(MemOpId, Expr)> {
         Stmt::Eval(e) => e,
         _ => return None,
     };
-    let mut found = None;
-    super::licm::walk(e, &mut |x| {
-        if found.is_none() {
-            if let Expr::Load { op, addr } = x {
-                found = Some((*op, (**addr).clone()));
-            }
+    unconditional_load(e)
+}
+
+/// The first load `e` evaluates for every lane that evaluates `e`: not one inside an arm of a
+/// `?:` or the right of `&&` / `||`, which only some lanes reach.
+fn unconditional_load(e: &Expr) -> Option<(MemOpId, Expr)> {
+    match e {
+        Expr::Load { op, addr } => unconditional_load(addr).or_else(|| Some((*op, (**addr).clone()))),
+        Expr::Select { cond, .. } => unconditional_load(cond),
+        Expr::Logical { lhs, .. } => unconditional_load(lhs),
+        Expr::Binary { lhs, rhs, .. } | Expr::FloatBinary { lhs, rhs, .. } | Expr::PtrDiff { lhs, rhs } => {
+            unconditional_load(lhs).or_else(|| unconditional_load(rhs))
         }
-    });
-    found
+        Expr::PtrOffset { ptr, bytes } => unconditional_load(ptr).or_else(|| unconditional_load(bytes)),
+        Expr::Unary { arg, .. } | Expr::ToInt { arg, .. } | Expr::ToFloat(arg) => unconditional_load(arg),
+        Expr::Opaque { args, .. } | Expr::Warp { args, .. } => args.iter().find_map(unconditional_load),
+        Expr::Int(..) | Expr::Float(_) | Expr::Local(_) | Expr::Param(_) | Expr::Builtin(_) | Expr::SharedBase(_) => {
+            None
+        }
+    }
 }
 
 fn hoist(
