@@ -220,6 +220,7 @@ pub fn lower(
     // What the compiler removes before any memory instruction is issued.
     for k in &mut module.kernels {
         crate::ir::branch_merge::merge_branch_accesses(k);
+        crate::ir::vector_loads::merge_vector_member_loads(k);
         crate::ir::dce::remove_dead_loads(k);
     }
     Ok(module)

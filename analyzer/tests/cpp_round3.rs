@@ -548,3 +548,20 @@ fn accesses_both_arms_of_an_if_share_are_issued_once() {
     let s = run(src, "1", "32", &[]);
     assert_eq!(total(&s, "global", "load"), (2, 5));
 }
+
+#[test]
+fn member_loads_of_one_vector_element_are_one_load() {
+    // One warp. q[i].y - q[i].x of a float2: one 8-byte load, 32 x 8 B = 256 B, 8 sectors (the
+    // H200: 313 requests for 313 warps, validate/probes/compiled). p[i].z + p[i].w of a float4:
+    // one 8-byte load at offset 8 of each 16-byte element, the warp spanning 512 B: 16 sectors.
+    // p[i].x + p[i].z: not a run, two 4-byte loads of 16 sectors each.
+    let pair = r#"
+    __global__ void k(const float2 *q, float *o) { int i = threadIdx.x; o[i] = q[i].y - q[i].x; }"#;
+    assert_eq!(total(&run(pair, "1", "32", &[]), "global", "load"), (1, 8));
+    let high = r#"
+    __global__ void k(const float4 *p, float *o) { int i = threadIdx.x; o[i] = p[i].z + p[i].w; }"#;
+    assert_eq!(total(&run(high, "1", "32", &[]), "global", "load"), (1, 16));
+    let gap = r#"
+    __global__ void k(const float4 *p, float *o) { int i = threadIdx.x; o[i] = p[i].x + p[i].z; }"#;
+    assert_eq!(total(&run(gap, "1", "32", &[]), "global", "load"), (2, 32));
+}

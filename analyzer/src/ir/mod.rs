@@ -15,6 +15,7 @@ pub mod licm;
 pub mod print;
 pub mod sass;
 pub mod unroll;
+pub mod vector_loads;
 pub mod vn;
 
 use crate::source::Span;

@@ -194,7 +194,7 @@ pub fn numba_slots(types: &[String], names: Option<&[String]>) -> Option<Vec<(St
         };
         let parts: Vec<&str> = inner.split(',').map(str::trim).collect();
         let (elem, dims) = (parts.first()?, parts.get(1)?.parse::<u32>().ok()?);
-        let readonly = parts.iter().any(|p| *p == "readonly");
+        let readonly = parts.contains(&"readonly");
         let word = "long long".to_string();
         out.push((format!("{name}.meminfo"), "void*".into()));
         out.push((format!("{name}.parent"), "void*".into()));

@@ -1,0 +1,221 @@
+//! Member loads of one CUDA vector element merged, as LLVM's LoadStoreVectorizer merges them:
+//! `p[i].x + p[i].y` of a `float2` array is one 8-byte load (`LDG.E.64`), not two 4-byte ones
+//! (measured on the H200: `validate/probes/compiled`, `pair_members`, 313 requests and 2,500
+//! sectors).
+//!
+//! Within one statement, loads every lane evaluates whose addresses are one element of a pointer
+//! parameter to a built-in vector type (`float2`, `int4`, ... of 8 or 16 bytes, aligned to their
+//! size) plus constant member offsets, are merged when together they cover an aligned run of 8
+//! or 16 bytes (`.x .y` of a `float2`, `.x .y` or `.z .w` or all four of a `float4`). Other
+//! shapes (`.x .z`, three members) are left as written: what the vectorizer makes of them
+//! depends on more than this sees. So, at times, does a run of four: alone in a kernel, the four
+//! members of a `float4` are one 16-byte load; after other statements that load and store
+//! around the same element, nvcc 13.0 made two 8-byte loads of them. The merged load keeps the first member's row, with the run's
+//! width; the others keep theirs with no executions, and a note says so.
+
+use super::*;
+
+/// Merges the member loads described above in `k`; returns the operations left without
+/// executions.
+pub fn merge_vector_member_loads(k: &mut Kernel) -> Vec<MemOpId> {
+    let mut body = std::mem::take(&mut k.body);
+    let mut merged: Vec<(MemOpId, Vec<MemOpId>, u32)> = Vec::new();
+    visit(k, &mut body, &mut merged);
+    k.body = body;
+    let mut gone = Vec::new();
+    for (kept, others, width) in merged {
+        k.mem_ops[kept.0 as usize].width = width;
+        let m = k.mem_op(kept).clone();
+        for o in &others {
+            let x = k.mem_op(*o);
+            k.notes.push(format!(
+                "`{}` at {}:{} is loaded with `{}` at {}:{} as one {width}-byte vector load (nvcc merges member loads of one element)",
+                x.text, x.span.line, x.span.column, m.text, m.span.line, m.span.column
+            ));
+        }
+        gone.extend(others);
+    }
+    gone
+}
+
+fn visit(k: &Kernel, stmts: &mut [Stmt], merged: &mut Vec<(MemOpId, Vec<MemOpId>, u32)>) {
+    for s in stmts {
+        match s {
+            Stmt::Assign { value, .. } | Stmt::Eval(value) => merge_in(k, value, merged),
+            Stmt::Store { value, .. } => merge_in(k, value, merged),
+            Stmt::If { then, els, .. } => {
+                visit(k, then, merged);
+                visit(k, els, merged);
+            }
+            Stmt::Loop { body, step, .. } => {
+                visit(k, body, merged);
+                visit(k, step, merged);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A load every lane evaluating the expression reaches: (its operation, the element address,
+/// the member's byte offset).
+struct Member {
+    op: MemOpId,
+    element: Expr,
+    offset: i128,
+}
+
+fn merge_in(k: &Kernel, e: &mut Expr, merged: &mut Vec<(MemOpId, Vec<MemOpId>, u32)>) {
+    let mut members = Vec::new();
+    collect(k, e, &mut members);
+    let mut used = vec![false; members.len()];
+    for i in 0..members.len() {
+        if used[i] {
+            continue;
+        }
+        let group: Vec<usize> = (i..members.len())
+            .filter(|&j| {
+                !used[j] && same(&members[i].element, &members[j].element) && same_kind(k, members[i].op, members[j].op)
+            })
+            .collect();
+        if group.len() < 2 {
+            continue;
+        }
+        let width = k.mem_op(members[i].op).width as i128;
+        let mut offsets: Vec<(i128, usize)> = group.iter().map(|&j| (members[j].offset, j)).collect();
+        offsets.sort();
+        offsets.dedup_by_key(|o| o.0);
+        let run = offsets.len() as i128 * width;
+        let start = offsets[0].0;
+        let contiguous = offsets.windows(2).all(|w| w[1].0 == w[0].0 + width);
+        let element_bytes = element_size(k, &members[i].element).unwrap_or(0) as i128;
+        if !contiguous
+            || !matches!(run, 8 | 16)
+            || start % run != 0
+            || run > element_bytes
+            || offsets.len() != group.len()
+        {
+            continue;
+        }
+        for &j in &group {
+            used[j] = true;
+        }
+        let kept = members[offsets[0].1].op;
+        let others: Vec<MemOpId> = offsets[1..].iter().map(|&(_, j)| members[j].op).collect();
+        merged.push((kept, others, run as u32));
+    }
+    // The merged-away loads read nothing of their own: their values come with the kept load.
+    let gone: Vec<MemOpId> = merged.iter().flat_map(|(_, o, _)| o.iter().copied()).collect();
+    drop_loads(e, &gone);
+}
+
+fn same_kind(k: &Kernel, a: MemOpId, b: MemOpId) -> bool {
+    let (x, y) = (k.mem_op(a), k.mem_op(b));
+    x.kind == AccessKind::Load
+        && y.kind == AccessKind::Load
+        && !x.volatile
+        && !y.volatile
+        && x.space == y.space
+        && x.width == y.width
+        && x.cache == y.cache
+}
+
+/// The byte size of the built-in vector type an element address points at, when it is one
+/// element of a pointer parameter (`p` or `p + i * size`).
+fn element_size(k: &Kernel, element: &Expr) -> Option<u64> {
+    let p = match element {
+        Expr::Param(p) => *p,
+        Expr::PtrOffset { ptr, .. } => match &**ptr {
+            Expr::Param(p) => *p,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let Ty::Ptr(t) = &k.param(p).ty else { return None };
+    match &t.pointee {
+        Ty::Vector { name, bytes } if !name.starts_with("struct ") && matches!(bytes, 8 | 16) => {
+            let lanes = name.chars().last()?.to_digit(10)?;
+            matches!(lanes, 2 | 4).then_some(*bytes)
+        }
+        _ => None,
+    }
+}
+
+fn collect(k: &Kernel, e: &Expr, out: &mut Vec<Member>) {
+    match e {
+        Expr::Load { op, addr } => {
+            collect(k, addr, out);
+            let (element, offset) = match &**addr {
+                Expr::PtrOffset { ptr, bytes } => match &**bytes {
+                    Expr::Int(c, _) => ((**ptr).clone(), *c),
+                    _ => ((**addr).clone(), 0),
+                },
+                a => (a.clone(), 0),
+            };
+            if element_size(k, &element).is_some() {
+                out.push(Member { op: *op, element, offset });
+            }
+        }
+        // Only what every lane evaluates: not the arms of `?:` or the right of `&&`, `||`.
+        Expr::Select { cond, .. } => collect(k, cond, out),
+        Expr::Logical { lhs, .. } => collect(k, lhs, out),
+        Expr::Binary { lhs, rhs, .. } | Expr::FloatBinary { lhs, rhs, .. } | Expr::PtrDiff { lhs, rhs } => {
+            collect(k, lhs, out);
+            collect(k, rhs, out);
+        }
+        Expr::PtrOffset { ptr, bytes } => {
+            collect(k, ptr, out);
+            collect(k, bytes, out);
+        }
+        Expr::Unary { arg, .. } | Expr::ToInt { arg, .. } | Expr::ToFloat(arg) => collect(k, arg, out),
+        Expr::Opaque { args, .. } | Expr::Warp { args, .. } => args.iter().for_each(|a| collect(k, a, out)),
+        Expr::Int(..) | Expr::Float(_) | Expr::Local(_) | Expr::Param(_) | Expr::Builtin(_) | Expr::SharedBase(_) => {}
+    }
+}
+
+/// Structural equality of two address expressions, spans aside; no loads (a load's value may
+/// differ between two evaluations).
+fn same(a: &Expr, b: &Expr) -> bool {
+    match (a, b) {
+        (Expr::Int(x, t), Expr::Int(y, u)) => x == y && t == u,
+        (Expr::Local(x), Expr::Local(y)) => x == y,
+        (Expr::Param(x), Expr::Param(y)) => x == y,
+        (Expr::Builtin(x), Expr::Builtin(y)) => x == y,
+        (Expr::SharedBase(x), Expr::SharedBase(y)) => x == y,
+        (Expr::Binary { op: o, ty: t, lhs: l, rhs: r, .. }, Expr::Binary { op: p, ty: u, lhs: m, rhs: s, .. }) => {
+            o == p && t == u && same(l, m) && same(r, s)
+        }
+        (Expr::Unary { op: o, ty: t, arg: x }, Expr::Unary { op: p, ty: u, arg: y }) => o == p && t == u && same(x, y),
+        (Expr::ToInt { ty: t, arg: x }, Expr::ToInt { ty: u, arg: y }) => t == u && same(x, y),
+        (Expr::PtrOffset { ptr: p, bytes: x }, Expr::PtrOffset { ptr: q, bytes: y }) => same(p, q) && same(x, y),
+        _ => false,
+    }
+}
+
+fn drop_loads(e: &mut Expr, gone: &[MemOpId]) {
+    if let Expr::Load { op, .. } = e {
+        if gone.contains(op) {
+            *e = Expr::Opaque { args: Vec::new(), what: "member".into() };
+            return;
+        }
+    }
+    match e {
+        Expr::Binary { lhs, rhs, .. }
+        | Expr::FloatBinary { lhs, rhs, .. }
+        | Expr::Logical { lhs, rhs, .. }
+        | Expr::PtrDiff { lhs, rhs }
+        | Expr::PtrOffset { ptr: lhs, bytes: rhs } => {
+            drop_loads(lhs, gone);
+            drop_loads(rhs, gone);
+        }
+        Expr::Unary { arg, .. } | Expr::ToInt { arg, .. } | Expr::ToFloat(arg) | Expr::Load { addr: arg, .. } => {
+            drop_loads(arg, gone)
+        }
+        Expr::Select { cond, then, els } => {
+            drop_loads(cond, gone);
+            drop_loads(then, gone);
+            drop_loads(els, gone);
+        }
+        Expr::Opaque { args, .. } | Expr::Warp { args, .. } => args.iter_mut().for_each(|a| drop_loads(a, gone)),
+        Expr::Int(..) | Expr::Float(_) | Expr::Local(_) | Expr::Param(_) | Expr::Builtin(_) | Expr::SharedBase(_) => {}
+    }
+}
