@@ -93,7 +93,17 @@ fn run_inner(
 ) -> Result<SassTrace> {
     for ins in &k.instrs {
         if unsupported_memory(ins) {
-            return Err(stop(ins, "moves memory in a way this model does not count yet"));
+            // Texture and surface instructions: the source path's deliberate refusal, in its words.
+            let texture = ["TEX", "TLD", "TLD4", "TMML", "TXD", "TXQ", "SULD", "SUST", "SURED", "SUATOM"]
+                .contains(&ins.opcode.as_str());
+            return Err(stop(
+                ins,
+                if texture {
+                    "is a texture or surface access: textures and surfaces are not modelled (their reads go through the texture pipeline)"
+                } else {
+                    "moves memory in a way this model does not count yet"
+                },
+            ));
         }
     }
     // An integer parameter the code reads must be given (it may size an address or a loop; a
