@@ -360,7 +360,7 @@ pub fn apply_launch_site_described(
 pub enum DefaultLaunch {
     /// The kernel's only launch, applied: the options, its line and the sheet's first
     /// assumption (which says the launch was taken because no flag gave one).
-    Taken(AnalyzeOptions, u32),
+    Taken(Box<AnalyzeOptions>, u32),
     /// The kernel has no launch in the file, or the kernel is not known (several kernels and no
     /// `--kernel`), or the input is not CUDA source.
     None,
@@ -416,7 +416,7 @@ pub fn default_launch_site(
                 ),
                 None => said,
             };
-            Ok((DefaultLaunch::Taken(o, line), Some(said)))
+            Ok((DefaultLaunch::Taken(Box::new(o), line), Some(said)))
         }
         several => Ok((DefaultLaunch::Several(kernel, several.to_vec()), None)),
     }

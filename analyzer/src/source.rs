@@ -119,7 +119,7 @@ pub fn read_bounded(path: &Path, max: u64, what: &str) -> std::result::Result<Ve
 }
 
 fn human(bytes: u64) -> String {
-    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
         format!("{} MiB", bytes >> 20)
     } else {
         format!("{bytes} bytes")

@@ -94,6 +94,7 @@ fn gcc() -> Option<&'static str> {
 }
 
 #[test]
+#[allow(clippy::print_stderr)]
 fn random_expressions_agree_with_gcc() {
     let Some(cc) = gcc() else {
         eprintln!("note: no gcc on PATH: the C integer evaluator's property test is skipped");

@@ -265,6 +265,7 @@ fn command_line_gives_the_sheet_with_bounds() {
 /// `cargo test -p sector-analyzer --test it estimate::windowed -- --ignored --nocapture`.
 #[test]
 #[ignore]
+#[allow(clippy::print_stdout)]
 fn windowed_against_whole_simulation() {
     use sector_analyzer::cache::sample;
     use sector_analyzer::manifest::{examples_in, Manifest};

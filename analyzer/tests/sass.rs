@@ -275,6 +275,7 @@ fn an_unknown_opcode_stops_the_analysis_by_name() {
 
 // ---- With a toolkit: the examples against the H200 ----
 
+#[allow(clippy::print_stderr)]
 fn toolkit() -> bool {
     let found = sector_analyzer::analyze::toolkit_found();
     if !found {
@@ -398,6 +399,7 @@ const SASS_WORK: u64 = 12_000_000;
 const BOTH_WAYS_WORK: u64 = 1_000_000;
 
 #[test]
+#[allow(clippy::print_stderr)]
 fn summarised_loops_count_what_every_iteration_counts_on_the_examples() {
     if !toolkit() {
         return;
@@ -421,7 +423,9 @@ fn summarised_loops_count_what_every_iteration_counts_on_the_examples() {
     }
     // The large launches' kernels at small sizes, so that their long loops run both ways too.
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
-    let small: &[(&str, &str, &str, &str, &[(&str, &str)], &[(&str, &str)])] = &[
+    // (file, kernel, grid, block, args, fills)
+    type Small<'a> = (&'a str, &'a str, &'a str, &'a str, &'a [(&'a str, &'a str)], &'a [(&'a str, &'a str)]);
+    let small: &[Small] = &[
         ("reuse_gemm_naive.cu", "gemm_naive", "4,4", "16,16", &[("n", "64")], &[]),
         ("reuse_gemm_naive.cu", "gemm_naive", "2,8", "32,8", &[("n", "64")], &[]),
         ("reuse_gemm_naive.cu", "gemm_naive", "8,2", "8,32", &[("n", "64")], &[]),

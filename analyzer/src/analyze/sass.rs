@@ -40,13 +40,16 @@ pub fn toolkit_found() -> bool {
     front::toolkit::find().is_ok_and(|t| t.nvcc.is_some())
 }
 
+/// A compiled source file: its id, path and text.
+type CompiledSource = (crate::source::FileId, PathBuf, String);
+
 /// The SASS module of the input and, for source, its text and path.
 fn compile_input(
     input: &Input,
     opts: &AnalyzeOptions,
     files: &mut SourceFiles,
     instantiate: Option<(String, Vec<String>)>,
-) -> Result<(SassModule, Option<(crate::source::FileId, PathBuf, String)>)> {
+) -> Result<(SassModule, Option<CompiledSource>)> {
     let rust = match input {
         Input::File(p) => p.extension().is_some_and(|e| e == "rs"),
         Input::Source { name, .. } => name.ends_with(".rs"),
@@ -175,7 +178,9 @@ fn template_args_match(name: &str, given: &[String]) -> bool {
         if c == ',' && depth == 0 {
             args.push(String::new());
         } else {
-            args.last_mut().map(|a| a.push(c));
+            if let Some(a) = args.last_mut() {
+                a.push(c);
+            }
         }
     }
     let norm = |s: &str| -> String {
@@ -202,7 +207,7 @@ pub(super) fn analyze(
     let (mut module, mut src) = compile_input(input, opts, files, None)?;
     let file = files.files.first().map(|f| f.path.display().to_string()).unwrap_or_default();
     // Template arguments from `--arg`, in the template's order.
-    let decl_of = |src: &Option<(crate::source::FileId, PathBuf, String)>, name: &str| {
+    let decl_of = |src: &Option<CompiledSource>, name: &str| {
         src.as_ref().and_then(|(_, path, text)| declaration_in(path, text, name, &opts.include_dirs))
     };
     let targs = |decl: &Option<front::Declaration>| -> Vec<String> {
@@ -453,10 +458,12 @@ fn stream(
 
 /// Rows of one source line, column, text and kind of access become one, listing its
 /// instructions (an unrolled loop's copies, the pieces of a split copy).
+/// What makes two SASS rows one: place, access, space, kind, width and cache operator.
+type RowKey = (u32, u32, String, crate::ir::Space, crate::ir::AccessKind, u32, &'static str);
+
 fn merge_rows(sheet: &mut Sheet, per_instr: &[SassInstruction]) {
     let mut merged: Vec<Row> = Vec::new();
-    let mut at: BTreeMap<(u32, u32, String, crate::ir::Space, crate::ir::AccessKind, u32, &'static str), usize> =
-        BTreeMap::new();
+    let mut at: BTreeMap<RowKey, usize> = BTreeMap::new();
     for r in std::mem::take(&mut sheet.instructions) {
         let key = (r.line, r.column, r.text.clone(), r.space, r.op, r.width, r.cache_op);
         let ins = per_instr.get(r.op_id).cloned();

@@ -137,6 +137,9 @@ pub fn stream_within(
 /// windows when the model asks for a fraction of them ([`CacheModel::loop_fraction`]; the
 /// reference engine does, `engine/windows.rs`); without them, a unit over the budget runs fewer
 /// of its resident blocks.
+/// Runs the engine over the blocks an iterator names, feeding the cache model; returns the work.
+pub type UnitRunner<'r> = dyn FnMut(&Setup, &mut dyn Iterator<Item = u64>, &mut CacheModel) -> Result<u64> + 'r;
+
 pub fn stream_with(
     kernel: &Kernel,
     setup: &Setup,
@@ -144,7 +147,7 @@ pub fn stream_with(
     budget: u64,
     limit: EstimateBudget,
     windows: bool,
-    run: &mut dyn FnMut(&Setup, &mut dyn Iterator<Item = u64>, &mut CacheModel) -> Result<u64>,
+    run: &mut UnitRunner<'_>,
 ) -> Result<CacheModel> {
     let start = std::time::Instant::now();
     // Without a limit of its own, the estimate ends where the analysis' deadline is (what is

@@ -211,7 +211,7 @@ pub fn site_launch(
             .map_err(NoLaunch::Failure);
     }
     match analyze::default_launch_site(Input::File(file), &opts, &DiskLoader) {
-        Ok((DefaultLaunch::Taken(o, _), said)) => Ok((o, said)),
+        Ok((DefaultLaunch::Taken(o, _), said)) => Ok((*o, said)),
         Ok((DefaultLaunch::Several(k, lines), _)) => {
             let lines: Vec<String> = lines.iter().map(u32::to_string).collect();
             Err(NoLaunch::Usage(format!(

@@ -53,7 +53,7 @@ pub(super) struct Windows {
     pub(super) frac: f64,
     /// Per loop id: the locals it assigns and whether it holds a nested loop, when it may run in
     /// windows.
-    loops: Vec<Option<(Rc<[LocalId]>, bool)>>,
+    loops: LoopTable,
     /// Iterations under way that only warm the caches (nested windows).
     warm: u32,
 }
@@ -83,7 +83,7 @@ impl Windows {
 }
 
 /// Per loop statement, in the order [`loop_table`] numbers them: whether it may run in windows.
-fn collect(stmts: &[Stmt], out: &mut Vec<Option<(Rc<[LocalId]>, bool)>>) {
+fn collect(stmts: &[Stmt], out: &mut LoopTable) {
     for s in stmts {
         match s {
             Stmt::If { then, els, .. } => {
@@ -190,7 +190,12 @@ pub(super) struct Activation {
     warm: bool,
 }
 
-/// How one local moves per iteration, lane by lane (`None`: it stays as it is).
+/// Per loop statement: the locals it assigns and whether it may run in windows.
+type LoopTable = Vec<Option<(Rc<[LocalId]>, bool)>>;
+
+/// How one local moves per iteration, lane by lane (`None`: it stays as it is). Inline lanes:
+/// a step is made once per loop activation, and boxing the wider one would allocate there.
+#[allow(clippy::large_enum_variant)]
 enum Step {
     Int([i128; WARP]),
     Ptr([i64; WARP]),

@@ -746,10 +746,10 @@ fn prmt_mode(a: u32, sel: u32, b: u32, ins: &Instr) -> u32 {
     let m = ins.mods.iter().find(|m| matches!(m.as_str(), "F4E" | "B4E" | "RC8" | "ECL" | "ECR" | "RC16")).unwrap();
     match m.as_str() {
         "F4E" => pick([s, s + 1, s + 2, s + 3]),
-        "B4E" => pick([s + 8 - 0, s + 7, s + 6, s + 5].map(|x| x % 8)),
+        "B4E" => pick([s + 8, s + 7, s + 6, s + 5].map(|x| x % 8)),
         "RC8" => pick([s; 4]),
         "ECL" => pick([s, s.max(1), s.max(2), s.max(3)].map(|x| x.min(3))),
-        "ECR" => pick([s.min(0), s.min(1), s.min(2), s.min(3)]),
+        "ECR" => pick([0, s.min(1), s.min(2), s.min(3)]),
         _ => pick([s & 2, (s & 2) + 1, s & 2, (s & 2) + 1]),
     }
 }
@@ -1558,10 +1558,7 @@ pub fn memory_result(
         if class.kind == AccessKind::Load && space == Space::Global && nregs == 1 && class.matrix.is_none() {
             if let Some(a) = &addr_op {
                 if let Some(addr) = m.lane_address(a, l) {
-                    let b = base.or_else(|| {
-                        let p = (addr >> 40) - 1;
-                        (p >= 0 && (p as usize) < m.ir.params.len()).then(|| Base::Param(crate::ir::ParamId(p as u32)))
-                    });
+                    let b = base.or_else(|| m.base_of(addr, addr));
                     value = m.fill_value(b, addr, class.width);
                     if value.is_some() {
                         // Sub-word loads zero- or sign-extend as the mnemonic says.

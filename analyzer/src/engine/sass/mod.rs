@@ -770,7 +770,7 @@ impl<'a> Machine<'a> {
     /// The parameter whose buffer holds `[lo, hi]`.
     fn base_of(&self, lo: i64, hi: i64) -> Option<Base> {
         let p = (lo >> 40) - 1;
-        (p >= 0 && (hi >> 40) - 1 == p && (p as usize) < self.ir.params.len()).then(|| Base::Param(ParamId(p as u32)))
+        (p >= 0 && (hi >> 40) - 1 == p && (p as usize) < self.ir.params.len()).then_some(Base::Param(ParamId(p as u32)))
     }
 
     /// A load's value from a filled array, for lane `l` at `addr`.

@@ -114,7 +114,7 @@ pub fn launch_sites_with(pre: &Preprocessed, given: &[(String, String)]) -> Resu
     // Kernels' parameters and template parameter names, by kernel name.
     let mut params: HashMap<String, (Vec<Param>, Vec<String>)> = HashMap::new();
     let mut globals: HashMap<String, Def> = HashMap::new();
-    let mut funcs: HashMap<String, (Vec<(String, CTy)>, Node)> = HashMap::new();
+    let mut funcs: HashMap<String, HelperBody> = HashMap::new();
     let mut stack = vec![tree.root_node()];
     let mut calls = Vec::new();
     while let Some(n) = stack.pop() {
@@ -131,7 +131,7 @@ pub fn launch_sites_with(pre: &Preprocessed, given: &[(String, String)]) -> Resu
             }
             "function_definition" => {
                 if let Some(f) = one_return_helper(n, &text) {
-                    funcs.entry(f.0).or_insert((f.1, f.2));
+                    funcs.entry(f.0).or_insert(f.1);
                 }
             }
             "declaration" | "field_declaration" if !in_function(n) => file_constant(n, &text, pre, &mut globals),
@@ -466,7 +466,7 @@ fn file_constant<'t>(
 ) {
     let Some(ty) = n.child_by_field_name("type") else { return };
     // The specifiers before the type (`static`, `constexpr`) and the type's own `const`.
-    let head = std::str::from_utf8(&pre.text.as_bytes()[n.start_byte()..ty.end_byte()]).unwrap_or("");
+    let head = pre.text.get(n.start_byte()..ty.end_byte()).unwrap_or("");
     if !(has_word(head, "const") || has_word(head, "constexpr")) {
         return;
     }
@@ -501,8 +501,11 @@ fn enumerators<'t>(
     }
 }
 
+/// A host helper's parameters and the expression it returns.
+type HelperBody<'t> = (Vec<(String, CTy)>, Node<'t>);
+
 /// A host helper `int iDivUp(int a, int b) { return ...; }`: name, parameters, the returned expression.
-fn one_return_helper<'t>(f: Node<'t>, text: &dyn Fn(Node) -> String) -> Option<(String, Vec<(String, CTy)>, Node<'t>)> {
+fn one_return_helper<'t>(f: Node<'t>, text: &dyn Fn(Node) -> String) -> Option<(String, HelperBody<'t>)> {
     let body = f.child_by_field_name("body")?;
     let mut c = body.walk();
     let stmts: Vec<Node> = body.named_children(&mut c).filter(|s| s.kind() != "comment").collect();
@@ -530,7 +533,7 @@ fn one_return_helper<'t>(f: Node<'t>, text: &dyn Fn(Node) -> String) -> Option<(
         }
         ps.push((text(pd), ty));
     }
-    Some((name, ps, expr))
+    Some((name, (ps, expr)))
 }
 
 /// Variables of the host function around a launch that are initialised once and never
@@ -687,7 +690,7 @@ struct Eval<'a, 't> {
     host: &'a HashMap<String, Def<'t>>,
     globals: &'a HashMap<String, Def<'t>>,
     opaque: &'a HashMap<String, String>,
-    funcs: &'a HashMap<String, (Vec<(String, CTy)>, Node<'t>)>,
+    funcs: &'a HashMap<String, HelperBody<'t>>,
     given: &'a HashMap<String, Val>,
     /// Names met without a value, and why.
     unknowns: Vec<(String, String)>,
@@ -917,7 +920,7 @@ impl<'t> Eval<'_, 't> {
                     // Integers through `cint`: the usual arithmetic conversions, unsigned
                     // wraparound, and what C leaves undefined refused.
                     (Val::Int(x, s), Val::Int(y, u)) => {
-                        let Some(op) = c_binary_op(&op) else { return None };
+                        let op = c_binary_op(&op)?;
                         let e = Expr::Binary(
                             op,
                             Box::new(Expr::Lit(Value::new(x, s))),
@@ -1026,10 +1029,7 @@ impl<'t> Eval<'_, 't> {
             ("floor" | "floorf", [a]) => Some(Val::Float(num(*a).floor())),
             ("sqrt" | "sqrtf", [a]) => Some(Val::Float(num(*a).sqrt())),
             ("abs", [Val::Int(i, t)]) => Some(Val::Int(i.abs(), *t)),
-            _ => match {
-                let funcs = self.funcs;
-                funcs.get(fname).or_else(|| funcs.get(base))
-            } {
+            _ => match self.funcs.get(fname).or_else(|| self.funcs.get(base)) {
                 Some((ps, body)) if ps.len() == vals.len() && self.depth < 32 => {
                     let body = *body;
                     let locals: Locals =

@@ -37,6 +37,9 @@ mod stmt;
 /// Deepest chain of distinct `__device__` calls inlined (recursion is refused on its own).
 const MAX_INLINE: usize = 64;
 
+/// A lambda's byte range and the scopes it was written in.
+type LambdaDef = (usize, usize, Vec<HashMap<String, Sym>>);
+
 /// Array dimensions, outermost first; `None` for `[]`.
 type Dims = Vec<Option<u64>>;
 
@@ -460,7 +463,7 @@ struct Lowerer<'u, 'a> {
     tmpl: HashMap<String, TemplateArg>,
     /// Lambdas bound to local names or passed to a function (`Sym::Lambda` indexes this): their
     /// byte ranges and the scopes they were written in (their captures), wherever they are called.
-    lambdas: Vec<(usize, usize, Vec<HashMap<String, Sym>>)>,
+    lambdas: Vec<LambdaDef>,
     /// Pointer locals declared without an address yet: the first one sets their space.
     unset_ptrs: std::collections::HashSet<LocalId>,
 }

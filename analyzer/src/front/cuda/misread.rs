@@ -96,10 +96,11 @@ pub fn repair(src: &str, root: Node) -> Option<String> {
                 });
                 comment_inside |= !statement_level;
             }
-            "ERROR" if n.parent().is_some_and(|p| p.kind() == "lambda_expression") => {
-                if text(n).split_whitespace().all(|w| matches!(w, "__device__" | "__host__")) {
-                    lambda_attrs.push(n);
-                }
+            "ERROR"
+                if n.parent().is_some_and(|p| p.kind() == "lambda_expression")
+                    && text(n).split_whitespace().all(|w| matches!(w, "__device__" | "__host__")) =>
+            {
+                lambda_attrs.push(n);
             }
             _ => {}
         }

@@ -4,13 +4,16 @@ use crate::diag::{Diagnostic, ErrorKind, Result};
 use crate::ir::sass::*;
 use std::collections::HashMap;
 
+/// One instruction of a listing: offset, text, line-info frames innermost first.
+pub type ListingLine = (u32, String, Vec<(String, u32)>);
+
 /// One function as printed: its instructions with offsets relative to its start, the labels
 /// it defines (label -> offset) and the functions it calls.
 #[derive(Debug, Default)]
 pub struct RawFunction {
     pub name: String,
     /// (offset, text, line-info frames innermost first).
-    pub lines: Vec<(u32, String, Vec<(String, u32)>)>,
+    pub lines: Vec<ListingLine>,
     pub labels: HashMap<String, u32>,
 }
 
