@@ -35,19 +35,14 @@ pub fn merge_branch_accesses(k: &mut Kernel) -> Vec<MemOpId> {
 fn rewrite(k: &mut Kernel, keys: &[u32], stmts: &mut Vec<Stmt>, merged: &mut Vec<(MemOpId, MemOpId)>) {
     let mut i = 0;
     while i < stmts.len() {
-        let mut before = Vec::new();
-        let mut after = Vec::new();
+        let (mut before, mut after) = (None, None);
         match &mut stmts[i] {
             Stmt::If { then, els, .. } => {
                 rewrite(k, keys, then, merged);
                 rewrite(k, keys, els, merged);
                 if !then.is_empty() && !els.is_empty() {
-                    if let Some(s) = hoist(k, keys, then, els, merged) {
-                        before.push(s);
-                    }
-                    if let Some(s) = sink(k, keys, then, els, merged) {
-                        after.push(s);
-                    }
+                    before = hoist(k, keys, then, els, merged);
+                    after = sink(k, keys, then, els, merged);
                 }
             }
             Stmt::Loop { body, step, .. } => {
@@ -56,13 +51,13 @@ fn rewrite(k: &mut Kernel, keys: &[u32], stmts: &mut Vec<Stmt>, merged: &mut Vec
             }
             _ => {}
         }
-        let n = before.len();
-        for (j, s) in before.into_iter().enumerate() {
-            stmts.insert(i + j, s);
+        if let Some(s) = before {
+            stmts.insert(i, s);
+            i += 1;
         }
-        i += n;
-        for (j, s) in after.into_iter().enumerate() {
-            stmts.insert(i + 1 + j, s);
+        if let Some(s) = after {
+            stmts.insert(i + 1, s);
+            i += 1;
         }
         i += 1;
     }
@@ -94,19 +89,15 @@ fn first_load(s: &Stmt) -> Option<(MemOpId, Expr)> {
 /// The first load `e` evaluates for every lane that evaluates `e`: not one inside an arm of a
 /// `?:` or the right of `&&` / `||`, which only some lanes reach.
 fn unconditional_load(e: &Expr) -> Option<(MemOpId, Expr)> {
+    let mut found = None;
+    e.for_each_unconditional_operand(&mut |x| {
+        if found.is_none() {
+            found = unconditional_load(x);
+        }
+    });
     match e {
-        Expr::Load { op, addr } => unconditional_load(addr).or_else(|| Some((*op, (**addr).clone()))),
-        Expr::Select { cond, .. } => unconditional_load(cond),
-        Expr::Logical { lhs, .. } => unconditional_load(lhs),
-        Expr::Binary { lhs, rhs, .. } | Expr::FloatBinary { lhs, rhs, .. } | Expr::PtrDiff { lhs, rhs } => {
-            unconditional_load(lhs).or_else(|| unconditional_load(rhs))
-        }
-        Expr::PtrOffset { ptr, bytes } => unconditional_load(ptr).or_else(|| unconditional_load(bytes)),
-        Expr::Unary { arg, .. } | Expr::ToInt { arg, .. } | Expr::ToFloat(arg) => unconditional_load(arg),
-        Expr::Opaque { args, .. } | Expr::Warp { args, .. } => args.iter().find_map(unconditional_load),
-        Expr::Int(..) | Expr::Float(_) | Expr::Local(_) | Expr::Param(_) | Expr::Builtin(_) | Expr::SharedBase(_) => {
-            None
-        }
+        Expr::Load { op, addr } if found.is_none() => Some((*op, (**addr).clone())),
+        _ => found,
     }
 }
 
@@ -194,27 +185,5 @@ fn replace_in(e: &mut Expr, op: MemOpId, local: LocalId) {
         *e = Expr::Local(local);
         return;
     }
-    for_each_operand_mut(e, &mut |x| replace_in(x, op, local));
-}
-
-/// Calls `f` on each direct operand of `e`.
-fn for_each_operand_mut(e: &mut Expr, f: &mut impl FnMut(&mut Expr)) {
-    match e {
-        Expr::Binary { lhs, rhs, .. }
-        | Expr::FloatBinary { lhs, rhs, .. }
-        | Expr::Logical { lhs, rhs, .. }
-        | Expr::PtrDiff { lhs, rhs }
-        | Expr::PtrOffset { ptr: lhs, bytes: rhs } => {
-            f(lhs);
-            f(rhs);
-        }
-        Expr::Unary { arg, .. } | Expr::ToInt { arg, .. } | Expr::ToFloat(arg) | Expr::Load { addr: arg, .. } => f(arg),
-        Expr::Select { cond, then, els } => {
-            f(cond);
-            f(then);
-            f(els);
-        }
-        Expr::Opaque { args, .. } | Expr::Warp { args, .. } => args.iter_mut().for_each(f),
-        Expr::Int(..) | Expr::Float(_) | Expr::Local(_) | Expr::Param(_) | Expr::Builtin(_) | Expr::SharedBase(_) => {}
-    }
+    e.for_each_operand_mut(&mut |x| replace_in(x, op, local));
 }

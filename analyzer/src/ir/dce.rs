@@ -138,26 +138,7 @@ fn collect_kept<'e>(k: &Kernel, e: &'e Expr, out: &mut Vec<&'e Expr>) {
         Expr::Opaque { args, .. } if has_effectful_arg(k, args) => out.push(e),
         Expr::Load { op, .. } if k.mem_op(*op).volatile => out.push(e),
         Expr::Opaque { what, .. } if has_effects(what) => out.push(e),
-        Expr::Load { addr, .. } => collect_kept(k, addr, out),
-        Expr::Binary { lhs, rhs, .. }
-        | Expr::FloatBinary { lhs, rhs, .. }
-        | Expr::Logical { lhs, rhs, .. }
-        | Expr::PtrDiff { lhs, rhs } => {
-            collect_kept(k, lhs, out);
-            collect_kept(k, rhs, out);
-        }
-        Expr::Unary { arg, .. } | Expr::ToInt { arg, .. } | Expr::ToFloat(arg) => collect_kept(k, arg, out),
-        Expr::Select { cond, then, els } => {
-            collect_kept(k, cond, out);
-            collect_kept(k, then, out);
-            collect_kept(k, els, out);
-        }
-        Expr::PtrOffset { ptr, bytes } => {
-            collect_kept(k, ptr, out);
-            collect_kept(k, bytes, out);
-        }
-        Expr::Opaque { args, .. } | Expr::Warp { args, .. } => args.iter().for_each(|a| collect_kept(k, a, out)),
-        Expr::Int(..) | Expr::Float(_) | Expr::Local(_) | Expr::Param(_) | Expr::Builtin(_) | Expr::SharedBase(_) => {}
+        _ => e.for_each_operand(&mut |x| collect_kept(k, x, out)),
     }
 }
 
@@ -167,29 +148,12 @@ fn dead_loads(k: &Kernel, e: &Expr, out: &mut Vec<MemOpId>) {
         Expr::Opaque { args, .. } if has_effectful_arg(k, args) => {}
         Expr::Load { op, .. } if k.mem_op(*op).volatile => {}
         Expr::Opaque { what, .. } if has_effects(what) => {}
-        Expr::Load { op, addr } => {
-            out.push(*op);
-            dead_loads(k, addr, out);
+        _ => {
+            if let Expr::Load { op, .. } = e {
+                out.push(*op);
+            }
+            e.for_each_operand(&mut |x| dead_loads(k, x, out));
         }
-        Expr::Binary { lhs, rhs, .. }
-        | Expr::FloatBinary { lhs, rhs, .. }
-        | Expr::Logical { lhs, rhs, .. }
-        | Expr::PtrDiff { lhs, rhs } => {
-            dead_loads(k, lhs, out);
-            dead_loads(k, rhs, out);
-        }
-        Expr::Unary { arg, .. } | Expr::ToInt { arg, .. } | Expr::ToFloat(arg) => dead_loads(k, arg, out),
-        Expr::Select { cond, then, els } => {
-            dead_loads(k, cond, out);
-            dead_loads(k, then, out);
-            dead_loads(k, els, out);
-        }
-        Expr::PtrOffset { ptr, bytes } => {
-            dead_loads(k, ptr, out);
-            dead_loads(k, bytes, out);
-        }
-        Expr::Opaque { args, .. } | Expr::Warp { args, .. } => args.iter().for_each(|a| dead_loads(k, a, out)),
-        Expr::Int(..) | Expr::Float(_) | Expr::Local(_) | Expr::Param(_) | Expr::Builtin(_) | Expr::SharedBase(_) => {}
     }
 }
 

@@ -162,26 +162,5 @@ fn uses_any(e: &Expr, locals: &HashSet<LocalId>) -> bool {
 /// Visits every node of an expression.
 pub fn walk(e: &Expr, f: &mut impl FnMut(&Expr)) {
     f(e);
-    match e {
-        Expr::Binary { lhs, rhs, .. }
-        | Expr::FloatBinary { lhs, rhs, .. }
-        | Expr::Logical { lhs, rhs, .. }
-        | Expr::PtrDiff { lhs, rhs } => {
-            walk(lhs, f);
-            walk(rhs, f);
-        }
-        Expr::Unary { arg, .. } | Expr::ToInt { arg, .. } | Expr::ToFloat(arg) => walk(arg, f),
-        Expr::Select { cond, then, els } => {
-            walk(cond, f);
-            walk(then, f);
-            walk(els, f);
-        }
-        Expr::PtrOffset { ptr, bytes } => {
-            walk(ptr, f);
-            walk(bytes, f);
-        }
-        Expr::Load { addr, .. } => walk(addr, f),
-        Expr::Opaque { args, .. } | Expr::Warp { args, .. } => args.iter().for_each(|a| walk(a, f)),
-        Expr::Int(..) | Expr::Float(_) | Expr::Local(_) | Expr::Param(_) | Expr::Builtin(_) | Expr::SharedBase(_) => {}
-    }
+    e.for_each_operand(&mut |x| walk(x, f));
 }

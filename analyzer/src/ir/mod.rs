@@ -457,6 +457,77 @@ pub enum Expr {
     },
 }
 
+impl Expr {
+    /// Calls `f` on each direct operand, in evaluation order (a load's address, both sides of
+    /// `&&`, every arm of `?:`).
+    pub fn for_each_operand<'e>(&'e self, f: &mut impl FnMut(&'e Expr)) {
+        match self {
+            Expr::Binary { lhs, rhs, .. }
+            | Expr::FloatBinary { lhs, rhs, .. }
+            | Expr::Logical { lhs, rhs, .. }
+            | Expr::PtrDiff { lhs, rhs }
+            | Expr::PtrOffset { ptr: lhs, bytes: rhs } => {
+                f(lhs);
+                f(rhs);
+            }
+            Expr::Unary { arg, .. } | Expr::ToInt { arg, .. } | Expr::ToFloat(arg) | Expr::Load { addr: arg, .. } => {
+                f(arg)
+            }
+            Expr::Select { cond, then, els } => {
+                f(cond);
+                f(then);
+                f(els);
+            }
+            Expr::Opaque { args, .. } | Expr::Warp { args, .. } => args.iter().for_each(f),
+            Expr::Int(..)
+            | Expr::Float(_)
+            | Expr::Local(_)
+            | Expr::Param(_)
+            | Expr::Builtin(_)
+            | Expr::SharedBase(_) => {}
+        }
+    }
+
+    /// [`Expr::for_each_operand`], mutably.
+    pub fn for_each_operand_mut(&mut self, f: &mut impl FnMut(&mut Expr)) {
+        match self {
+            Expr::Binary { lhs, rhs, .. }
+            | Expr::FloatBinary { lhs, rhs, .. }
+            | Expr::Logical { lhs, rhs, .. }
+            | Expr::PtrDiff { lhs, rhs }
+            | Expr::PtrOffset { ptr: lhs, bytes: rhs } => {
+                f(lhs);
+                f(rhs);
+            }
+            Expr::Unary { arg, .. } | Expr::ToInt { arg, .. } | Expr::ToFloat(arg) | Expr::Load { addr: arg, .. } => {
+                f(arg)
+            }
+            Expr::Select { cond, then, els } => {
+                f(cond);
+                f(then);
+                f(els);
+            }
+            Expr::Opaque { args, .. } | Expr::Warp { args, .. } => args.iter_mut().for_each(f),
+            Expr::Int(..)
+            | Expr::Float(_)
+            | Expr::Local(_)
+            | Expr::Param(_)
+            | Expr::Builtin(_)
+            | Expr::SharedBase(_) => {}
+        }
+    }
+
+    /// The operands every lane that evaluates `self` evaluates: not the arms of `?:` nor the
+    /// right of `&&` and `||`, which only some lanes reach.
+    pub fn for_each_unconditional_operand<'e>(&'e self, f: &mut impl FnMut(&'e Expr)) {
+        match self {
+            Expr::Select { cond, .. } => f(cond),
+            Expr::Logical { lhs, .. } => f(lhs),
+            e => e.for_each_operand(f),
+        }
+    }
+}
+
 /// The `what` of an [`Expr::Opaque`] standing for a thread's own array (registers or local
 /// memory, not counted): a value written there is used later, so never dead.
 pub const LOCAL_ARRAY: &str = "a thread's own array";

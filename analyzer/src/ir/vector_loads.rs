@@ -67,6 +67,7 @@ struct Member {
 fn merge_in(k: &Kernel, e: &mut Expr, merged: &mut Vec<(MemOpId, Vec<MemOpId>, u32)>) {
     let mut members = Vec::new();
     collect(k, e, &mut members);
+    let first = merged.len();
     let mut used = vec![false; members.len()];
     for i in 0..members.len() {
         if used[i] {
@@ -104,8 +105,10 @@ fn merge_in(k: &Kernel, e: &mut Expr, merged: &mut Vec<(MemOpId, Vec<MemOpId>, u
         merged.push((kept, others, run as u32));
     }
     // The merged-away loads read nothing of their own: their values come with the kept load.
-    let gone: Vec<MemOpId> = merged.iter().flat_map(|(_, o, _)| o.iter().copied()).collect();
-    drop_loads(e, &gone);
+    let gone: Vec<MemOpId> = merged[first..].iter().flat_map(|(_, o, _)| o.iter().copied()).collect();
+    if !gone.is_empty() {
+        drop_loads(e, &gone);
+    }
 }
 
 fn same_kind(k: &Kernel, a: MemOpId, b: MemOpId) -> bool {
@@ -140,35 +143,20 @@ fn element_size(k: &Kernel, element: &Expr) -> Option<u64> {
     }
 }
 
+/// Only what every lane evaluating `e` reaches: not the arms of `?:` or the right of `&&`, `||`.
 fn collect(k: &Kernel, e: &Expr, out: &mut Vec<Member>) {
-    match e {
-        Expr::Load { op, addr } => {
-            collect(k, addr, out);
-            let (element, offset) = match &**addr {
-                Expr::PtrOffset { ptr, bytes } => match &**bytes {
-                    Expr::Int(c, _) => ((**ptr).clone(), *c),
-                    _ => ((**addr).clone(), 0),
-                },
-                a => (a.clone(), 0),
-            };
-            if element_size(k, &element).is_some() {
-                out.push(Member { op: *op, element, offset });
-            }
+    e.for_each_unconditional_operand(&mut |x| collect(k, x, out));
+    if let Expr::Load { op, addr } = e {
+        let (element, offset) = match &**addr {
+            Expr::PtrOffset { ptr, bytes } => match &**bytes {
+                Expr::Int(c, _) => ((**ptr).clone(), *c),
+                _ => ((**addr).clone(), 0),
+            },
+            a => (a.clone(), 0),
+        };
+        if element_size(k, &element).is_some() {
+            out.push(Member { op: *op, element, offset });
         }
-        // Only what every lane evaluates: not the arms of `?:` or the right of `&&`, `||`.
-        Expr::Select { cond, .. } => collect(k, cond, out),
-        Expr::Logical { lhs, .. } => collect(k, lhs, out),
-        Expr::Binary { lhs, rhs, .. } | Expr::FloatBinary { lhs, rhs, .. } | Expr::PtrDiff { lhs, rhs } => {
-            collect(k, lhs, out);
-            collect(k, rhs, out);
-        }
-        Expr::PtrOffset { ptr, bytes } => {
-            collect(k, ptr, out);
-            collect(k, bytes, out);
-        }
-        Expr::Unary { arg, .. } | Expr::ToInt { arg, .. } | Expr::ToFloat(arg) => collect(k, arg, out),
-        Expr::Opaque { args, .. } | Expr::Warp { args, .. } => args.iter().for_each(|a| collect(k, a, out)),
-        Expr::Int(..) | Expr::Float(_) | Expr::Local(_) | Expr::Param(_) | Expr::Builtin(_) | Expr::SharedBase(_) => {}
     }
 }
 
@@ -192,30 +180,8 @@ fn same(a: &Expr, b: &Expr) -> bool {
 }
 
 fn drop_loads(e: &mut Expr, gone: &[MemOpId]) {
-    if let Expr::Load { op, .. } = e {
-        if gone.contains(op) {
-            *e = Expr::Opaque { args: Vec::new(), what: "member".into() };
-            return;
-        }
-    }
     match e {
-        Expr::Binary { lhs, rhs, .. }
-        | Expr::FloatBinary { lhs, rhs, .. }
-        | Expr::Logical { lhs, rhs, .. }
-        | Expr::PtrDiff { lhs, rhs }
-        | Expr::PtrOffset { ptr: lhs, bytes: rhs } => {
-            drop_loads(lhs, gone);
-            drop_loads(rhs, gone);
-        }
-        Expr::Unary { arg, .. } | Expr::ToInt { arg, .. } | Expr::ToFloat(arg) | Expr::Load { addr: arg, .. } => {
-            drop_loads(arg, gone)
-        }
-        Expr::Select { cond, then, els } => {
-            drop_loads(cond, gone);
-            drop_loads(then, gone);
-            drop_loads(els, gone);
-        }
-        Expr::Opaque { args, .. } | Expr::Warp { args, .. } => args.iter_mut().for_each(|a| drop_loads(a, gone)),
-        Expr::Int(..) | Expr::Float(_) | Expr::Local(_) | Expr::Param(_) | Expr::Builtin(_) | Expr::SharedBase(_) => {}
+        Expr::Load { op, .. } if gone.contains(op) => *e = Expr::Opaque { args: Vec::new(), what: "member".into() },
+        _ => e.for_each_operand_mut(&mut |x| drop_loads(x, gone)),
     }
 }

@@ -170,32 +170,10 @@ fn scan<'k>(s: &'k Stmt, addrs: &mut [Option<&'k Expr>], counts: &mut [u32], def
 }
 
 fn loads_in<'k>(e: &'k Expr, addrs: &mut [Option<&'k Expr>]) {
-    // `walk` takes a closure over `&Expr` without the tree's lifetime; recurse by hand.
-    match e {
-        Expr::Load { op, addr } => {
-            addrs[op.0 as usize].get_or_insert(addr);
-            loads_in(addr, addrs);
-        }
-        Expr::Binary { lhs, rhs, .. }
-        | Expr::FloatBinary { lhs, rhs, .. }
-        | Expr::Logical { lhs, rhs, .. }
-        | Expr::PtrDiff { lhs, rhs } => {
-            loads_in(lhs, addrs);
-            loads_in(rhs, addrs);
-        }
-        Expr::Unary { arg, .. } | Expr::ToInt { arg, .. } | Expr::ToFloat(arg) => loads_in(arg, addrs),
-        Expr::Select { cond, then, els } => {
-            loads_in(cond, addrs);
-            loads_in(then, addrs);
-            loads_in(els, addrs);
-        }
-        Expr::PtrOffset { ptr, bytes } => {
-            loads_in(ptr, addrs);
-            loads_in(bytes, addrs);
-        }
-        Expr::Opaque { args, .. } | Expr::Warp { args, .. } => args.iter().for_each(|a| loads_in(a, addrs)),
-        Expr::Int(..) | Expr::Float(_) | Expr::Local(_) | Expr::Param(_) | Expr::Builtin(_) | Expr::SharedBase(_) => {}
+    if let Expr::Load { op, addr } = e {
+        addrs[op.0 as usize].get_or_insert(addr);
     }
+    e.for_each_operand(&mut |x| loads_in(x, addrs));
 }
 
 fn commutative(op: BinOp) -> bool {

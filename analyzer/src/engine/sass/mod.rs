@@ -94,11 +94,9 @@ fn run_inner(
     for ins in &k.instrs {
         if unsupported_memory(ins) {
             // Texture and surface instructions: the source path's deliberate refusal, in its words.
-            let texture = ["TEX", "TLD", "TLD4", "TMML", "TXD", "TXQ", "SULD", "SUST", "SURED", "SUATOM"]
-                .contains(&ins.opcode.as_str());
             return Err(stop(
                 ins,
-                if texture {
+                if crate::ir::sass::is_texture(ins) {
                     "is a texture or surface access: textures and surfaces are not modelled (their reads go through the texture pipeline)"
                 } else {
                     "moves memory in a way this model does not count yet"
@@ -556,7 +554,7 @@ impl<'a> Machine<'a> {
             // path counts `printf`), the registers it may change (R2..R15, R1 the stack
             // pointer kept) are unknown after it, and the sheet says so.
             Op::Call if target.is_none() && ins.mnemonic().starts_with("CALL.ABS") => {
-                self.out.external_calls += u64::from(taken.count_ones() > 0);
+                self.out.external_calls += u64::from(taken != 0);
                 for l in 0..WARP {
                     if taken >> l & 1 == 1 {
                         for r in 2..16u8 {

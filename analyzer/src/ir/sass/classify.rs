@@ -97,11 +97,12 @@ pub fn bulk_copy(i: &Instr) -> bool {
 /// name rather than be skipped.
 pub fn unsupported_memory(i: &Instr) -> bool {
     let o = i.opcode.as_str();
-    o.starts_with("SU")
-        || o.starts_with("TEX")
-        || o.starts_with("TLD")
-        || o.starts_with("TLD4")
-        || o == "LDGMC"
-        || o == "STSM"
-        || o == "ATOMGMC"
+    is_texture(i) || o == "LDGMC" || o == "STSM" || o == "ATOMGMC"
+}
+
+/// A texture or surface instruction (`TEX`, `TLD`, `TLD4`, `SULD`, `SUST`, ...): the texture
+/// pipeline, which neither path models.
+pub fn is_texture(i: &Instr) -> bool {
+    let o = i.opcode.as_str();
+    o.starts_with("SU") || o.starts_with("TEX") || o.starts_with("TLD")
 }

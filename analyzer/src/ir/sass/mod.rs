@@ -235,4 +235,4 @@ pub struct SassModule {
 }
 
 mod classify;
-pub use classify::{bulk_copy, classify, unsupported_memory, MemClass};
+pub use classify::{bulk_copy, classify, is_texture, unsupported_memory, MemClass};
