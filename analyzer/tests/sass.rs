@@ -111,25 +111,7 @@ fn a_loop_with_lane_varying_trips_runs_each_iteration_once() {
 
 /// Every field of every memory instruction's counts.
 fn all_counts(t: &engine::SassTrace) -> Vec<[u64; 11]> {
-    t.trace
-        .ops
-        .iter()
-        .map(|s| {
-            [
-                s.executions,
-                s.lanes,
-                s.sectors,
-                s.ideal_sectors,
-                s.sectors_min,
-                s.sectors_max,
-                s.wavefronts,
-                s.ideal_wavefronts,
-                s.unknown_executions,
-                s.data_executions,
-                s.elided_lanes,
-            ]
-        })
-        .collect()
+    t.trace.ops.iter().map(|s| s.counters()).collect()
 }
 
 /// Lane `l` of each warp loads `a[32k + tid]` for `k = 0 .. n-1`: the pointer moves by 128

@@ -68,6 +68,42 @@ pub struct OpStats {
     pub base: Option<Base>,
 }
 
+impl OpStats {
+    /// The counters, in declaration order (not the flags and offsets).
+    pub fn counters(&self) -> [u64; 11] {
+        [
+            self.executions,
+            self.lanes,
+            self.sectors,
+            self.ideal_sectors,
+            self.sectors_min,
+            self.sectors_max,
+            self.wavefronts,
+            self.ideal_wavefronts,
+            self.unknown_executions,
+            self.data_executions,
+            self.elided_lanes,
+        ]
+    }
+
+    /// [`OpStats::counters`], mutably.
+    pub fn counters_mut(&mut self) -> [&mut u64; 11] {
+        [
+            &mut self.executions,
+            &mut self.lanes,
+            &mut self.sectors,
+            &mut self.ideal_sectors,
+            &mut self.sectors_min,
+            &mut self.sectors_max,
+            &mut self.wavefronts,
+            &mut self.ideal_wavefronts,
+            &mut self.unknown_executions,
+            &mut self.data_executions,
+            &mut self.elided_lanes,
+        ]
+    }
+}
+
 /// What the engine observed.
 #[derive(Default)]
 pub struct Trace {

@@ -262,39 +262,12 @@ fn gcd(a: u64, b: u64) -> u64 {
 }
 
 fn stats_sub(a: &OpStats, b: &OpStats) -> [u64; 11] {
-    let f = |s: &OpStats| {
-        [
-            s.executions,
-            s.lanes,
-            s.sectors,
-            s.ideal_sectors,
-            s.sectors_min,
-            s.sectors_max,
-            s.wavefronts,
-            s.ideal_wavefronts,
-            s.unknown_executions,
-            s.data_executions,
-            s.elided_lanes,
-        ]
-    };
-    let (x, y) = (f(a), f(b));
+    let (x, y) = (a.counters(), b.counters());
     std::array::from_fn(|k| x[k].wrapping_sub(y[k]))
 }
 
 fn stats_add(s: &mut OpStats, d: &[u64; 11], k: u64) {
-    let fields = [
-        &mut s.executions,
-        &mut s.lanes,
-        &mut s.sectors,
-        &mut s.ideal_sectors,
-        &mut s.sectors_min,
-        &mut s.sectors_max,
-        &mut s.wavefronts,
-        &mut s.ideal_wavefronts,
-        &mut s.unknown_executions,
-        &mut s.data_executions,
-        &mut s.elided_lanes,
-    ];
+    let fields = s.counters_mut();
     for (f, x) in fields.into_iter().zip(d) {
         *f = f.saturating_add(x.saturating_mul(k));
     }
