@@ -6,7 +6,9 @@ in validate/results/*/report.json. Prints one line per launch that differs and a
 usage: scripts/sass-compare.py [--bin target/release/sector-estimate] [--via sass] [--only NAME]
        [--json out.json]
 """
-import argparse, concurrent.futures, glob, json, os, subprocess, sys, tomllib
+import argparse, concurrent.futures, glob, json, os, subprocess, sys, time, tomllib
+
+TIMES = {}
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Later reports win: the main one is the newest run of the examples.
@@ -73,7 +75,9 @@ def command(binary, via, c):
 
 
 def run(binary, via, c, m):
+    t0 = time.monotonic()
     p = subprocess.run(command(binary, via, c), capture_output=True, text=True, cwd=ROOT)
+    TIMES[c["name"]] = time.monotonic() - t0
     if p.returncode != 0:
         return c["name"], None, (p.stderr.strip().splitlines() or ["?"])[0]
     sheet = json.loads(p.stdout)
@@ -92,6 +96,7 @@ def main():
     ap.add_argument("--via", default="sass")
     ap.add_argument("--only")
     ap.add_argument("--json")
+    ap.add_argument("--slowest", type=int, default=10, help="print this many slowest launches")
     a = ap.parse_args()
     todo = [(c, m) for c, m in cases() if not a.only or a.only in c["name"]]
     exact = failed = differ = 0
@@ -109,6 +114,9 @@ def main():
             else:
                 exact += 1
                 results[name] = {"exact": True}
+    slow = sorted(TIMES.items(), key=lambda kv: -kv[1])[:a.slowest]
+    if slow:
+        print("slowest (whole command, s): " + ", ".join(f"{n} {t:.1f}" for n, t in slow))
     print(f"{a.via}: {exact} of {len(todo)} launches exact on every engine counter, {differ} differ, {failed} not analysed")
     if a.json:
         json.dump(results, open(a.json, "w"), indent=1)

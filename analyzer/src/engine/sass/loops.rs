@@ -38,10 +38,10 @@ use std::collections::HashMap;
 const MAX_BODY: usize = 20_000;
 
 /// Values by lane, and the lanes where they are known.
-type Lanes = ([u32; WARP], u32);
+pub(super) type Lanes = ([u32; WARP], u32);
 
 /// A register: uniform or not, and its index.
-type Loc = (bool, u8);
+pub(super) type Loc = (bool, u8);
 
 /// The warp's state at a loop head.
 struct Snap {
@@ -55,17 +55,19 @@ struct Snap {
     ops: Vec<OpStats>,
 }
 
-/// One step of a watched iteration: the instruction, its lanes, and what it read or wrote.
-struct Step {
-    i: usize,
-    at: u32,
-    exec: u32,
+/// One step of a watched iteration (or block): the instruction, its lanes, and what it read
+/// or wrote.
+#[derive(Clone)]
+pub(super) struct Step {
+    pub i: usize,
+    pub at: u32,
+    pub exec: u32,
     /// Registers written (after the step): values and known lanes.
-    words: Vec<(Loc, [u32; WARP], u32)>,
+    pub words: Vec<(Loc, [u32; WARP], u32)>,
     /// A comparison's two integer operands (before the step).
-    cmp: Option<(Lanes, Lanes)>,
+    pub cmp: Option<(Lanes, Lanes)>,
     /// A memory instruction's lane addresses (before the step).
-    addrs: Option<[Option<i64>; WARP]>,
+    pub addrs: Option<[Option<i64>; WARP]>,
 }
 
 struct Watch {
@@ -136,7 +138,7 @@ pub(super) fn register_count(m: &Machine) -> usize {
 
 /// The registers an instruction writes and reads (predicates are not tracked: none may change
 /// during a jump). Over-approximating the reads only refuses more.
-fn roles(m: &Machine, i: usize, op: alu::Op) -> (Vec<Loc>, Vec<Loc>) {
+pub(super) fn roles(m: &Machine, i: usize, op: alu::Op) -> (Vec<Loc>, Vec<Loc>) {
     let ins = &m.k.instrs[i];
     let ops = &ins.operands;
     let mut dests = Vec::new();
@@ -206,7 +208,7 @@ fn roles(m: &Machine, i: usize, op: alu::Op) -> (Vec<Loc>, Vec<Loc>) {
 
 /// The largest `j` for which `v + j·d` (d the signed reading of the wrapping delta) stays in
 /// range read both unsigned and signed: no wrap, no sign change.
-fn reach(v: u32, d: u32) -> u64 {
+pub(super) fn reach(v: u32, d: u32) -> u64 {
     let d = d as i32 as i64;
     if d == 0 {
         return u64::MAX;
@@ -221,7 +223,7 @@ fn reach(v: u32, d: u32) -> u64 {
 }
 
 /// The first `j > 0` at which the comparison `e0 + j·de <cmp> 0` differs from `j = 0`.
-fn first_flip(cmp: u64, e0: i128, de: i128) -> Option<Option<u64>> {
+pub(super) fn first_flip(cmp: u64, e0: i128, de: i128) -> Option<Option<u64>> {
     use alu::modbit::*;
     let lt = |e0: i128, de: i128| -> Option<u64> {
         if e0 < 0 && de > 0 {
@@ -261,12 +263,12 @@ fn gcd(a: u64, b: u64) -> u64 {
     }
 }
 
-fn stats_sub(a: &OpStats, b: &OpStats) -> [u64; 11] {
+pub(super) fn stats_sub(a: &OpStats, b: &OpStats) -> [u64; 11] {
     let (x, y) = (a.counters(), b.counters());
     std::array::from_fn(|k| x[k].wrapping_sub(y[k]))
 }
 
-fn stats_add(s: &mut OpStats, d: &[u64; 11], k: u64) {
+pub(super) fn stats_add(s: &mut OpStats, d: &[u64; 11], k: u64) {
     let fields = s.counters_mut();
     for (f, x) in fields.into_iter().zip(d) {
         *f = f.saturating_add(x.saturating_mul(k));
@@ -300,6 +302,15 @@ impl Machine<'_> {
 
     /// Before a watched step: what it reads.
     pub(super) fn observe_before(&mut self, i: usize, at: u32) {
+        let s = self.capture_before(i, at);
+        if let Some(w) = &mut self.loops.watch {
+            w.cur.push(s);
+        }
+    }
+
+    /// What a step is about to read: its lanes, a comparison's operands, a memory
+    /// instruction's addresses.
+    pub(super) fn capture_before(&self, i: usize, at: u32) -> Step {
         let (exec, _) = self.guard(i, at);
         let op = self.decoded[i];
         let mut s = Step { i, at, exec, words: Vec::new(), cmp: None, addrs: None };
@@ -320,31 +331,12 @@ impl Machine<'_> {
                 s.addrs = Some(v);
             }
         }
-        if let Some(w) = &mut self.loops.watch {
-            w.cur.push(s);
-        }
+        s
     }
 
     /// After a watched step: the registers it wrote.
     pub(super) fn observe_after(&mut self, i: usize) {
-        let op = self.decoded[i];
-        if alu::is_control(op) || op == alu::Op::Memory {
-            return;
-        }
-        let (dests, _) = roles(self, i, op);
-        let words: Vec<(Loc, [u32; WARP], u32)> = dests
-            .iter()
-            .map(|&(u, idx)| {
-                if u {
-                    let k = if self.w.urk[idx as usize] { u32::MAX } else { 0 };
-                    ((u, idx), [self.w.ur[idx as usize]; WARP], k)
-                } else {
-                    let mut v = [0u32; WARP];
-                    v.copy_from_slice(&self.w.r[idx as usize * WARP..(idx as usize + 1) * WARP]);
-                    ((u, idx), v, self.w.rk[idx as usize])
-                }
-            })
-            .collect();
+        let words = self.capture_after(i);
         let mut abandon = false;
         if let Some(w) = &mut self.loops.watch {
             if let Some(s) = w.cur.last_mut() {
@@ -358,6 +350,28 @@ impl Machine<'_> {
                 self.failed(h);
             }
         }
+    }
+
+    /// The registers a step wrote, with their values and known lanes.
+    pub(super) fn capture_after(&self, i: usize) -> Vec<(Loc, [u32; WARP], u32)> {
+        let op = self.decoded[i];
+        if alu::is_control(op) || op == alu::Op::Memory {
+            return Vec::new();
+        }
+        let (dests, _) = roles(self, i, op);
+        dests
+            .iter()
+            .map(|&(u, idx)| {
+                if u {
+                    let k = if self.w.urk[idx as usize] { u32::MAX } else { 0 };
+                    ((u, idx), [self.w.ur[idx as usize]; WARP], k)
+                } else {
+                    let mut v = [0u32; WARP];
+                    v.copy_from_slice(&self.w.r[idx as usize * WARP..(idx as usize + 1) * WARP]);
+                    ((u, idx), v, self.w.rk[idx as usize])
+                }
+            })
+            .collect()
     }
 
     fn failed(&mut self, head: usize) {
@@ -656,6 +670,21 @@ impl Machine<'_> {
         }
         for &(n, lo, hi) in &j.ranges {
             self.note_range(n, lo, hi);
+        }
+        if self.blocks.recording() {
+            let n = self.loops.nregs;
+            let mut deltas = Vec::with_capacity(n * WARP + 256);
+            for r in 0..n {
+                let known = s2.rk.get(r).copied().unwrap_or(0);
+                for l in 0..WARP {
+                    let d = s2.r[r * WARP + l].wrapping_sub(s1.r[r * WARP + l]);
+                    deltas.push(if known >> l & 1 == 1 { d } else { 0 });
+                }
+            }
+            for r in 0..256 {
+                deltas.push(if s2.urk[r] { s2.ur[r].wrapping_sub(s1.ur[r]) } else { 0 });
+            }
+            self.block_summary(w.head, kk, w.iters[0].len(), w.iters[1].len(), deltas);
         }
         self.loops.summaries += 1;
         self.loops.iterations += kk * w.period;

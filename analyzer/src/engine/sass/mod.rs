@@ -14,6 +14,7 @@
 //! memory.
 
 mod alu;
+mod blocks;
 mod loops;
 
 use super::count::{record, Execution, SectorSink};
@@ -57,6 +58,9 @@ pub struct SassTrace {
     /// Loop summaries taken, and the iterations they covered.
     pub summaries: u64,
     pub summarised_iterations: u64,
+    /// Block summaries taken, and the blocks they covered.
+    pub block_summaries: u64,
+    pub summarised_blocks: u64,
 }
 
 /// Runs the whole launch for its counts: steady loops are summarised (`loops.rs`), so the
@@ -156,28 +160,34 @@ fn run_inner(
         // Values loaded from a filled array are known and need not move affinely.
         summarise: summarise && setup.fills.iter().all(Option::is_none),
         loops: loops::Loops::default(),
+        blocks: blocks::Blocks::default(),
         arrival: None,
     };
     m.loops.nregs = loops::register_count(&m);
-    let [gx, gy, _] = setup.grid;
-    let (gx, gy) = (gx as u64, gy as u64);
-    let threads = setup.threads_per_block();
-    for linear in order {
-        m.block = [(linear % gx) as u32, (linear / gx % gy) as u32, (linear / (gx * gy)) as u32];
-        sink.begin_block(linear);
-        let warps = threads.div_ceil(WARP as u64);
-        for w in 0..warps {
-            sink.begin_warp();
-            let first = w * WARP as u64;
-            let n = (threads - first).min(WARP as u64) as u32;
-            let mask = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
-            m.run_warp(first, mask, sink)?;
+    if m.blocks_allowed() {
+        // Rows of blocks that differ in one index (the first of the grid's dimensions over 1),
+        // each summarised where its blocks run alike (`blocks.rs`).
+        let [gx, gy, gz] = setup.grid.map(u64::from);
+        let len = if gx > 1 { gx } else if gy > 1 { gy } else { gz };
+        let total = setup.blocks();
+        let mut linear = 0;
+        while linear < total {
+            let pos = linear % len;
+            m.block_begin(pos, len);
+            m.run_block(linear, sink)?;
+            linear += 1 + m.block_end(pos, len);
+        }
+    } else {
+        for linear in order {
+            m.run_block(linear, sink)?;
         }
     }
     m.out.trace.ops = m.ops;
     m.out.trace.work = m.work.saturating_add(m.loops.steps);
     m.out.effort = m.work;
     m.out.summaries = m.loops.summaries;
+    m.out.block_summaries = m.blocks.summaries;
+    m.out.summarised_blocks = m.blocks.blocks;
     m.out.summarised_iterations = m.loops.iterations;
     m.out.trace.used_fills =
         m.used_fills.iter().enumerate().filter(|(_, &u)| u).map(|(i, _)| ParamId(i as u32)).collect();
@@ -336,6 +346,7 @@ pub(crate) struct Machine<'a> {
     /// last step arrived at.
     summarise: bool,
     loops: loops::Loops,
+    blocks: blocks::Blocks,
     arrival: Option<(usize, usize)>,
     /// By instruction: its memory operation, or `usize::MAX`.
     op_of: Vec<usize>,
@@ -383,15 +394,40 @@ impl<'a> Machine<'a> {
             return self.step(i, at, sink);
         }
         let watching = self.loops.watching();
+        let recording = self.blocks.recording();
         if watching {
             self.observe_before(i, at);
+        }
+        if recording {
+            self.block_before(i, at);
         }
         self.step(i, at, sink)?;
         if watching {
             self.observe_after(i);
         }
+        if recording {
+            self.block_after(i);
+        }
         if let Some((head, tail)) = self.arrival.take() {
             self.arrive(head, tail);
+        }
+        Ok(())
+    }
+
+    /// Runs every warp of block `linear` (x fastest).
+    fn run_block(&mut self, linear: u64, sink: &mut dyn SectorSink) -> Result<()> {
+        let [gx, gy, _] = self.s.grid.map(u64::from);
+        self.block = [(linear % gx) as u32, (linear / gx % gy) as u32, (linear / (gx * gy)) as u32];
+        sink.begin_block(linear);
+        let threads = self.s.threads_per_block();
+        let warps = threads.div_ceil(WARP as u64);
+        for w in 0..warps {
+            sink.begin_warp();
+            let first = w * WARP as u64;
+            let n = (threads - first).min(WARP as u64) as u32;
+            let mask = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
+            self.block_warp();
+            self.run_warp(first, mask, sink)?;
         }
         Ok(())
     }
