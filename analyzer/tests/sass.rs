@@ -110,8 +110,9 @@ fn a_loop_with_lane_varying_trips_runs_each_iteration_once() {
 }
 
 /// Every field of every memory instruction's counts.
-fn all_counts(t: &engine::SassTrace) -> Vec<[u64; 11]> {
-    t.trace.ops.iter().map(|s| s.counters()).collect()
+/// Every counter of every memory operation, and the range of its buffer it touched.
+fn all_counts(t: &engine::SassTrace) -> Vec<([u64; 11], Option<i64>, Option<i64>)> {
+    t.trace.ops.iter().map(|s| (s.counters(), s.min_off, s.end_off)).collect()
 }
 
 /// Lane `l` of each warp loads `a[32k + tid]` for `k = 0 .. n-1`: the pointer moves by 128
@@ -388,6 +389,7 @@ fn summarised_loops_count_what_every_iteration_counts_on_the_examples() {
     }
     let mut compared = 0;
     let mut summarised = BTreeSet::new();
+    let mut blocks = BTreeSet::new();
     let mut wrong = Vec::new();
     for (name, src, opts) in example_cases() {
         let Some(work) = analyze(Input::File(&src), &opts, &DiskLoader).ok().map(|a| a.sheet.work) else { continue };
@@ -398,6 +400,9 @@ fn summarised_loops_count_what_every_iteration_counts_on_the_examples() {
         compared += 1;
         if fast.summaries > 0 {
             summarised.insert(name.clone());
+        }
+        if fast.block_summaries > 0 {
+            blocks.insert(name.clone());
         }
         if all_counts(&fast) != all_counts(&exact) || fast.trace.work != exact.trace.work {
             wrong.push(name);
@@ -422,6 +427,12 @@ fn summarised_loops_count_what_every_iteration_counts_on_the_examples() {
         ("reuse_batched.cu", "batched_gemm", "8", "16,16", &[("m", "16")], &[]),
         ("matmul_tiled.cu", "matmul_tiled", "4,4", "16,16", &[("n", "64")], &[]),
         ("transpose_tiled.cu", "transpose_tiled", "8,8", "32,8", &[("width", "256"), ("height", "256")], &[]),
+        // Block summaries: 64-bit batch offsets (`LEA.HI`), rows along z, a ragged last block.
+        ("reuse_batched.cu", "batched_gemm", "64", "32,32", &[("m", "32")], &[]),
+        ("reuse_batched.cu", "batched_gemm", "40", "16,16", &[("m", "16")], &[]),
+        ("reuse_stencil3d.cu", "stencil7", "1,4,16", "32,8,1", &[("n", "32")], &[]),
+        ("reuse_gemm_naive.cu", "gemm_naive", "13,13", "16,16", &[("n", "200")], &[]),
+        ("vec_add.cu", "vec_add", "37", "128", &[("n", "4700")], &[]),
     ];
     for (file, kernel, grid, block, args, defines) in small {
         let name = format!("{kernel} {grid} {block} {args:?}");
@@ -441,13 +452,21 @@ fn summarised_loops_count_what_every_iteration_counts_on_the_examples() {
         if fast.summaries > 0 {
             summarised.insert(name.clone());
         }
+        if fast.block_summaries > 0 {
+            blocks.insert(name.clone());
+        }
         if all_counts(&fast) != all_counts(&exact) || fast.trace.work != exact.trace.work {
             wrong.push(name);
         }
     }
-    eprintln!("{compared} example launches run both ways; loops summarised in {}: {summarised:?}", summarised.len());
+    eprintln!(
+        "{compared} example launches run both ways; loops summarised in {}: {summarised:?}; blocks in {}: {blocks:?}",
+        summarised.len(),
+        blocks.len()
+    );
     assert!(wrong.is_empty(), "summaries changed the counts of {wrong:?}");
     assert!(!summarised.is_empty(), "no example's loop was summarised");
+    assert!(blocks.iter().any(|b| b.starts_with("batched_gemm 64")), "no batch of blocks was summarised: {blocks:?}");
 }
 
 /// The SASS engine's trace of an example launch, loops summarised and not (`None` where the
@@ -550,6 +569,8 @@ fn examples_through_sass_equal_the_h200_and_differ_from_source_only_as_documente
         large.len()
     );
     assert!(wrong.is_empty(), "{} differences from the H200:\n{}", wrong.len(), wrong.join("\n"));
+    // Loop and block summaries bring every example launch within the budget.
+    assert!(large.is_empty(), "left to the source path as too large: {large:?}");
     let documented = documented_differences();
     let undocumented: Vec<&String> = differ.difference(&documented).collect();
     let stale: Vec<&String> = documented.difference(&differ).collect();

@@ -112,6 +112,11 @@ fn block_reach(v: u32, d: u32) -> u64 {
     reach(v, d)
 }
 
+/// Whether an operand is a register whose value moves from block to block.
+fn reg_moves(moving: &[[bool; 256]; 2], o: Option<&Operand>) -> bool {
+    matches!(o, Some(Operand::Reg(r)) if r.index != RZ && moving[r.uniform as usize][r.index as usize])
+}
+
 impl Machine<'_> {
     /// Whether the launch's blocks may be summarised: `run` (not the exact reference) and no
     /// filled arrays.
@@ -301,17 +306,20 @@ impl Machine<'_> {
             let md = self.mods[c.i];
             let affine = match op {
                 alu::Op::Mov | alu::Op::Iadd3 | alu::Op::Viadd | alu::Op::Sel => true,
+                // One multiplicand may move, not both; the high half is not affine.
                 alu::Op::Imad => {
-                    let reg = |o: Option<&Operand>| match o {
-                        Some(Operand::Reg(r)) if r.index != RZ => moving[r.uniform as usize][r.index as usize],
-                        _ => false,
-                    };
-                    !md.has(alu::modbit::HI) && !(reg(ins.operands.get(1)) && reg(ins.operands.get(2)))
+                    let both = reg_moves(&moving, ins.operands.get(1)) && reg_moves(&moving, ins.operands.get(2));
+                    !md.has(alu::modbit::HI) && !both
                 }
-                alu::Op::Lea => {
-                    let shift_moves = matches!(ins.operands.get(3), Some(Operand::Reg(r))
-                        if r.index != RZ && moving[r.uniform as usize][r.index as usize]);
-                    !md.has(alu::modbit::HI) && alu::pred_outs(&ins.operands).next().is_none() && !shift_moves
+                // `LEA d, [Pc,] a, b, s`: a·2^s + b mod 2^32, a ring operation like the others;
+                // its carry out holds while the result does not wrap, which the result's own
+                // check below makes sure of.
+                alu::Op::Lea => !md.has(alu::modbit::HI) && !reg_moves(&moving, ins.operands.last()),
+                // `SHF.L d, a, s, c` by a constant: a·2^s mod 2^32.
+                alu::Op::Shf => {
+                    md.has(alu::modbit::L)
+                        && !md.has(alu::modbit::HI)
+                        && matches!(ins.operands.get(2), Some(Operand::Int(0..=31)))
                 }
                 _ => false,
             };
@@ -395,9 +403,8 @@ impl Machine<'_> {
                                 }
                                 let dj = e2 - (read(pa[l]) - read(pb[l]));
                                 let c4 = corners(e2, dj, de, kj, left);
-                                let constant = c4.iter().all(|&y| y > 0)
-                                    || c4.iter().all(|&y| y < 0)
-                                    || (dj == 0 && de == 0);
+                                let constant =
+                                    c4.iter().all(|&y| y > 0) || c4.iter().all(|&y| y < 0) || (dj == 0 && de == 0);
                                 if !constant {
                                     return None;
                                 }
@@ -410,6 +417,48 @@ impl Machine<'_> {
                         }
                     }
                 }
+                // `LEA.HI d, a, b, c, s`: the top `s` bits of a moving low word `a`, which stay
+                // put over the box when its corners agree on them (and on the sign, for `.SX32`).
+                alu::Op::Lea if moves && md.has(alu::modbit::HI) => {
+                    let ops = &ins.operands;
+                    let first = 1 + alu::pred_outs(ops).count();
+                    let sx = md.has(alu::modbit::SX32);
+                    let others = ops.iter().skip(first + 1).any(|o| reg_moves(&moving, Some(o)));
+                    let shift = match ops.get(first + if sx { 2 } else { 3 }) {
+                        Some(Operand::Int(s @ 1..=31)) => *s as u32,
+                        _ => return None,
+                    };
+                    let (Some(((a0, k0), _)), Some(((a1, k1), _)), Some(((a2, k2), _))) = (&a.cmp, &b.cmp, &c.cmp)
+                    else {
+                        return None;
+                    };
+                    if others || !reg_moves(&moving, ops.get(first)) || k0 != k1 || k1 != k2 {
+                        return None;
+                    }
+                    let pv = prev.and_then(|p| p.cmp.as_ref()).map(|((v, _), _)| v);
+                    for l in alu::mask_lanes(*k2) {
+                        let d = a2[l].wrapping_sub(a1[l]);
+                        if a1[l].wrapping_sub(a0[l]) != d {
+                            return None;
+                        }
+                        let dj = pv.map_or(0, |p| a2[l].wrapping_sub(p[l]));
+                        if !stays(a2[l], dj, d, kj, left) {
+                            return None;
+                        }
+                        let (dj, dm) = (dj as i32 as i128, d as i32 as i128);
+                        let top = corners(a2[l] as i128, dj, dm, kj, left).map(|x| x >> (32 - shift));
+                        if top.iter().any(|&t| t != top[0]) {
+                            return None;
+                        }
+                    }
+                }
+                // `SHF.R.HI d, RZ, 31, x`: the sign of a moving `x`, which its own check keeps.
+                alu::Op::Shf
+                    if moves
+                        && !md.has(alu::modbit::L)
+                        && md.has(alu::modbit::HI)
+                        && matches!(ins.operands.get(1), Some(Operand::Reg(r)) if r.index == RZ)
+                        && matches!(ins.operands.get(2), Some(Operand::Int(31))) => {}
                 alu::Op::Nop | alu::Op::Opaque(_) | alu::Op::OpaquePred | alu::Op::Isetp => {}
                 alu::Op::S2r => {}
                 _ if moves && !affine => return None,

@@ -322,6 +322,15 @@ impl Machine<'_> {
                 s.cmp = Some((alu::operand_values(self, a, run), alu::operand_values(self, b, run)));
             }
         }
+        if op == alu::Op::Lea && self.mods[i].has(alu::modbit::HI) {
+            // The low word whose top bits it reads (a block summary checks they stay put).
+            let ops = &self.k.instrs[i].operands;
+            let first = 1 + alu::pred_outs(ops).count();
+            if let Some(a) = ops.get(first) {
+                let v = alu::operand_values(self, a, exec);
+                s.cmp = Some((v, v));
+            }
+        }
         if op == alu::Op::Memory {
             if let Some(a) = self.address_operand(i) {
                 let mut v = [None; WARP];

@@ -165,17 +165,27 @@ fn run_inner(
     };
     m.loops.nregs = loops::register_count(&m);
     if m.blocks_allowed() {
-        // Rows of blocks that differ in one index (the first of the grid's dimensions over 1),
-        // each summarised where its blocks run alike (`blocks.rs`).
-        let [gx, gy, gz] = setup.grid.map(u64::from);
-        let len = if gx > 1 { gx } else if gy > 1 { gy } else { gz };
-        let total = setup.blocks();
-        let mut linear = 0;
-        while linear < total {
-            let pos = linear % len;
-            m.block_begin(pos, len);
-            m.run_block(linear, sink)?;
-            linear += 1 + m.block_end(pos, len);
+        // Rows of blocks that differ in one index (the grid's longest dimension), each
+        // summarised where its blocks run alike (`blocks.rs`). Counts do not depend on the
+        // order blocks run in, and this sink sees none of the blocks jumped over.
+        let g = setup.grid.map(u64::from);
+        let axis = (0..3).max_by_key(|&d| (g[d], std::cmp::Reverse(d))).unwrap_or(0);
+        let len = g[axis];
+        let stride = [1, g[0], g[0] * g[1]];
+        for row in 0..setup.blocks() / len.max(1) {
+            // The row's first block: the other two indices from `row`, in x-fastest order.
+            let mut rest = row;
+            let mut start = 0;
+            for d in (0..3).filter(|&d| d != axis) {
+                start += rest % g[d] * stride[d];
+                rest /= g[d];
+            }
+            let mut pos = 0;
+            while pos < len {
+                m.block_begin(pos, len);
+                m.run_block(start + pos * stride[axis], sink)?;
+                pos += 1 + m.block_end(pos, len);
+            }
         }
     } else {
         for linear in order {
