@@ -541,6 +541,35 @@ pub fn analyze(input: Input, opts: &AnalyzeOptions, loader: &dyn FileLoader) -> 
     }
 }
 
+/// [`analyze`] and, for each of the sheet's rows, the lane map of its first warp-level execution
+/// ([`crate::explain::first_executions`]), from one lowering: the HTML report's data. Counts
+/// from SASS have no lane maps (their rows stand for source lines, not for one access): all
+/// `None`.
+pub fn analyze_with_lanes(
+    input: Input,
+    opts: &AnalyzeOptions,
+    loader: &dyn FileLoader,
+) -> std::result::Result<(Analysis, Vec<Option<crate::explain::AccessExplanation>>), Failure> {
+    if counts_sass(&input, opts) {
+        let a = analyze(input, opts, loader)?;
+        let none = vec![None; a.sheet.instructions.len()];
+        return Ok((a, none));
+    }
+    let mut files = SourceFiles::default();
+    let mut inner = || -> Result<_> {
+        let module = lower(&input, opts, loader, &mut files)?;
+        let kernel = pick_kernel(&module, opts.kernel.as_deref(), &files)?;
+        let sheet = sheet_of(kernel, opts, &files)?;
+        let setup = crate::launch::Setup::new(kernel, &opts.launch())?;
+        let lanes = crate::explain::first_executions(kernel, &setup, &sheet.instructions)?;
+        Ok((sheet, module.warnings.clone(), lanes))
+    };
+    match inner() {
+        Ok((sheet, warnings, lanes)) => Ok((Analysis { sheet, warnings, files }, lanes)),
+        Err(diagnostic) => Err(Failure { diagnostic, files }),
+    }
+}
+
 /// The lowered kernel and its launch, for benchmarks and tools that drive an engine directly.
 pub fn prepare(
     input: Input,

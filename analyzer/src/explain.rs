@@ -223,6 +223,27 @@ fn explain_inner(
     })
 }
 
+/// What `explain` shows for each row of a sheet counted from `kernel` and `setup`: its first
+/// warp-level execution, by the first warp in launch order that executes it, lane by lane; the
+/// kernel is not lowered again. `None` for a row that no warp executes. The HTML report's lane
+/// maps.
+pub fn first_executions(kernel: &Kernel, setup: &Setup, rows: &[Row]) -> Result<Vec<Option<AccessExplanation>>> {
+    rows.iter()
+        .map(|row| {
+            // A row no warp executes would make the probe walk the whole launch for nothing.
+            if row.executions == 0 || row.op_id >= kernel.mem_ops.len() {
+                return Ok(None);
+            }
+            let id = MemOpId(row.op_id as u32);
+            let probe = Probe { op: id, block: None, warp: None, execution: 0 };
+            Ok(match engine::probe(kernel, setup, probe)? {
+                ProbeOutcome::Found(c) => Some(explain_one(kernel, setup, id, &c, Some(row))),
+                ProbeOutcome::NotFound { .. } => None,
+            })
+        })
+        .collect()
+}
+
 fn not_found_reason(opts: &ExplainOptions, most: u64) -> String {
     let warp = match (opts.block, opts.warp) {
         (Some(b), Some(w)) => format!("warp {w} of block ({}, {}, {})", b[0], b[1], b[2]),
