@@ -442,8 +442,11 @@ pub fn render_text(r: &SweepResult) -> String {
         }
     }
     // Type names read from the left, numbers from the right.
-    let text_axis: Vec<bool> =
-        r.axes.iter().map(|a| a.values.iter().any(|v| is_type_name(v) && crate::launch::parse_number(v).is_none())).collect();
+    let text_axis: Vec<bool> = r
+        .axes
+        .iter()
+        .map(|a| a.values.iter().any(|v| is_type_name(v) && crate::launch::parse_number(v).is_none()))
+        .collect();
     let line = |cols: &[String]| {
         let mut l = String::new();
         for (i, v) in cols.iter().enumerate() {

@@ -34,7 +34,8 @@ __global__ void three(const float *a, const float *b, float *c)
 fn three() -> String {
     let opts = AnalyzeOptions { grid: "4".into(), block: "256".into(), ..Default::default() };
     let (a, lanes) = analyze_with_lanes(Input::Source { name: "three.cu", text: THREE }, &opts, &NoFiles).unwrap();
-    let rows: Vec<(u32, u64, u64)> = a.sheet.instructions.iter().map(|r| (r.line, r.sectors, r.ideal_sectors)).collect();
+    let rows: Vec<(u32, u64, u64)> =
+        a.sheet.instructions.iter().map(|r| (r.line, r.sectors, r.ideal_sectors)).collect();
     assert_eq!(rows, [(5, 128, 128), (6, 256, 128), (7, 1024, 128)]);
     assert_eq!(lanes.len(), 3);
     // The lane map of c[32 * i]'s first warp: block 0, warp 0, lane L in sector 4 L.
@@ -191,7 +192,8 @@ fn chromium_renders_the_coloured_source() {
         let i = (y * w + x) * channels;
         (buf[i], buf[i + 1], buf[i + 2])
     };
-    let near = |a: (u8, u8, u8), b: (u8, u8, u8)| a.0.abs_diff(b.0) <= 2 && a.1.abs_diff(b.1) <= 2 && a.2.abs_diff(b.2) <= 2;
+    let near =
+        |a: (u8, u8, u8), b: (u8, u8, u8)| a.0.abs_diff(b.0) <= 2 && a.1.abs_diff(b.1) <= 2 && a.2.abs_diff(b.2) <= 2;
     // The source is the left column of the first screen (the panel on the right is 440 px).
     let source_w = w - 440;
     let rows_of = |c: (u8, u8, u8)| -> Vec<usize> {

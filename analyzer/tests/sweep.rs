@@ -68,7 +68,10 @@ fn values_and_ranges() {
     assert!(v("1..100000000:+1").unwrap_err().contains("more than"));
     assert!(v("1,a+b").unwrap_err().contains("neither a number nor a type name"));
     // Template arguments: type names (several words, scopes, pointers) and `true`/`false`.
-    assert_eq!(v("float, unsigned int,cuda::std::byte,float *").unwrap(), ["float", "unsigned int", "cuda::std::byte", "float *"]);
+    assert_eq!(
+        v("float, unsigned int,cuda::std::byte,float *").unwrap(),
+        ["float", "unsigned int", "cuda::std::byte", "float *"]
+    );
     assert_eq!(v("true,false").unwrap(), ["true", "false"]);
     assert!(v("float,4").unwrap_err().contains("one or the other"));
     assert!(parse_values("--block ", "float", true).unwrap_err().message.contains("not a number"));

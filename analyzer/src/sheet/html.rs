@@ -318,8 +318,10 @@ fn source_table(o: &mut String, sheet: &Sheet, source: &str, worst_global: u64, 
         let refs: Vec<&Row> = here.iter().map(|(_, r)| *r).collect();
         let colour = hex(line_colour(&refs, worst_global, worst_shared));
         let ids: Vec<String> = here.iter().map(|(i, _)| i.to_string()).collect();
-        let worst = here.iter().max_by_key(|(i, r)| (excess(r), r.sectors, std::cmp::Reverse(*i))).map_or(0, |(i, _)| *i);
-        let title: Vec<String> = here.iter().map(|(_, r)| format!("{} `{}`: {}", r.place(), r.text, row_summary(r))).collect();
+        let worst =
+            here.iter().max_by_key(|(i, r)| (excess(r), r.sectors, std::cmp::Reverse(*i))).map_or(0, |(i, _)| *i);
+        let title: Vec<String> =
+            here.iter().map(|(_, r)| format!("{} `{}`: {}", r.place(), r.text, row_summary(r))).collect();
         let mut chips = String::new();
         for (i, r) in &here {
             let what = match r.space {
@@ -404,7 +406,10 @@ fn detail(o: &mut String, i: usize, r: &Row, x: Option<&AccessExplanation>, show
     }
     if let Some(b) = r.boundary {
         num("L1 hits (estimate)", thousands(b.l1_hit_sectors));
-        num("L1→L2 reads, writes (estimates)", format!("{}, {}", thousands(b.l2_read_sectors), thousands(b.l2_write_sectors)));
+        num(
+            "L1→L2 reads, writes (estimates)",
+            format!("{}, {}", thousands(b.l2_read_sectors), thousands(b.l2_write_sectors)),
+        );
         num("DRAM reads (estimate)", thousands(b.dram_read_sectors));
     }
     num("exact", if r.exact { "yes".into() } else { "no: see the assumptions".into() });
@@ -452,7 +457,10 @@ fn lane_map(o: &mut String, x: &AccessExplanation) {
             x.ideal_wavefronts.unwrap_or(0)
         )
     } else {
-        format!("{} request, {} sectors, ideal {}, {} useful bytes", x.requests, x.sectors, x.ideal_sectors, x.useful_bytes)
+        format!(
+            "{} request, {} sectors, ideal {}, {} useful bytes",
+            x.requests, x.sectors, x.ideal_sectors, x.useful_bytes
+        )
     };
     let _ = writeln!(o, "<div class=\"sub\">into <code>{}</code>: {}</div>", escape(&x.object), escape(&what));
     // Colours by sector (global) or bank (shared), in order of first appearance.
@@ -484,7 +492,9 @@ fn lane_map(o: &mut String, x: &AccessExplanation) {
             key(l).map(|k| format!(", {unit} {k}")).unwrap_or_default()
         );
         let (class, style, label) = match (l.state, key(l)) {
-            ("active", Some(k)) => ("lane", format!(" style=\"background:{}\"", colour(k)), format!("{}{k}", &unit[..1])),
+            ("active", Some(k)) => {
+                ("lane", format!(" style=\"background:{}\"", colour(k)), format!("{}{k}", &unit[..1]))
+            }
             ("active", None) => ("lane", " style=\"background:#57606a\"".to_string(), "?".into()),
             ("elided", _) => ("lane elided", String::new(), "reg".into()),
             _ => ("lane inactive", String::new(), "–".into()),
@@ -570,7 +580,12 @@ fn rows_table(o: &mut String, sheet: &Sheet, worst_global: u64, worst_shared: u6
     for (i, r) in sheet.instructions.iter().enumerate() {
         let colour = hex(line_colour(&[r], worst_global, worst_shared));
         let (sectors, ideal, spr, ex) = match r.space {
-            Space::Shared => ("-".to_string(), "-".to_string(), "-".to_string(), format!("{} conflicts", thousands(r.bank_conflicts.unwrap_or(0)))),
+            Space::Shared => (
+                "-".to_string(),
+                "-".to_string(),
+                "-".to_string(),
+                format!("{} conflicts", thousands(r.bank_conflicts.unwrap_or(0))),
+            ),
             Space::Global => (
                 thousands(r.sectors),
                 thousands(r.ideal_sectors),
@@ -625,7 +640,9 @@ fn totals_table(o: &mut String, sheet: &Sheet) {
             );
         }
     }
-    for (name, s) in [("shared load", &t.shared_load), ("shared store", &t.shared_store), ("shared atom", &t.shared_atom)] {
+    for (name, s) in
+        [("shared load", &t.shared_load), ("shared store", &t.shared_store), ("shared atom", &t.shared_atom)]
+    {
         if s.requests > 0 {
             let _ = writeln!(
                 o,
@@ -655,19 +672,11 @@ fn boundaries_chart(o: &mut String, sheet: &Sheet) {
         ("L1→L2 reads", (!b.bounds_only).then_some(b.l2_read_sectors), Some(b.bounds.l2_read_sectors), "#6baed6"),
         ("L1→L2 writes", Some(b.l2_write_sectors), None, "#4292c6"),
         ("DRAM reads", (!b.bounds_only).then_some(b.dram_read_sectors), Some(b.bounds.dram_read_sectors), "#2171b5"),
-        (
-            "DRAM writes",
-            (!b.bounds_only).then_some(b.dram_write_sectors),
-            Some(b.bounds.dram_write_sectors),
-            "#08519c",
-        ),
+        ("DRAM writes", (!b.bounds_only).then_some(b.dram_write_sectors), Some(b.bounds.dram_write_sectors), "#08519c"),
     ];
-    let scale = bars
-        .iter()
-        .flat_map(|(_, v, bd, _)| [v.unwrap_or(0), bd.map_or(0, |x| x.max)])
-        .max()
-        .unwrap_or(0)
-        .max(1) as f64;
+    let scale =
+        bars.iter().flat_map(|(_, v, bd, _)| [v.unwrap_or(0), bd.map_or(0, |x| x.max)]).max().unwrap_or(0).max(1)
+            as f64;
     let x = |v: u64| CHART_LABEL_W as f64 + v as f64 / scale * CHART_BAR_W as f64;
     let (w, h) = (CHART_LABEL_W + CHART_BAR_W + 190, CHART_ROW_H * bars.len() as u32 + 12);
     let _ = writeln!(
@@ -686,7 +695,13 @@ fn boundaries_chart(o: &mut String, sheet: &Sheet) {
     for (k, (label, value, bound, colour)) in bars.iter().enumerate() {
         let y = 6 + k as u32 * CHART_ROW_H;
         let mid = y + CHART_ROW_H / 2;
-        let _ = writeln!(o, "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#3d444d\">{}</text>", CHART_LABEL_W - 8, mid + 4, escape(label));
+        let _ = writeln!(
+            o,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#3d444d\">{}</text>",
+            CHART_LABEL_W - 8,
+            mid + 4,
+            escape(label)
+        );
         let _ = writeln!(
             o,
             "<line x1=\"{CHART_LABEL_W}\" y1=\"{y}\" x2=\"{CHART_LABEL_W}\" y2=\"{}\" stroke=\"#d0d7de\"/>",
@@ -717,7 +732,9 @@ fn boundaries_chart(o: &mut String, sheet: &Sheet) {
             );
         }
         let text = match (value, bound) {
-            (Some(v), Some(bd)) if bd.min != bd.max => format!("{} ({}..{})", thousands(*v), thousands(bd.min), thousands(bd.max)),
+            (Some(v), Some(bd)) if bd.min != bd.max => {
+                format!("{} ({}..{})", thousands(*v), thousands(bd.min), thousands(bd.max))
+            }
             (Some(v), _) => thousands(*v),
             (None, Some(bd)) => format!("{}..{}", thousands(bd.min), thousands(bd.max)),
             (None, None) => "-".into(),
@@ -741,7 +758,8 @@ fn assumptions(o: &mut String, sheet: &Sheet) {
     }
     for r in &sheet.instructions {
         for a in &r.assumptions {
-            let _ = writeln!(o, "<li><b>{}</b> <code>{}</code>: {}</li>", escape(&r.place()), escape(&r.text), escape(a));
+            let _ =
+                writeln!(o, "<li><b>{}</b> <code>{}</code>: {}</li>", escape(&r.place()), escape(&r.text), escape(a));
         }
     }
     o.push_str("</ul>\n");
