@@ -232,3 +232,30 @@ fn cli_writes_the_page() {
     // The store's first warp: lanes 1,024 bytes apart (rows = 256 floats), lane 1 in sector 32.
     assert!(page.contains("title=\"lane 1, thread (1, 0, 0): active; out[256], sector 32\""), "{page}");
 }
+
+/// A row whose first warp comes last in a large launch: the report does not wait for its lane
+/// map past its budget ([`LANE_MAPS_TIME`]) and says why it has none; its counts are all there
+/// (the last block's 32 warps store 1,024 consecutive floats: 4 sectors each, 128).
+#[test]
+fn a_lane_map_too_far_away_is_left_out_with_the_reason() {
+    use sector_analyzer::analyze::LANE_MAPS_TIME;
+    const LATE: &str = "__global__ void late(float *out, const float *in)
+{
+    float v = in[blockIdx.x * blockDim.x + threadIdx.x];
+    if (blockIdx.x == gridDim.x - 1) {
+        out[threadIdx.x] = v;
+    }
+}
+";
+    let opts = AnalyzeOptions { grid: "2000000".into(), block: "1024".into(), ..Default::default() };
+    let start = Instant::now();
+    let (a, lanes) = analyze_with_lanes(Input::Source { name: "late.cu", text: LATE }, &opts, &NoFiles).unwrap();
+    assert!(start.elapsed() < LANE_MAPS_TIME * 5, "{:?}", start.elapsed());
+    let out = &a.sheet.instructions[1];
+    assert_eq!((out.line, out.requests, out.sectors), (5, 32, 128));
+    assert!(lanes[0].is_ok(), "block 0 loads: found at once");
+    let why = lanes[1].as_ref().unwrap_err();
+    assert!(why.contains("longer than 2 s"), "{why}");
+    let page = html::render(&a.sheet, LATE, &lanes);
+    assert!(page.contains("No lane map: looking for the first warp that executes it stopped"));
+}

@@ -6,7 +6,7 @@
 
 use super::text::{launch_line, thousands};
 use super::{Bound, Row, Sheet};
-use crate::explain::AccessExplanation;
+use crate::explain::{AccessExplanation, LaneMap};
 use crate::ir::Space;
 use std::fmt::Write;
 
@@ -194,8 +194,8 @@ const SCRIPT: &str = r#"
 
 /// The page. `source` is the analysed file's text (rows in other files are in the table only);
 /// `lanes` holds, per row of the sheet, what `explain` shows for its first warp-level execution
-/// ([`crate::explain::first_executions`]), `None` where there is none.
-pub fn render(sheet: &Sheet, source: &str, lanes: &[Option<AccessExplanation>]) -> String {
+/// or why there is none ([`crate::explain::first_executions`]).
+pub fn render(sheet: &Sheet, source: &str, lanes: &[LaneMap]) -> String {
     let rows = &sheet.instructions;
     let worst_global = rows.iter().filter(|r| r.space == Space::Global).map(excess).max().unwrap_or(0);
     let worst_shared = rows.iter().filter(|r| r.space == Space::Shared).map(excess).max().unwrap_or(0);
@@ -247,7 +247,7 @@ pub fn render(sheet: &Sheet, source: &str, lanes: &[Option<AccessExplanation>]) 
         o.push_str("<p>The kernel has no memory instructions.</p>\n");
     }
     for (i, r) in rows.iter().enumerate() {
-        detail(&mut o, i, r, lanes.get(i).and_then(Option::as_ref), Some(i) == first, sheet.via.is_some());
+        detail(&mut o, i, r, lanes.get(i), Some(i) == first);
     }
     o.push_str("</aside>\n</main>\n");
 
@@ -368,7 +368,7 @@ fn first_row(sheet: &Sheet) -> Option<usize> {
 
 /// One row's panel: its numbers over the launch, then its first warp-level execution lane by
 /// lane.
-fn detail(o: &mut String, i: usize, r: &Row, x: Option<&AccessExplanation>, shown: bool, sass: bool) {
+fn detail(o: &mut String, i: usize, r: &Row, x: Option<&LaneMap>, shown: bool) {
     let _ = writeln!(o, "<div class=\"detail\" data-row=\"{i}\"{}>", if shown { "" } else { " hidden" });
     let _ = writeln!(
         o,
@@ -422,11 +422,11 @@ fn detail(o: &mut String, i: usize, r: &Row, x: Option<&AccessExplanation>, show
         o.push_str("</ul>\n");
     }
     match x {
-        Some(x) => lane_map(o, x),
-        None if sass => o.push_str(
-            "<p class=\"sub\">No lane map: these counts come from SASS, whose rows stand for source lines (analyse with --via source for lane maps).</p>\n",
-        ),
-        None => o.push_str("<p class=\"sub\">No warp executes this access in this launch: no lane map.</p>\n"),
+        Some(Ok(x)) => lane_map(o, x),
+        Some(Err(why)) => {
+            let _ = writeln!(o, "<p class=\"sub\">No lane map: {}.</p>", escape(why));
+        }
+        None => o.push_str("<p class=\"sub\">No lane map.</p>\n"),
     }
     o.push_str("</div>\n");
 }
