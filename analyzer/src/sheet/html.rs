@@ -122,11 +122,11 @@ h1 code { font-family: var(--mono); }
 h2 { font-size: 15px; margin: 0 0 8px; font-weight: 600; }
 .sub { color: var(--muted); font-size: 13px; }
 .cards { display: flex; flex-wrap: wrap; gap: 10px; padding: 10px 20px; border-bottom: 1px solid var(--rule); }
-.card { background: var(--panel); border: 1px solid var(--rule); border-radius: 6px; padding: 6px 12px; min-width: 120px; }
+.card { background: var(--panel); border: 1px solid var(--rule); border-radius: 6px; padding: 5px 11px; min-width: 96px; }
 .card b { display: block; font-size: 18px; font-variant-numeric: tabular-nums; }
 .card span { color: var(--muted); font-size: 12px; }
 main { display: grid; grid-template-columns: minmax(0, 1fr) 440px; gap: 0; }
-.source { overflow: auto; border-right: 1px solid var(--rule); max-height: 78vh; }
+.source { overflow: auto; border-right: 1px solid var(--rule); max-height: 78vh; position: relative; }
 table.src { border-collapse: collapse; font: 13px/1.5 var(--mono); width: 100%; }
 table.src td { padding: 0 8px; white-space: pre; vertical-align: top; }
 table.src td.no { color: #8c959f; text-align: right; user-select: none; width: 1%; border-right: 1px solid var(--rule); }
@@ -183,6 +183,9 @@ const SCRIPT: &str = r#"
       t.classList.toggle('sel', (' ' + t.getAttribute('data-rows') + ' ').indexOf(' ' + i + ' ') >= 0);
     });
   }
+  // Open on the line shown first (a file may hold other kernels and long comments above).
+  var src = document.querySelector('.source'), first = document.querySelector('tr.sel');
+  if (src && first) { src.scrollTop = Math.max(0, first.offsetTop - src.clientHeight / 3); }
   document.addEventListener('click', function (e) {
     var chip = e.target.closest('[data-row]');
     if (chip) { select(chip.getAttribute('data-row')); return; }
