@@ -223,6 +223,32 @@ fn explain_inner(
     })
 }
 
+/// A row's lane map, or why it has none (a sentence).
+pub type LaneMap = std::result::Result<AccessExplanation, String>;
+
+/// What `explain` shows for each row of a sheet counted from `kernel` and `setup`: its first
+/// warp-level execution, by the first warp in launch order that executes it, lane by lane; the
+/// kernel is not lowered again. The HTML report's lane maps. A row gets the reason instead when
+/// no warp executes it or looking for its warp ran out of `setup`'s budget.
+pub fn first_executions(kernel: &Kernel, setup: &Setup, rows: &[Row]) -> Vec<LaneMap> {
+    let never = || "no warp executes this access in this launch".to_string();
+    rows.iter()
+        .map(|row| {
+            // A row no warp executes would make the probe walk the whole launch for nothing.
+            if row.executions == 0 || row.op_id >= kernel.mem_ops.len() {
+                return Err(never());
+            }
+            let id = MemOpId(row.op_id as u32);
+            let probe = Probe { op: id, block: None, warp: None, execution: 0 };
+            match engine::probe(kernel, setup, probe) {
+                Ok(ProbeOutcome::Found(c)) => Ok(explain_one(kernel, setup, id, &c, Some(row))),
+                Ok(ProbeOutcome::NotFound { .. }) => Err(never()),
+                Err(d) => Err(format!("looking for the first warp that executes it stopped: {}", d.message)),
+            }
+        })
+        .collect()
+}
+
 fn not_found_reason(opts: &ExplainOptions, most: u64) -> String {
     let warp = match (opts.block, opts.warp) {
         (Some(b), Some(w)) => format!("warp {w} of block ({}, {}, {})", b[0], b[1], b[2]),

@@ -125,13 +125,15 @@ fn human_bytes(v: f64) -> String {
     }
 }
 
-/// Parses a list of values: comma-separated items, each a number or a range `A..B:xF`
-/// (geometric, factor F > 1) or `A..B:+S` (arithmetic, step S > 0), both including B when they
-/// reach it. For block shapes (`shapes`), an item may be `XxY[xZ]` (`32x8`). `flag` starts the
+/// Parses a list of values: comma-separated items, each a number (`true` and `false` are 1 and
+/// 0) or a range `A..B:xF` (geometric, factor F > 1) or `A..B:+S` (arithmetic, step S > 0), both
+/// including B when they reach it; or, for a template's type parameter, every item a type name
+/// (`float,double`). For block shapes (`shapes`), an item may be `XxY[xZ]` (`32x8`). `flag` starts the
 /// messages: `--arg n=`, `--block `.
 pub fn parse_values(flag: &str, text: &str, shapes: bool) -> Result<Vec<String>> {
     let bad = |m: String| Diagnostic::new(ErrorKind::Usage, format!("{flag}{text}: {m}"));
     let mut out = Vec::new();
+    let mut types: Vec<&str> = Vec::new();
     for item in text.split(',').map(str::trim) {
         if item.is_empty() {
             return Err(bad("an empty item".into()));
@@ -192,17 +194,43 @@ pub fn parse_values(flag: &str, text: &str, shapes: bool) -> Result<Vec<String>>
                 return Err(bad(format!("`{item}`: a block shape is X, XxY or XxYxZ in integers")));
             }
             out.push(dims.join(","));
-        } else {
-            if crate::launch::parse_number(item).is_none() {
-                return Err(bad(format!("`{item}` is not a number")));
-            }
+        } else if crate::launch::parse_number(item).is_some() {
             out.push(item.to_string());
+        } else if !shapes && is_type_name(item) {
+            // A template's type parameter (`--arg T=float,double`): the analysis of each
+            // configuration says whether the kernel takes it.
+            types.push(item);
+            out.push(item.to_string());
+        } else if shapes {
+            return Err(bad(format!("`{item}` is not a number")));
+        } else {
+            return Err(bad(format!("`{item}` is neither a number nor a type name")));
         }
         if out.len() > MAX_CONFIGURATIONS {
             return Err(bad(format!("more than {MAX_CONFIGURATIONS} values")));
         }
     }
+    // One parameter is a type or a value, never both.
+    if let (Some(t), true) = (types.first(), types.len() < out.len()) {
+        let number = out.iter().find(|v| crate::launch::parse_number(v).is_some()).cloned().unwrap_or_default();
+        return Err(bad(format!("`{t}` is a type name and `{number}` a number: a list is one or the other")));
+    }
     Ok(out)
+}
+
+/// A type as a template argument spells it: words (`unsigned int`), scopes (`cuda::std::byte`)
+/// and trailing pointers (`float *`). Template arguments (`<`) and commas cannot be list items.
+pub fn is_type_name(s: &str) -> bool {
+    let ident = |w: &str| {
+        w.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let core = s.trim_end_matches(['*', ' ']);
+    !core.is_empty()
+        && core.split("::").all(|scope| {
+            let mut words = scope.split(' ').filter(|w| !w.is_empty()).peekable();
+            words.peek().is_some() && words.all(ident)
+        })
 }
 
 impl SweepOptions {
@@ -413,6 +441,12 @@ pub fn render_text(r: &SweepResult) -> String {
             }
         }
     }
+    // Type names read from the left, numbers from the right.
+    let text_axis: Vec<bool> = r
+        .axes
+        .iter()
+        .map(|a| a.values.iter().any(|v| is_type_name(v) && crate::launch::parse_number(v).is_none()))
+        .collect();
     let line = |cols: &[String]| {
         let mut l = String::new();
         for (i, v) in cols.iter().enumerate() {
@@ -421,6 +455,8 @@ pub fn render_text(r: &SweepResult) -> String {
             }
             if i == n_axes && v.starts_with("failed") {
                 l.push_str(v);
+            } else if i < n_axes && text_axis[i] {
+                let _ = write!(l, "{v:<w$}", w = widths[i]);
             } else if i < n_axes {
                 let _ = write!(l, "{v:>w$}", w = widths[i]);
             } else {

@@ -25,6 +25,7 @@ mod fuzz_regressions;
 mod gpu_census;
 mod hostile;
 mod hostile3;
+mod html;
 mod launch_site;
 mod layers;
 mod lowering;

@@ -66,7 +66,15 @@ fn values_and_ranges() {
     assert!(v("10..1:+1").unwrap_err().contains("backwards"));
     assert!(v("1..10:x1").unwrap_err().contains("factor"));
     assert!(v("1..100000000:+1").unwrap_err().contains("more than"));
-    assert!(v("a").unwrap_err().contains("not a number"));
+    assert!(v("1,a+b").unwrap_err().contains("neither a number nor a type name"));
+    // Template arguments: type names (several words, scopes, pointers) and `true`/`false`.
+    assert_eq!(
+        v("float, unsigned int,cuda::std::byte,float *").unwrap(),
+        ["float", "unsigned int", "cuda::std::byte", "float *"]
+    );
+    assert_eq!(v("true,false").unwrap(), ["true", "false"]);
+    assert!(v("float,4").unwrap_err().contains("one or the other"));
+    assert!(parse_values("--block ", "float", true).unwrap_err().message.contains("not a number"));
     assert_eq!(parse_values("--block ", "32x8,256", true).unwrap(), ["32,8", "256"]);
     assert!(parse_values("--block ", "32x8x1x1", true).is_err());
 }
@@ -138,6 +146,67 @@ fn sweep_strided_and_transpose() {
     );
     snapshot("sweep_transpose_naive.text", &render_text(&r));
     assert_eq!(svg_cells(&render_svg(&r, Metric::BytesPerUsefulByte).unwrap()), 6);
+}
+
+/// A template kernel swept over its type and a `bool` template value: `gather<T, 256, CLAMP>` of
+/// cpp_templates.cu reads `in[2 * i]` and writes `out[i]`, n = 16,000, grid ceil(16000/256) = 63
+/// blocks = 504 warps, warps 500..503 wholly past n. Per warp, 32 lanes from a 256-byte boundary:
+/// the load spans 32 x 2 x size bytes, the store 32 x size, each in 32-byte sectors:
+///   float (4):  load 256 B = 8 sectors, store 128 B = 4 (ideal 4 + 4)
+///   double (8): load 512 B = 16,        store 256 B = 8 (ideal 8 + 8)
+///   char (1):   load 64 B = 2,          store 32 B = 1  (ideal 1 + 1)
+/// CLAMP=true: 500 warps execute; CLAMP=false: all 504 (out of range, but counted as launched).
+#[test]
+fn sweep_types_and_template_values() {
+    let r = run(
+        "cpp_templates.cu",
+        "gather",
+        "ceil(n/block)",
+        &[("n", "16000"), ("BS", "256")],
+        &[("T", "float,double,char"), ("CLAMP", "true,false")],
+        "256",
+    );
+    let got: Vec<(String, String, u64, u64, u64, u64)> = r
+        .cells
+        .iter()
+        .map(|c| {
+            let m = c.metrics.as_ref().unwrap_or_else(|| panic!("{c:?}"));
+            (c.values[0].clone(), c.values[1].clone(), m.requests, m.sectors, m.ideal_sectors, m.logical_bytes)
+        })
+        .collect();
+    let want = |t: &str, clamp: &str, warps: u64, load: u64, store: u64, ideal: u64, size: u64| {
+        (t.to_string(), clamp.to_string(), 2 * warps, warps * (load + store), warps * ideal, warps * 32 * size * 2)
+    };
+    assert_eq!(
+        got,
+        [
+            want("float", "true", 500, 8, 4, 8, 4),
+            want("float", "false", 504, 8, 4, 8, 4),
+            want("double", "true", 500, 16, 8, 16, 8),
+            want("double", "false", 504, 16, 8, 16, 8),
+            want("char", "true", 500, 2, 1, 2, 1),
+            want("char", "false", 504, 2, 1, 2, 1),
+        ]
+    );
+    let spr: Vec<f64> = r.cells.iter().map(|c| c.metrics.as_ref().unwrap().sectors_per_request).collect();
+    assert_eq!(spr, [6.0, 6.0, 12.0, 12.0, 1.5, 1.5]);
+    // The type is an axis everywhere: the table, the CSV's first column, the JSON, the heatmap's
+    // columns (the first axis with several values).
+    let text = render_text(&r);
+    assert!(text.lines().any(|l| l.starts_with("double  false")), "{text}");
+    let csv = render_csv(&r);
+    assert!(csv.starts_with("T,CLAMP,block,"), "{csv}");
+    assert!(csv.lines().nth(5).unwrap().starts_with("char,true,256,63,"), "{csv}");
+    let json: serde_json::Value = serde_json::from_str(&render_json(&r)).unwrap();
+    assert_eq!(json["axes"][0]["values"], serde_json::json!(["float", "double", "char"]));
+    assert_eq!(json["cells"][2]["values"], serde_json::json!(["double", "true", "256"]));
+    let svg = render_svg(&r, Metric::SectorsPerRequest).unwrap();
+    assert_eq!(svg_cells(&svg), 6);
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let labels: Vec<&str> = doc.descendants().filter_map(|n| n.text()).map(str::trim).collect();
+    for l in ["T", "float", "double", "char", "CLAMP=true", "CLAMP=false"] {
+        assert!(labels.contains(&l), "{l} in {labels:?}");
+    }
 }
 
 /// A few examples swept over their first case's launch with every block size: nothing panics,
@@ -212,4 +281,22 @@ fn sweep_every_example() {
         assert_eq!(got.sectors, sheet.global_sectors(), "{}", case.name);
         assert_eq!(svg_cells(&render_svg(&r, Metric::SectorsPerRequest).unwrap()), 1);
     }
+}
+
+/// The command of issue 28: a list of types for `T` sweeps like a list of numbers (n = 16,384,
+/// 512 warps; float 8 + 4, double 16 + 8, int 8 + 4 sectors per warp).
+#[test]
+fn cli_sweep_types() {
+    let o = Command::new(env!("CARGO_BIN_EXE_sector-estimate"))
+        .current_dir(root())
+        .args(["sweep", "examples/cpp_templates.cu", "--kernel", "gather", "--grid", "ceil(n/block)"])
+        .args(["--block", "256", "--arg", "T=float,double,int", "--arg", "n=16384", "--arg", "BS=256"])
+        .args(["--format", "csv"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let rows: Vec<Vec<&str>> = text.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    let got: Vec<(&str, &str, &str)> = rows.iter().map(|r| (r[0], r[8], r[9])).collect();
+    assert_eq!(got, [("float", "1024", "6144"), ("double", "1024", "12288"), ("int", "1024", "6144")], "{text}");
 }

@@ -73,6 +73,9 @@ enum Format {
     Markdown,
     /// The machine form (docs/src/json-schema.md), alone on stdout.
     Json,
+    /// One self-contained HTML page: the source coloured by excess sectors, each row's lane map
+    /// on click, the boundaries as a chart (redirect it to a file and open it in a browser).
+    Html,
 }
 
 /// How errors and warnings are written to stderr.
@@ -384,12 +387,17 @@ pub fn run() -> i32 {
                 };
             }
             let bar = progress_bar(&mut opts);
-            let result = sector_analyzer::analyze(Input::File(&src.file), &opts, &DiskLoader);
+            // The HTML page also shows each row's warp, lane by lane, from the same lowering.
+            let result = if matches!(format, Format::Html) && !emit_sass {
+                sector_analyzer::analyze::analyze_with_lanes(Input::File(&src.file), &opts, &DiskLoader)
+            } else {
+                sector_analyzer::analyze(Input::File(&src.file), &opts, &DiskLoader).map(|a| (a, Vec::new()))
+            };
             if let Some(b) = bar {
                 b.finish_and_clear();
             }
             match result {
-                Ok(mut a) => {
+                Ok((mut a, lanes)) => {
                     if !a.warnings.is_empty() {
                         let _ = std::io::stderr().write_all(messages(&a.files, &a.warnings, message_format).as_bytes());
                     }
@@ -405,6 +413,11 @@ pub fn run() -> i32 {
                         Format::Text => sector_analyzer::sheet::text::render(&a.sheet),
                         Format::Markdown => sector_analyzer::sheet::markdown::render(&a.sheet),
                         Format::Json => sector_analyzer::sheet::json::render(&a.sheet),
+                        Format::Html => sector_analyzer::sheet::html::render(
+                            &a.sheet,
+                            a.files.files.first().map_or("", |f| f.text.as_str()),
+                            &lanes,
+                        ),
                     })
                 }
                 Err(f) => report_as(&f, message_format),

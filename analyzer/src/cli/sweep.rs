@@ -29,7 +29,8 @@ pub enum MetricArg {
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
   sector-estimate sweep examples/vec_add.cu --grid 'ceil(n/block)' --block 32..1024:x2 --arg n=1048576
-  sector-estimate sweep examples/transpose_naive.cu --grid 'ceil(cols/block_x),ceil(rows/block_y)' --block 32x8,16x16,32x32 --arg rows=2048 --arg cols=2048 --svg map.svg --metric efficiency")]
+  sector-estimate sweep examples/transpose_naive.cu --grid 'ceil(cols/block_x),ceil(rows/block_y)' --block 32x8,16x16,32x32 --arg rows=2048 --arg cols=2048 --svg map.svg --metric efficiency
+  sector-estimate sweep examples/cpp_templates.cu --kernel gather --grid 'ceil(n/block)' --block 256 --arg T=float,double,char --arg n=16384 --arg BS=256")]
 pub struct SweepArgs {
     #[command(flatten)]
     src: SourceArgs,

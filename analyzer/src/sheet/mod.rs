@@ -1,8 +1,10 @@
 //! The accounting sheet: the engine's counts per source instruction, totals, boundaries and the
-//! assumptions behind them. Renderers ([`text`], [`markdown`], [`json`]) are pure functions of it.
+//! assumptions behind them. Renderers ([`text`], [`markdown`], [`json`], [`html`]) are pure
+//! functions of it (the HTML page also of the source text and the rows' lane maps).
 
 pub mod budget;
 pub mod build;
+pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod text;
