@@ -50,6 +50,18 @@ pub struct Profile {
     /// every SM busy (all 132 cost 35 SMs' reads; 16 of them 10), so the model leaves that out.
     /// 1: no merging across SMs (not measured).
     pub merge_group_sms: u32,
+    /// Consecutive blocks of the first wave dealt to one GPC (0: not known, no merging across
+    /// TPCs). On the H200 (`validate/results/reuse/probes/place.csv.gz`) blocks 0-15 went to
+    /// SMs 124-131, 0, 1, 16, 17, 32, 33, 48, 49, blocks 16-31 to 2, 3, 18, 19, 34, 35, 50, 51,
+    /// 64, 65, 78, 79, 92, 93, 106, 107, and so on; the GPC probe (`validate/probes/reuse/
+    /// gpc.sh`, `validate/results/products/probes/gpc.csv`) showed each such set of SMs to be
+    /// one merge domain (SM 0 merged with 16, 32, 48, 124, 126, 128 and 130, even 3 us apart,
+    /// not with 2, 18, 34, 50 or 64) and no two SMs of different runs to merge.
+    pub run_blocks: u32,
+    /// SMs whose misses to one sector one L2 read of a GPC serves at most: 4 SMs of a GPC
+    /// cost one SM's L2 reads, 8 two, 16 four (SMs 0, 16, 32, 48: 1.0; 124-131: 2.1; 0-63, 8
+    /// SMs in each of 8 GPCs: 16.4; 64-119: 14.2; 0-131: 35.0, with or without other traffic).
+    pub run_merge_sms: u32,
     /// Where the numbers come from, for the sheet.
     pub source: &'static str,
 }
@@ -77,6 +89,8 @@ pub const PROFILES: &[Profile] = &[
         launch_dram_read_sectors: 88,
         launch_dram_read_sectors_min: 80,
         merge_group_sms: 2,
+        run_blocks: 16,
+        run_merge_sms: 4,
         source: "read on the H200 (132 SMs, L2 62,914,560 bytes, 256 KiB L1+shared per SM); 64-byte DRAM granule, 88 sectors per launch and reuse in L2 up to two thirds of its size measured there",
     },
     Profile {
@@ -98,6 +112,8 @@ pub const PROFILES: &[Profile] = &[
         launch_dram_read_sectors: 88,
         launch_dram_read_sectors_min: 80,
         merge_group_sms: 2,
+        run_blocks: 16,
+        run_merge_sms: 4,
         source: "NVIDIA's H100 SXM sizes (132 SMs, 50 MiB L2); granule, per-launch reads and the two-thirds L2 as measured on the H200 (same sm_90 memory system)",
     },
     Profile {
@@ -119,6 +135,8 @@ pub const PROFILES: &[Profile] = &[
         launch_dram_read_sectors: 0,
         launch_dram_read_sectors_min: 0,
         merge_group_sms: 1,
+        run_blocks: 0,
+        run_merge_sms: 0,
         source: "NVIDIA's A100 SXM sizes (108 SMs, 40 MiB L2 in two partitions, 192 KiB L1+shared per SM); L2 model capacity two thirds of it as on the H200; not measured",
     },
     Profile {
@@ -140,6 +158,8 @@ pub const PROFILES: &[Profile] = &[
         launch_dram_read_sectors: 0,
         launch_dram_read_sectors_min: 0,
         merge_group_sms: 1,
+        run_blocks: 0,
+        run_merge_sms: 0,
         source: "the seed's RTX 3060 Ti (38 SMs, 128 KiB L1+shared per SM, 3 MB L2); GDDR6 read granule assumed 32 bytes",
     },
     Profile {
@@ -161,6 +181,8 @@ pub const PROFILES: &[Profile] = &[
         launch_dram_read_sectors: 0,
         launch_dram_read_sectors_min: 0,
         merge_group_sms: 1,
+        run_blocks: 0,
+        run_merge_sms: 0,
         source: "the seed's RTX 2080 Ti (68 SMs, 64 KiB L1, 5.5 MB L2); 96 KiB L1+shared split 64/32; GDDR6 read granule assumed 32 bytes",
     },
     Profile {
@@ -182,6 +204,8 @@ pub const PROFILES: &[Profile] = &[
         launch_dram_read_sectors: 0,
         launch_dram_read_sectors_min: 0,
         merge_group_sms: 1,
+        run_blocks: 0,
+        run_merge_sms: 0,
         source: "the seed's Tesla P4 (48 KB L1 per SM, 2 MB L2; 20 SMs of the GP104 part); Pascal keeps shared memory apart and caches only __ldg loads in L1; GDDR5 read granule assumed 32 bytes",
     },
 ];

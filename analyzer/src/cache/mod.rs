@@ -15,6 +15,10 @@
 //!   do not allocate; a sector another warp of the SM asked for is a hit;
 //! - misses to one sector by SMs of one merge group (the 2 SMs of a TPC on sm_90) in the same replay step reach
 //!   L2 once while the warps are younger than [`SYNC_WORK`] steps (measured merging in flight);
+//!   in the first wave of a kernel whose loops hold a barrier (blocks kept in step), the misses
+//!   of one run of consecutive blocks dealt to one GPC (16 on the H200) in the same replay step
+//!   reach L2 once per 4 SMs, for the whole run of the warps (measured by SM id and in tiled
+//!   products);
 //! - one L2 of the profile's model capacity (on the H200 two thirds of the physical size, as
 //!   measured): sectored 128-byte lines, fully associative, LRU, write-back. A read miss fetches
 //!   the DRAM granule around the sector (its sectors not already valid). A store that fills
@@ -287,7 +291,12 @@ pub struct CacheModel {
     pending_addrs: Vec<i64>,
     /// Sectors (with their SM group) sent to L2 in the replay step under way: a later miss of
     /// the same group to one of them merges in flight.
-    in_flight: FastMap<i64, ()>,
+    in_flight: FastMap<i64, u8>,
+    /// Whether misses of one run of blocks (see [`crate::gpu::Profile::run_blocks`]) merge in
+    /// the first wave: set for kernels whose loops hold a barrier, which keeps blocks in step.
+    pub in_step_runs: bool,
+    /// Run of the access being replayed (its block's place in the wave / `run_blocks`).
+    run: u32,
     /// SMs per merge group (the profile's `merge_group_sms`).
     pub merge_group: u32,
     /// Accesses of a warp (counted from its first) that can still merge with another SM's:
@@ -335,6 +344,8 @@ pub struct CacheModel {
 struct Pending {
     seq: u32,
     sm: u32,
+    /// The run of consecutive blocks of its wave dealt to one GPC that its block belongs to.
+    run: u32,
     op: u32,
     kind: AccessKind,
     cache: CacheOp,
@@ -351,6 +362,10 @@ struct Pending {
 const PENDING_LIMIT: usize = 1 << 24;
 
 const SECTORS_PER_LINE: i64 = 4;
+
+/// In-flight keys of runs start here, above every SM group's (a group or run number is at most
+/// a wave's blocks, below 2^15).
+const RUN_KEYS: i64 = 1 << 15;
 
 /// Replayed accesses between two looks at the estimate's deadline.
 const DEADLINE_EVERY: usize = 1 << 14;
@@ -479,6 +494,8 @@ impl CacheModel {
             pending_sectors: Vec::new(),
             pending_addrs: Vec::new(),
             in_flight: FastMap::default(),
+            in_step_runs: false,
+            run: 0,
             merge_group: p.merge_group_sms.max(1),
             sync_accesses: (SYNC_WORK / DEFAULT_WORK_PER_ACCESS) as u32,
             slot: 0,
@@ -621,6 +638,7 @@ impl CacheModel {
                 self.in_flight.clear();
             }
             self.sm = p.sm as usize;
+            self.run = p.run;
             self.exact = p.exact;
             let ss = &sectors[p.sectors.0 as usize..p.sectors.1 as usize];
             let kept = p.warm.then(|| *self.op(p.op as usize));
@@ -711,6 +729,7 @@ impl CacheModel {
         self.pending.push(Pending {
             seq: self.warp_seq,
             sm: self.sm as u32,
+            run: self.slot / self.profile.run_blocks.max(1),
             op: op as u32,
             kind,
             cache,
@@ -764,13 +783,25 @@ impl CacheModel {
             }
             let mut miss = mask & !hit;
             let mut merged = 0u8;
-            if self.merge_group > 1 && miss != 0 && self.step < self.sync_accesses {
-                let group = (self.sm as u32 / self.merge_group) as i64;
+            // Blocks kept in step by barriers merge across the TPCs of their GPC for their whole
+            // run, at most `run_merge_sms` SMs per L2 read; otherwise TPC mates while young.
+            let runs = self.in_step_runs && self.wave == 0;
+            let (group, cap) = if runs {
+                (RUN_KEYS + self.run as i64, self.profile.run_merge_sms.min(u8::MAX as u32) as u8)
+            } else {
+                ((self.sm as u32 / self.merge_group) as i64, 0)
+            };
+            if miss != 0 && (runs || self.merge_group > 1 && self.step < self.sync_accesses) {
                 for b in 0..4 {
                     if miss & (1 << b) != 0 {
-                        let key = (line * SECTORS_PER_LINE + b as i64) * 64 + group;
-                        if self.in_flight.insert(key, ()).is_some() {
+                        let key = ((line * SECTORS_PER_LINE + b as i64) << 16) + group;
+                        // SMs the sector's outstanding L2 read serves so far.
+                        let n = self.in_flight.entry(key).or_insert(0);
+                        if *n > 0 && (cap == 0 || *n < cap) {
                             merged |= 1 << b;
+                            *n += 1;
+                        } else {
+                            *n = 1;
                         }
                     }
                 }
@@ -917,6 +948,21 @@ impl CacheModel {
     pub fn l2_state(&self, line: i64) -> Option<L2Line> {
         self.l2.iter_mru().find(|(k, _)| *k == line).map(|(_, v)| *v)
     }
+}
+
+/// Whether some loop of the kernel holds a barrier: its blocks wait for each other every
+/// iteration, so blocks that start together stay in step.
+pub fn loop_barrier(kernel: &Kernel) -> bool {
+    use crate::ir::Stmt;
+    fn has(b: &[Stmt], in_loop: bool) -> bool {
+        b.iter().any(|s| match s {
+            Stmt::Barrier => in_loop,
+            Stmt::If { then, els, .. } => has(then, in_loop) || has(els, in_loop),
+            Stmt::Loop { body, step, .. } => has(body, true) || has(step, true),
+            _ => false,
+        })
+    }
+    has(&kernel.body, false)
 }
 
 /// Blocks resident on one SM at once: the occupancy limit, or the grid spread over the SMs.

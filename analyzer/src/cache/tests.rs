@@ -23,6 +23,8 @@ const TINY_PROFILE: Profile = Profile {
     launch_dram_read_sectors: 0,
     launch_dram_read_sectors_min: 0,
     merge_group_sms: 1,
+    run_blocks: 0,
+    run_merge_sms: 0,
     source: "test",
 };
 static TINY: Profile = TINY_PROFILE;
