@@ -333,3 +333,52 @@ fn atomics_are_performed_in_l2() {
     load(&mut m, &[8]);
     assert_eq!(m.dram_writes, 4);
 }
+
+/// Eight SMs, one block each, runs of 4 consecutive blocks, one L2 read per 2 SMs of a run.
+static TINY_RUNS: Profile =
+    Profile { name: "tiny-runs", sms: 8, run_blocks: 4, run_merge_sms: 2, l2_bytes: 1024, l2_model_bytes: 1024, ..TINY_PROFILE };
+
+/// Blocks 0..16 (two waves of 8): every block of wave `w` loads sector `first[w]` at its first access.
+fn runs(in_step: bool, first: [i64; 2]) -> OpTraffic {
+    let mut m = CacheModel::with_profile(&TINY_RUNS, 32, 0, 16, 1);
+    m.in_step_runs = in_step;
+    m.sync_accesses = 0; // the TPC rule's young window is over at once: runs ignore it
+    for block in 0..16 {
+        m.begin_block(block);
+        m.begin_warp();
+        m.access(0, AccessKind::Load, CacheOp::Default, &[first[block as usize / 8]], &[], 4);
+    }
+    m.flush();
+    m.ops[0]
+}
+
+#[test]
+fn runs_of_blocks_in_step_merge_per_cap_in_the_first_wave() {
+    // Wave 0: runs {0..3} and {4..7}, 4 SMs each missing sector 0 at step 0: 2 L2 reads per
+    // run (2 SMs per read), 4 merged. Wave 1 (sector 8, not in any L1): no runs after the
+    // first wave and no merge group: 8 L2 reads. 16 L1 misses in all, no hits.
+    let t = runs(true, [0, 8]);
+    assert_eq!((t.l1_hits, t.l2_reads, t.l2_merged), (0, 4 + 8, 4));
+    // Kernels without a barrier in a loop: every miss reaches L2.
+    let t = runs(false, [0, 8]);
+    assert_eq!((t.l1_hits, t.l2_reads, t.l2_merged), (0, 16, 0));
+}
+
+fn lowered(text: &str) -> Kernel {
+    let mut files = crate::SourceFiles::default();
+    let input = crate::Input::Source { name: "k.cu", text };
+    let opts = crate::AnalyzeOptions::default();
+    let mut m = crate::analyze::lower(&input, &opts, &crate::source::NoFiles, &mut files).expect("lowers");
+    m.kernels.remove(0)
+}
+
+#[test]
+fn loop_barrier_needs_a_barrier_inside_a_loop() {
+    let once = "__global__ void k(float *a) { __shared__ float s[32]; s[threadIdx.x] = a[threadIdx.x]; \
+                __syncthreads(); a[threadIdx.x] = s[31 - threadIdx.x]; }";
+    assert!(!loop_barrier(&lowered(once)));
+    let tiled = "__global__ void k(float *a, int n) { __shared__ float s[32]; float t = 0; \
+                 for (int i = 0; i < n; ++i) { s[threadIdx.x] = a[i * 32 + threadIdx.x]; __syncthreads(); \
+                 if (threadIdx.x == 0) t += s[5]; __syncthreads(); } a[threadIdx.x] = t; }";
+    assert!(loop_barrier(&lowered(tiled)));
+}
