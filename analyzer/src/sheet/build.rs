@@ -302,7 +302,7 @@ fn profile_assumptions(p: &Profile, o: &Occupancy, together: u64, sync_accesses:
     ];
     if p.merge_group_sms > 1 {
         v.push(format!(
-            "misses to one sector by different SMs of one group of {} (SMs {}k..{}k+{}, the SMs of a TPC, which get consecutive blocks) in the same step of the replay reach L2 once, while the warps are younger than {} global accesses ({} reference-engine steps, in step as a wave starts; later they drift apart): measured by SM id, the two SMs of a TPC reading the same lines cost one SM's L2 reads, SMs of different TPCs merged only while few SMs ran (not modelled: an upper estimate where blocks of different TPCs stay in step, as tiled products with barriers do)",
+            "misses to one sector by different SMs of one group of {} (SMs {}k..{}k+{}, the SMs of a TPC, which get consecutive blocks) in the same step of the replay reach L2 once, while the warps are younger than {} global accesses ({} reference-engine steps, in step as a wave starts; later they drift apart): measured by SM id, the two SMs of a TPC reading the same lines cost one SM's L2 reads, SMs of different TPCs of one GPC merged too, one L2 read per 4 SMs, which the model applies only where barriers keep blocks in step (below); elsewhere an upper estimate",
             p.merge_group_sms,
             p.merge_group_sms,
             p.merge_group_sms,
@@ -431,6 +431,14 @@ fn boundaries(
     if launch > 0 {
         assumptions.push(format!(
             "DRAM reads include {launch} sectors every launch costs besides its loads (code and parameters: the H200 read 88 for kernels that load no global memory)"
+        ));
+    }
+    if m.in_step_runs {
+        assumptions.push(format!(
+            "a loop of the kernel holds a barrier, which keeps blocks in step: in the first wave, misses to one sector by the blocks of one run of {} consecutive blocks (dealt to one GPC, as measured) in the same replay step reach L2 once per {} SMs, for the warps' whole run (the H200 merged a third of a single-wave tiled product's misses); later waves, placed dynamically, merge as TPC mates only{}",
+            p.run_blocks,
+            p.run_merge_sms,
+            if m.sample.is_some_and(|s| s.total_waves > 1) { " (the sampled waves are later waves: their ratios leave the first wave's merging out, an upper estimate of L2 reads)" } else { "" }
         ));
     }
     if let Some(s) = &m.sample {
