@@ -10,9 +10,9 @@
 //   loads 256 x 8 x 16 x 2 = 65,536 requests, 65,536 x 4 = 262,144 sectors; C: 2,048 requests,
 //   8,192 sectors. Shared: per warp and tile 2 stores and 32 loads.
 //   L1: within a block every sector is loaded once; blocks on one SM (b and b + 132) never
-//   share a tile row of A or column of B: L1 hits 0, 262,144 misses. Blocks 4k..4k+3 of a
-//   4-SM group load the same A tile at the same step: 3 of 4 A misses merge before L2,
-//   262,144 - 98,304 = 163,840 L2 reads.
+//   share a tile row of A or column of B: L1 hits 0, 262,144 misses. Barrier loop, first wave:
+//   a run of 16 blocks (a block row) reaches L2 once per 4 SMs for an A tile: 3 of 4 A misses
+//   merge, 163,840 L2 reads in the whole launch (164,102 sampled: the manifest's `why`).
 //   DRAM reads: A and B, 2 x 8,192 sectors, + 88 = 16,472; writes 0.
 
 #define TILE 16

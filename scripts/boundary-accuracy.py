@@ -12,7 +12,9 @@ case beyond 10%. Usage:
 C-style), cases whose counter measured 0 left out, bins of |error|.
 
 Without --report it runs `target/release/sector-validate compare --raw validate/results/raw`
-(build it first: cargo build --release -p sector-validate).
+(build it first: cargo build --release -p sector-validate). --extra-raw DIR (repeatable) compares
+another run's raw folder too and adds its cases not in the first (the product variants of
+issue 26: --extra-raw validate/results/products/raw).
 """
 import argparse, json, os, subprocess, sys, tempfile
 
@@ -55,6 +57,7 @@ def main():
     ap.add_argument("--filter", default="")
     ap.add_argument("--table", action="store_true")
     ap.add_argument("--root", default=os.path.join(os.path.dirname(__file__), ".."))
+    ap.add_argument("--extra-raw", action="append", default=[])
     a = ap.parse_args()
     path = a.report
     if not path:
@@ -65,7 +68,15 @@ def main():
                         os.path.join(root, "examples"), "--output", d],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         path = os.path.join(d, "report.json")
-    cases = {n: v for n, v in load(path).items() if a.filter in n}
+    merged = load(path)
+    for raw in a.extra_raw:
+        d = tempfile.mkdtemp()
+        subprocess.run([os.path.join(a.root, "target/release/sector-validate"), "compare", "--raw", raw,
+                        "--examples", os.path.join(a.root, "examples"), "--output", d],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for n, v in load(os.path.join(d, "report.json")).items():
+            merged.setdefault(n, v)
+    cases = {n: v for n, v in merged.items() if a.filter in n}
     if a.table:
         table(cases)
         return
