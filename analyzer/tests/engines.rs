@@ -63,5 +63,6 @@ fn examples_count_the_same_under_both_engines() {
     }
     assert!(failures.is_empty(), "{} differences ({summarised} summarised):\n{}", failures.len(), failures.join("\n"));
     assert!(summarised >= 50, "only {summarised} cases summarised");
-    assert!(too_large <= 12, "{too_large} cases too large to enumerate");
+    // 14: the 1,536^3 and 2mm product variants joined the 2,048^3 and 4,096^3 ones.
+    assert!(too_large <= 14, "{too_large} cases too large to enumerate");
 }
