@@ -335,8 +335,15 @@ fn atomics_are_performed_in_l2() {
 }
 
 /// Eight SMs, one block each, runs of 4 consecutive blocks, one L2 read per 2 SMs of a run.
-static TINY_RUNS: Profile =
-    Profile { name: "tiny-runs", sms: 8, run_blocks: 4, run_merge_sms: 2, l2_bytes: 1024, l2_model_bytes: 1024, ..TINY_PROFILE };
+static TINY_RUNS: Profile = Profile {
+    name: "tiny-runs",
+    sms: 8,
+    run_blocks: 4,
+    run_merge_sms: 2,
+    l2_bytes: 1024,
+    l2_model_bytes: 1024,
+    ..TINY_PROFILE
+};
 
 /// Blocks 0..16 (two waves of 8): every block of wave `w` loads sector `first[w]` at its first access.
 fn runs(in_step: bool, first: [i64; 2]) -> OpTraffic {
