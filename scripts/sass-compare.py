@@ -13,7 +13,7 @@ TIMES = {}
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Later reports win: the main one is the newest run of the examples.
 REPORTS = ["validate/results/cpp/report.json", "validate/results/gpu/recompared/report.json",
-           "validate/results/report.json"]
+           "validate/results/report.json", "validate/results/products/report.json"]
 # counter key -> (totals key, field)
 COUNTERS = {
     "global_load_requests": ("global_load", "requests"), "global_load_sectors": ("global_load", "sectors"),

@@ -297,6 +297,7 @@ fn measured() -> BTreeMap<String, BTreeMap<String, u64>> {
         "validate/results/cpp/report.json",
         "validate/results/gpu/recompared/report.json",
         "validate/results/report.json",
+        "validate/results/products/report.json",
     ] {
         let Ok(text) = std::fs::read_to_string(root.join(r)) else { continue };
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
