@@ -86,3 +86,14 @@ fn a_pointer_member_of_a_constant_structure_is_a_pointer() {
     assert!(!load.exact && load.assumptions.iter().any(|a| a.contains("data read from memory")), "{:?}", load.assumptions);
     assert!(s.assumptions.iter().any(|a| a.contains("__constant__")), "{:?}", s.assumptions);
 }
+
+#[test]
+fn a_range_check_indented_with_tabs_is_no_template() {
+    // heartwall's `if(\trow > (a-1) &&\n\t\trow < (a+b) && \n\t\tcol > (c-1) && ...)`: tabs
+    // around the variable, as around spaces, keep `row < (...) && col > (...)` a comparison.
+    // r in 8..15 (r > 7 and r < 16): 8 lanes, a[8..15] is bytes 32..63, one sector; out alike.
+    let src = "__global__ void k(const float *a, float *out) {\n\tint r = threadIdx.x;\n\tconst int n = 16;\n\tif(\tr > (7) &&\n\t\tr < (n+0) && \n\t\tr > (7)){\n\t\tout[r] = a[r];\n\t}\n}\n";
+    let s = run(src, "1", "32");
+    assert_eq!(total(&s, "global", "load"), (1, 1));
+    assert_eq!(total(&s, "global", "store"), (1, 1));
+}
