@@ -10,7 +10,9 @@ Point it at source trees you fetched yourself (never commit them), for instance 
 
 Each kernel is analysed from its translation unit: a `.cu` file that another `.cu` file includes
 (Rodinia's kernel files, included by the benchmark's main file for its macros and types) is seen
-through the file that includes it, as nvcc compiles it. The launch is the one the file's own host code makes (`--launch-site`) where the
+through the file that includes it, as nvcc compiles it. A quoted include found neither next to its
+file nor in the -I folders is taken from the nearest folder of the collection that holds it, as
+the projects' own builds (makefiles, setup.py) put their folders on the include path. The launch is the one the file's own host code makes (`--launch-site`) where the
 tool can read it all; otherwise its constant parts (template arguments) with a default shape
 (256 threads, 1-D or 16x16 when the kernel reads threadIdx.y, 64 blocks); any integer value the
 tool still asks for (`pass --arg NAME=VALUE`) is set to 256, a type parameter to float, and
@@ -35,6 +37,9 @@ DELIBERATE = re.compile(
     re.I,
 )
 ASK_ARG = re.compile(r"pass --arg ([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)=")
+# A template kernel's note names all its parameters (`--arg T=float --arg N=VALUE`); the error
+# names the first one without a value.
+ASK_TEMPLATE = re.compile(r"template parameter `([A-Za-z_][A-Za-z0-9_]*)` has no value")
 ASK_SHARED = re.compile(r"give its size with --shared-bytes")
 OUT_OF_RANGE = re.compile(r"--arg ([A-Za-z_][A-Za-z0-9_.]*)=\S+: parameter `[^`]*` is [^,]*, which holds (-?\d+)\.\.=(-?\d+)")
 UNKNOWN_TYPE = re.compile(r"template parameter `([A-Za-z_][A-Za-z0-9_]*)`: unknown type `256`")
@@ -110,6 +115,46 @@ def translation_units(files, include_dirs):
     return [f for f in sorted(files) if f not in included]
 
 
+def header_index(roots):
+    """Every header under the roots, by file name: where a project's build puts its own folders on
+    the include path (a makefile's or a setup.py's `-I`), a quoted include is found there."""
+    index = {}
+    for root in roots:
+        for dp, _, fs in os.walk(root):
+            for f in fs:
+                if f.endswith((".h", ".hpp", ".cuh", ".inc", ".inl")):
+                    index.setdefault(f, []).append(os.path.normpath(os.path.join(dp, f)))
+    return index
+
+
+def project_includes(path, include_dirs, index):
+    """`-I` folders for the quoted includes of a translation unit that are neither next to the
+    including file nor in the -I folders: the folder of the nearest header of that name in the
+    collection (the one sharing the longest path with the translation unit)."""
+    found, seen, todo = [], set(), [path]
+    while todo:
+        f = todo.pop()
+        if f in seen:
+            continue
+        seen.add(f)
+        try:
+            with open(f, errors="replace") as fh:
+                names = re.findall(r'^\s*#\s*include\s*"([^"]+)"', fh.read(), re.M)
+        except OSError:
+            continue
+        for name in names:
+            dirs = [os.path.dirname(f), *include_dirs, *found]
+            hit = next((os.path.normpath(os.path.join(d, name)) for d in dirs if os.path.isfile(os.path.join(d, name))), None)
+            if hit is None:
+                cands = [c for c in index.get(os.path.basename(name), []) if c.endswith(os.sep + os.path.normpath(name))]
+                if not cands:
+                    continue
+                hit = max(cands, key=lambda c: (len(os.path.commonpath([c, path])), -len(c)))
+                found.append(hit[: -len(os.path.normpath(name))].rstrip(os.sep) or ".")
+            todo.append(hit)
+    return found
+
+
 def defines_kernels(path, include_dirs):
     for f in [path, *sorted(closure(path, include_dirs))]:
         try:
@@ -158,6 +203,7 @@ def main():
         for dp, _, fs in os.walk(root):
             files += [os.path.join(dp, f) for f in sorted(fs) if f.endswith(".cu")]
     rows = []
+    index = header_index(a.roots)
     for path in translation_units(files, a.include):
         if not defines_kernels(path, a.include):
             continue
@@ -165,6 +211,7 @@ def main():
             src = fh.read()
         # The benchmarks' makefiles put the source folder on the include path (`-I.`).
         tu_incs = incs + ["-I", os.path.dirname(path) or "."]
+        tu_incs += [x for d in project_includes(path, a.include, index) for x in ("-I", d)]
         names, err = kernels_of(a.tool, path, tu_incs, a.timeout)
         if names is None:
             n = max(1, len(re.findall(r"__global__", src)))
@@ -188,7 +235,7 @@ def analyse(a, incs, path, k, src, launch_site):
     row = None
     for cmd in tries:
         args = {}
-        for _ in range(12):
+        for _ in range(40):  # flash-attention kernels have 19 template parameters
             full = cmd + [x for n, v in args.items() for x in ("--arg", f"{n}={v}")]
             rc, out, err, dt = run(full, a.timeout)
             if rc is None:
@@ -196,7 +243,7 @@ def analyse(a, incs, path, k, src, launch_site):
                 break
             if rc == 0:
                 return dict(file=path, kernel=k, result="sheet", seconds=round(dt, 3), launch_site=launch_site and cmd[: len(tries[0])] == tries[0] and "--grid" not in cmd)
-            m = ASK_ARG.search(err)
+            m = ASK_TEMPLATE.search(err) or ASK_ARG.search(err)
             if m and m.group(1) not in args:
                 args[m.group(1)] = "256"
                 continue

@@ -13,7 +13,7 @@
 //!   not in the grammar (an `ERROR` node); it is blanked.
 //! - `(r >= 0 && r < n && c >= 0)`: a variable compared with `<` and, later, something with
 //!   `>` or `>=`, read as the template `r<n && c>` (here followed by `= 0`, an assignment). A
-//!   variable of the file is no template: where spaces surround its name, they become
+//!   variable of the file is no template: where spaces or tabs surround its name, they become
 //!   parentheses, `(r)< n`, which means the same and cannot start a template.
 //! - `half h(x);`, `float v(in[i]);` in a body: direct initialisation read as the declaration of
 //!   a function whose parameters' "types" are the file's variables (C++'s most vexing parse
@@ -135,7 +135,9 @@ pub fn repair(src: &str, root: Node) -> Option<String> {
         }
         let (start, end) = (name.start_byte(), name.end_byte());
         let b = src.as_bytes();
-        if start == 0 || b.get(start - 1) != Some(&b' ') || b.get(end) != Some(&b' ') {
+        // A space or a tab (never a newline: lines and columns stay where they were).
+        let blank = |c: Option<&u8>| matches!(c, Some(b' ' | b'\t'));
+        if start == 0 || !blank(b.get(start - 1)) || !blank(b.get(end)) {
             continue;
         }
         let bytes = out.get_or_insert_with(|| src.as_bytes().to_vec());

@@ -304,13 +304,27 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         r.map(Some)
     }
 
+    /// Whether `obj[i]` calls the class's `operator[]`: `obj` is a structure (not an array of
+    /// them, nor an array member such as `box.nei` of `nei_str nei[26]`) whose class defines one.
+    fn subscript_calls_operator(&self, obj: Node) -> bool {
+        if self.is_array_name(obj) {
+            return false;
+        }
+        let class = match self.member_sym(obj) {
+            Some(Sym::Struct(v)) => v.name,
+            _ => match struct_name(&self.peek_type(obj)) {
+                Some(c) => c.to_string(),
+                None => return false,
+            },
+        };
+        let key = self.method_key(&class, "operator[]", 1);
+        self.unit.device_fns.contains_key(key.as_str())
+    }
+
     /// `obj[i]` where `obj` is a structure with `operator[]`.
     pub(super) fn subscript_operator(&mut self, n: Node) -> Result<Option<(Expr, Ty)>> {
         let Some(obj) = n.child_by_field_name("argument") else { return Ok(None) };
-        if self.is_array_name(obj) {
-            return Ok(None);
-        }
-        if struct_name(&self.peek_type(obj)).is_none() && !matches!(self.member_sym(obj), Some(Sym::Struct(_))) {
+        if !self.subscript_calls_operator(obj) {
             return Ok(None);
         }
         let Some(idx) = n.child_by_field_name("indices") else { return Ok(None) };
@@ -323,7 +337,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     /// too; on an object in memory the returned reference is not followed (refused).
     pub(super) fn subscript_operator_place(&mut self, n: Node) -> Result<Option<Place>> {
         let Some(obj) = n.child_by_field_name("argument") else { return Ok(None) };
-        if self.is_array_name(obj) {
+        if !self.subscript_calls_operator(obj) {
             return Ok(None);
         }
         let in_regs = matches!(self.member_sym(obj), Some(Sym::Struct(_)));

@@ -347,7 +347,12 @@ impl Lowerer<'_, '_> {
             }
             match self.place(arg)? {
                 Place::Memory(MemoryPlace { address: addr, ty, space, volatile, .. }) => (addr, ty, space, volatile),
-                Place::ThreadArray(t) => return Ok(Some(Place::ThreadArray(t))),
+                // A member of a structure in registers or in the constant bank (`c[i].ptr` of a
+                // `__constant__` array of structures): a value of the member's type.
+                Place::ThreadArray(t) => {
+                    let member = struct_name(&t).and_then(|s| self.unit.layout(s)).and_then(|l| l.field(field).cloned());
+                    return Ok(Some(Place::ThreadArray(member.map(|f| f.ty).unwrap_or(t))));
+                }
                 Place::Local(..) => return Ok(None),
             }
         };
@@ -416,7 +421,7 @@ impl Lowerer<'_, '_> {
                     if let Some(Sym::Shared(id)) | Some(Sym::SharedScalar(id)) = self.lookup(self.text(a)) {
                         return self.builder.kernel.shared[id.0 as usize].elem.clone();
                     }
-                    if let Some(Sym::LocalArray(t, _)) = self.lookup(self.text(a)) {
+                    if let Some(Sym::LocalArray(t, _) | Sym::Opaque(t, _)) = self.lookup(self.text(a)) {
                         return t.clone();
                     }
                 }
@@ -442,10 +447,19 @@ impl Lowerer<'_, '_> {
                 } else {
                     at
                 };
-                struct_name(&st)
-                    .and_then(|s| self.unit.layout(s))
-                    .and_then(|l| l.field(field).map(|f| f.ty.clone()))
-                    .unwrap_or(Ty::Void)
+                let space = match &st {
+                    Ty::Ptr(p) => p.space,
+                    _ => Space::Global,
+                };
+                let Some(f) = struct_name(&st).and_then(|s| self.unit.layout(s)).and_then(|l| l.field(field).cloned())
+                else {
+                    return Ty::Void;
+                };
+                if f.dims.is_empty() {
+                    return f.ty;
+                }
+                // An array member decays to a pointer to its first element (`box.nei[k].number`).
+                Ty::Ptr(Box::new(PtrTy { pointee: f.ty, space, is_const: false, restrict: false, volatile: false }))
             }
             _ => Ty::Void,
         }
