@@ -43,6 +43,7 @@ pub mod attribute;
 pub mod check;
 pub mod explain;
 pub mod finding;
+pub mod html;
 /// Sweeps run on the rayon pool and write CSV and SVG: part of the `cli` feature.
 #[cfg(feature = "cli")]
 pub mod sweep;

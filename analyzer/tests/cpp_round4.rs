@@ -83,7 +83,11 @@ fn a_pointer_member_of_a_constant_structure_is_a_pointer() {
     assert_eq!(total(&s, "global", "store"), (2, 8));
     let load = s.instructions.iter().find(|r| r.op == "load").expect("the load of d_in[t]");
     assert_eq!(load.requests, 2);
-    assert!(!load.exact && load.assumptions.iter().any(|a| a.contains("data read from memory")), "{:?}", load.assumptions);
+    assert!(
+        !load.exact && load.assumptions.iter().any(|a| a.contains("data read from memory")),
+        "{:?}",
+        load.assumptions
+    );
     assert!(s.assumptions.iter().any(|a| a.contains("__constant__")), "{:?}", s.assumptions);
 }
 

@@ -2,8 +2,8 @@
 //! snapshot, and the page opened in a real headless browser (Debian's Chromium), whose
 //! screenshot must show the coloured source.
 
-use sector_analyzer::analyze::analyze_with_lanes;
-use sector_analyzer::sheet::html::{self, BACKGROUND_RGB, IDEAL_RGB, WORST_RGB};
+use sector_analyzer::html::analyze_with_lanes;
+use sector_analyzer::html::{self, BACKGROUND_RGB, IDEAL_RGB, WORST_RGB};
 use sector_analyzer::source::{DiskLoader, NoFiles};
 use sector_analyzer::{AnalyzeOptions, Input};
 use std::path::{Path, PathBuf};
@@ -238,7 +238,7 @@ fn cli_writes_the_page() {
 /// (the last block's 32 warps store 1,024 consecutive floats: 4 sectors each, 128).
 #[test]
 fn a_lane_map_too_far_away_is_left_out_with_the_reason() {
-    use sector_analyzer::analyze::LANE_MAPS_TIME;
+    use sector_analyzer::html::LANE_MAPS_TIME;
     const LATE: &str = "__global__ void late(float *out, const float *in)
 {
     float v = in[blockIdx.x * blockDim.x + threadIdx.x];

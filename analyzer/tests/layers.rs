@@ -19,6 +19,7 @@ const LAYERS: &[&[&str]] = &[
     &["analyze"],
     &["manifest"],
     &["attribute", "check", "explain", "sweep", "fuzzing"],
+    &["html"],
 ];
 
 fn src() -> PathBuf {

@@ -376,7 +376,7 @@ fn documented_differences() -> BTreeSet<String> {
 
 /// Warp-level steps the SASS engine may run for one example launch in the tests (summarised
 /// loop iterations are not run); a launch that needs more is left to the source path.
-const SASS_WORK: u64 = 12_000_000;
+const SASS_WORK: u64 = 40_000_000;
 
 /// Every example launch of up to this many reference-engine steps runs through the SASS
 /// engine both ways: loops summarised and every iteration run; every count must be equal.

@@ -389,7 +389,7 @@ pub fn run() -> i32 {
             let bar = progress_bar(&mut opts);
             // The HTML page also shows each row's warp, lane by lane, from the same lowering.
             let result = if matches!(format, Format::Html) && !emit_sass {
-                sector_analyzer::analyze::analyze_with_lanes(Input::File(&src.file), &opts, &DiskLoader)
+                sector_analyzer::html::analyze_with_lanes(Input::File(&src.file), &opts, &DiskLoader)
             } else {
                 sector_analyzer::analyze(Input::File(&src.file), &opts, &DiskLoader).map(|a| (a, Vec::new()))
             };
@@ -413,7 +413,7 @@ pub fn run() -> i32 {
                         Format::Text => sector_analyzer::sheet::text::render(&a.sheet),
                         Format::Markdown => sector_analyzer::sheet::markdown::render(&a.sheet),
                         Format::Json => sector_analyzer::sheet::json::render(&a.sheet),
-                        Format::Html => sector_analyzer::sheet::html::render(
+                        Format::Html => sector_analyzer::html::render(
                             &a.sheet,
                             a.files.files.first().map_or("", |f| f.text.as_str()),
                             &lanes,

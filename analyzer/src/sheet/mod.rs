@@ -4,7 +4,6 @@
 
 pub mod budget;
 pub mod build;
-pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod text;

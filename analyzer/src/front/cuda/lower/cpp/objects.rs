@@ -350,7 +350,8 @@ impl Lowerer<'_, '_> {
                 // A member of a structure in registers or in the constant bank (`c[i].ptr` of a
                 // `__constant__` array of structures): a value of the member's type.
                 Place::ThreadArray(t) => {
-                    let member = struct_name(&t).and_then(|s| self.unit.layout(s)).and_then(|l| l.field(field).cloned());
+                    let member =
+                        struct_name(&t).and_then(|s| self.unit.layout(s)).and_then(|l| l.field(field).cloned());
                     return Ok(Some(Place::ThreadArray(member.map(|f| f.ty).unwrap_or(t))));
                 }
                 Place::Local(..) => return Ok(None),

@@ -4,10 +4,14 @@
 //! an inline SVG chart and every assumption. No network, fonts, scripts or styles from outside:
 //! the file opens anywhere. All text from the kernel is escaped.
 
-use super::text::{launch_line, thousands};
-use super::{Bound, Row, Sheet};
+use crate::analyze::{analyze, counts_sass, lower, pick_kernel, sheet_of, Analysis, AnalyzeOptions, Failure, Input};
+use crate::diag::Result;
 use crate::explain::{AccessExplanation, LaneMap};
 use crate::ir::Space;
+use crate::sheet::text::{launch_line, thousands};
+use crate::sheet::{Bound, Row, Sheet};
+use crate::source::FileLoader;
+use crate::source::SourceFiles;
 use std::fmt::Write;
 
 /// The highlight of the line with the most excess sectors (and the end of the colour scale).
@@ -780,4 +784,42 @@ fn assumptions(o: &mut String, sheet: &Sheet) {
         o.push_str("</ul></details>\n");
     }
     o.push_str("</section>\n");
+}
+
+/// What the HTML report's lane maps may take together, beyond the sheet (or `--time-limit`
+/// where that is less): a row whose first warp comes late in a large launch is left without one
+/// rather than holding up the report.
+pub const LANE_MAPS_TIME: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// [`crate::analyze::analyze`] and, for each of the sheet's rows, the lane map of its first warp-level execution
+/// ([`crate::explain::first_executions`]), from one lowering: the HTML report's data. Counts
+/// from SASS have no lane maps (their rows stand for source lines, not for one access).
+pub fn analyze_with_lanes(
+    input: Input,
+    opts: &AnalyzeOptions,
+    loader: &dyn FileLoader,
+) -> std::result::Result<(Analysis, Vec<crate::explain::LaneMap>), Failure> {
+    if counts_sass(&input, opts) {
+        let a = analyze(input, opts, loader)?;
+        let why = "the counts come from SASS, whose rows stand for source lines (--via source gives lane maps)";
+        let none = vec![Err(why.to_string()); a.sheet.instructions.len()];
+        return Ok((a, none));
+    }
+    let mut files = SourceFiles::default();
+    let mut inner = || -> Result<_> {
+        let module = lower(&input, opts, loader, &mut files)?;
+        let kernel = pick_kernel(&module, opts.kernel.as_deref(), &files)?;
+        let sheet = sheet_of(kernel, opts, &files)?;
+        let mut spec = opts.launch();
+        spec.time_limit = Some(spec.time_limit.map_or(LANE_MAPS_TIME, |t| t.min(LANE_MAPS_TIME)));
+        let lanes = match crate::launch::Setup::new(kernel, &spec) {
+            Ok(setup) => crate::explain::first_executions(kernel, &setup, &sheet.instructions),
+            Err(d) => vec![Err(d.message); sheet.instructions.len()],
+        };
+        Ok((sheet, module.warnings.clone(), lanes))
+    };
+    match inner() {
+        Ok((sheet, warnings, lanes)) => Ok((Analysis { sheet, warnings, files }, lanes)),
+        Err(diagnostic) => Err(Failure { diagnostic, files }),
+    }
 }
