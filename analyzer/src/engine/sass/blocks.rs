@@ -25,7 +25,7 @@
 //! Memory contents never steer a block: loads are unknown to the engine (launches with filled
 //! arrays are not summarised) and stores are not modelled.
 
-use super::loops::{first_flip, reach, roles, stats_add, stats_sub, Loc, Step};
+use super::loops::{first_flip, reach, reg_moves, ring_op, roles, stats_add, stats_sub, Loc, Step};
 use super::{alu, Machine};
 use crate::engine::OpStats;
 use crate::ir::sass::{Operand, RZ};
@@ -110,11 +110,6 @@ fn stays(v: u32, dj: u32, dm: u32, kj: u64, km: u64) -> bool {
 /// The most blocks `m` for which `v + m·d` stays in range read both unsigned and signed.
 fn block_reach(v: u32, d: u32) -> u64 {
     reach(v, d)
-}
-
-/// Whether an operand is a register whose value moves from block to block.
-fn reg_moves(moving: &[[bool; 256]; 2], o: Option<&Operand>) -> bool {
-    matches!(o, Some(Operand::Reg(r)) if r.index != RZ && moving[r.uniform as usize][r.index as usize])
 }
 
 impl Machine<'_> {
@@ -304,25 +299,7 @@ impl Machine<'_> {
             let moves = srcs.iter().any(|&(u, r)| moving[u as usize][r as usize]);
             let ins = &self.k.instrs[c.i];
             let md = self.mods[c.i];
-            let affine = match op {
-                alu::Op::Mov | alu::Op::Iadd3 | alu::Op::Viadd | alu::Op::Sel => true,
-                // One multiplicand may move, not both; the high half is not affine.
-                alu::Op::Imad => {
-                    let both = reg_moves(&moving, ins.operands.get(1)) && reg_moves(&moving, ins.operands.get(2));
-                    !md.has(alu::modbit::HI) && !both
-                }
-                // `LEA d, [Pc,] a, b, s`: a·2^s + b mod 2^32, a ring operation like the others;
-                // its carry out holds while the result does not wrap, which the result's own
-                // check below makes sure of.
-                alu::Op::Lea => !md.has(alu::modbit::HI) && !reg_moves(&moving, ins.operands.last()),
-                // `SHF.L d, a, s, c` by a constant: a·2^s mod 2^32.
-                alu::Op::Shf => {
-                    md.has(alu::modbit::L)
-                        && !md.has(alu::modbit::HI)
-                        && matches!(ins.operands.get(2), Some(Operand::Int(0..=31)))
-                }
-                _ => false,
-            };
+            let affine = ring_op(self, c.i, op, &moving);
             // The box this step's values span: iterations of a summarised loop, and blocks.
             let (kj, prev) = match in_loop[x] {
                 Some((k, p)) => (k, Some(&t2.steps[p])),

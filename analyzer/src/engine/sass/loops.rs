@@ -11,7 +11,7 @@
 //!   head have the same lanes live, known and waiting, the same predicates, and registers moving
 //!   by one delta `D` (lane by lane, 32-bit wrapping);
 //! - every instruction that reads a moving register is one whose result is an affine function
-//!   of it (moves, additions, multiplications by a value that does not move, `LEA` shifts,
+//!   of it (moves, additions, multiplications by a value that does not move, `LEA` and left shifts by a constant ([`ring_op`]),
 //!   selections by a predicate that does not change), a comparison, or a memory instruction;
 //!   any other (floating point, shifts right, bitwise logic, `IMAD.HI`) refuses the summary;
 //! - no moving value crosses 0 or 2^31 during the jump (so signed and unsigned readings, sign
@@ -204,6 +204,39 @@ pub(super) fn roles(m: &Machine, i: usize, op: alu::Op) -> (Vec<Loc>, Vec<Loc>) 
         }
     }
     (dests, srcs)
+}
+
+/// Whether an operand is a register marked moving (index: uniform, register number).
+pub(super) fn reg_moves(moving: &[[bool; 256]; 2], o: Option<&Operand>) -> bool {
+    matches!(o, Some(Operand::Reg(r)) if r.index != RZ && moving[r.uniform as usize][r.index as usize])
+}
+
+/// Whether instruction `i`'s result is a ring operation mod 2^32 of the `moving` values it
+/// reads, so that it moves affinely with them: moves, additions, a multiplication by a value
+/// that does not move, `LEA` (a·2^s + b) and `SHF.L` by a constant. Carries out hold while the
+/// result does not wrap, which the callers check on every result (`reach`); the high-half
+/// forms (`.HI`) are not affine.
+pub(super) fn ring_op(m: &Machine, i: usize, op: alu::Op, moving: &[[bool; 256]; 2]) -> bool {
+    let ins = &m.k.instrs[i];
+    let md = m.mods[i];
+    match op {
+        alu::Op::Mov | alu::Op::Iadd3 | alu::Op::Viadd | alu::Op::Sel => true,
+        alu::Op::Imad => {
+            let both = reg_moves(moving, ins.operands.get(1)) && reg_moves(moving, ins.operands.get(2));
+            !md.has(alu::modbit::HI) && !both
+        }
+        // `LEA d, [Pc,] a, b, s [, Pin]`: the shift must not move.
+        alu::Op::Lea => {
+            let shift = 1 + alu::pred_outs(&ins.operands).count() + 2;
+            !md.has(alu::modbit::HI) && !reg_moves(moving, ins.operands.get(shift))
+        }
+        alu::Op::Shf => {
+            md.has(alu::modbit::L)
+                && !md.has(alu::modbit::HI)
+                && matches!(ins.operands.get(2), Some(Operand::Int(0..=31)))
+        }
+        _ => false,
+    }
 }
 
 /// The largest `j` for which `v + j·d` (d the signed reading of the wrapping delta) stays in
@@ -518,27 +551,8 @@ impl Machine<'_> {
             }
             let (dests, srcs) = roles(self, a.i, op);
             let moves = srcs.iter().any(|&(u, r)| var[u as usize][r as usize]);
-            let ins = &self.k.instrs[a.i];
             let md = self.mods[a.i];
-            let affine = match op {
-                alu::Op::Mov | alu::Op::Iadd3 | alu::Op::Viadd | alu::Op::Sel => true,
-                alu::Op::Imad => {
-                    // One multiplicand may move, not both; the high half is not affine.
-                    let reg = |o: Option<&Operand>| match o {
-                        Some(Operand::Reg(r)) if r.index != RZ => var[r.uniform as usize][r.index as usize],
-                        _ => false,
-                    };
-                    let both = reg(ins.operands.get(1)) && reg(ins.operands.get(2));
-                    !md.has(alu::modbit::HI) && !both
-                }
-                // `LEA d, a, b, s`: a·2^s + b; the high-half forms and carries out are not.
-                alu::Op::Lea => {
-                    let shift_moves = matches!(ins.operands.get(3), Some(Operand::Reg(r))
-                        if r.index != RZ && var[r.uniform as usize][r.index as usize]);
-                    !md.has(alu::modbit::HI) && alu::pred_outs(&ins.operands).next().is_none() && !shift_moves
-                }
-                _ => false,
-            };
+            let affine = ring_op(self, a.i, op, &var);
             match op {
                 alu::Op::Memory => {
                     let n = self.op_of[a.i];
