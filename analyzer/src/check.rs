@@ -295,6 +295,9 @@ pub fn check_config_within(
     let bounded = |j: &Job| -> (Checked, Vec<CheckFinding>, SourceFiles) {
         let mut j = j.clone();
         j.opts.time_limit = j.opts.time_limit.or(limits.per_launch);
+        // Budgets are on counts, which never wait on the boundary estimate: give the cache
+        // model no steps (the sheet keeps its hard bounds) instead of up to a second a launch.
+        j.opts.estimate.max_work = Some(0);
         if let Some(d) = deadline {
             let left = d.saturating_duration_since(std::time::Instant::now());
             j.opts.time_limit = Some(j.opts.time_limit.map_or(left, |l| l.min(left)));
