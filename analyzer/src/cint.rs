@@ -251,7 +251,7 @@ impl fmt::Display for EvalError {
     }
 }
 
-type R<T> = std::result::Result<T, EvalError>;
+type EvalResult<T> = std::result::Result<T, EvalError>;
 
 /// A parsed integer expression.
 #[derive(Clone, Debug, PartialEq)]
@@ -311,7 +311,7 @@ pub fn literal(text: &str) -> Option<Value> {
 /// Parses a C integer expression: literals (with suffixes, `'c'` characters), names (a member
 /// `g.x` is one name), unary `+ - ~ !`, the binary operators from `*` to `||`, `?:`, casts
 /// `(T)e` and `static_cast<T>(e)` to integer types, and `T(e)` for one-word types.
-pub fn parse(text: &str) -> R<Expr> {
+pub fn parse(text: &str) -> EvalResult<Expr> {
     let mut p = Parser { s: text.as_bytes(), i: 0, depth: 0 };
     let e = p.cond()?;
     p.ws();
@@ -361,14 +361,14 @@ impl Parser<'_> {
             false
         }
     }
-    fn deeper(&mut self) -> R<()> {
+    fn deeper(&mut self) -> EvalResult<()> {
         self.depth += 1;
         if self.depth > 200 {
             return Err(EvalError::Unsupported("expression nested too deeply".into()));
         }
         Ok(())
     }
-    fn cond(&mut self) -> R<Expr> {
+    fn cond(&mut self) -> EvalResult<Expr> {
         self.deeper()?;
         let c = self.binary(0)?;
         let r = if self.eat("?") {
@@ -384,7 +384,7 @@ impl Parser<'_> {
         self.depth -= 1;
         Ok(r)
     }
-    fn binary(&mut self, level: usize) -> R<Expr> {
+    fn binary(&mut self, level: usize) -> EvalResult<Expr> {
         if level == BINARY.len() {
             return self.unary();
         }
@@ -410,7 +410,7 @@ impl Parser<'_> {
             return Ok(l);
         }
     }
-    fn unary(&mut self) -> R<Expr> {
+    fn unary(&mut self) -> EvalResult<Expr> {
         self.deeper()?;
         self.ws();
         let r = if self.peek("++") || self.peek("--") {
@@ -456,7 +456,7 @@ impl Parser<'_> {
             }
         }
     }
-    fn primary(&mut self) -> R<Expr> {
+    fn primary(&mut self) -> EvalResult<Expr> {
         self.ws();
         if self.eat("(") {
             let save = self.i;
@@ -548,23 +548,23 @@ impl Parser<'_> {
 
 /// Names' values: `Ok(None)` for a name with no integer value.
 pub trait Env {
-    fn value(&self, name: &str) -> R<Option<Value>>;
+    fn value(&self, name: &str) -> EvalResult<Option<Value>>;
 }
 
-impl<F: Fn(&str) -> R<Option<Value>>> Env for F {
-    fn value(&self, name: &str) -> R<Option<Value>> {
+impl<F: Fn(&str) -> EvalResult<Option<Value>>> Env for F {
+    fn value(&self, name: &str) -> EvalResult<Option<Value>> {
         self(name)
     }
 }
 
 /// No names.
-pub fn no_names(_: &str) -> R<Option<Value>> {
+pub fn no_names(_: &str) -> EvalResult<Option<Value>> {
     Ok(None)
 }
 
 /// The type an expression has, without evaluating it (for `?:`, whose arm not taken is never
 /// evaluated but still decides the type).
-pub fn type_of(e: &Expr, env: &dyn Env) -> R<CType> {
+pub fn type_of(e: &Expr, env: &dyn Env) -> EvalResult<CType> {
     Ok(match e {
         Expr::Lit(v) => v.ty,
         Expr::Name(n) => env.value(n)?.ok_or_else(|| EvalError::Unknown(n.clone()))?.ty,
@@ -581,7 +581,7 @@ pub fn type_of(e: &Expr, env: &dyn Env) -> R<CType> {
 }
 
 /// Evaluates an expression with C's rules.
-pub fn eval(e: &Expr, env: &dyn Env) -> R<Value> {
+pub fn eval(e: &Expr, env: &dyn Env) -> EvalResult<Value> {
     let ub = |m: String| Err(EvalError::Undefined(m));
     Ok(match e {
         Expr::Lit(v) => *v,
@@ -685,7 +685,7 @@ pub fn eval(e: &Expr, env: &dyn Env) -> R<Value> {
 }
 
 /// Parses and evaluates `text`.
-pub fn eval_str(text: &str, env: &dyn Env) -> R<Value> {
+pub fn eval_str(text: &str, env: &dyn Env) -> EvalResult<Value> {
     eval(&parse(text)?, env)
 }
 
@@ -693,7 +693,7 @@ pub fn eval_str(text: &str, env: &dyn Env) -> R<Value> {
 mod tests {
     use super::*;
 
-    fn ev(s: &str) -> R<Value> {
+    fn ev(s: &str) -> EvalResult<Value> {
         eval_str(s, &no_names)
     }
 

@@ -94,4 +94,3 @@ fn compare_engines(work: std::ops::RangeInclusive<u64>) -> (usize, usize) {
     assert!(failures.is_empty(), "{} differences ({summarised} summarised):\n{}", failures.len(), failures.join("\n"));
     (summarised, above)
 }
-

@@ -6,6 +6,7 @@
 use crate::cuda::ParamSig;
 use crate::ptx::PtxParam;
 use anyhow::{anyhow, bail, Context, Result};
+use sector_analyzer::ir::Ty;
 use sector_analyzer::manifest::{examples_in, Case, Manifest, Scalar};
 use sector_analyzer::sheet::{ArgValue, Footprint, Sheet};
 use sector_analyzer::Fill;
@@ -84,7 +85,8 @@ impl Component {
 }
 
 /// The element type behind a type name: its component and the number of components
-/// (`float4` is four 4-byte floats). `None` when the name is unknown.
+/// (`float4` is four 4-byte floats), as the analyzer lays the type out
+/// ([`sector_analyzer::front::cuda::component_layout`]). `None` when the name is unknown.
 pub fn type_layout(name: &str) -> Option<(Component, u32)> {
     let words: Vec<&str> = name
         .split_whitespace()
@@ -92,62 +94,12 @@ pub fn type_layout(name: &str) -> Option<(Component, u32)> {
         .collect();
     let n = words.join(" ");
     let n = n.strip_prefix("std::").unwrap_or(&n);
-    let scalar = |n: &str| -> Option<Component> {
-        Some(match n {
-            "float" => Component::Float(4),
-            "double" => Component::Float(8),
-            "half" | "__half" => Component::Float(2),
-            "bool" | "char" | "signed char" | "unsigned char" | "int8_t" | "uint8_t" | "uchar" => Component::Int(1),
-            "short" | "short int" | "unsigned short" | "unsigned short int" | "signed short" | "int16_t"
-            | "uint16_t" | "ushort" | "__nv_bfloat16" => Component::Int(2),
-            "int" | "unsigned" | "unsigned int" | "signed" | "signed int" | "int32_t" | "uint32_t" | "uint" => {
-                Component::Int(4)
-            }
-            "long"
-            | "long int"
-            | "unsigned long"
-            | "unsigned long int"
-            | "long long"
-            | "long long int"
-            | "unsigned long long"
-            | "unsigned long long int"
-            | "size_t"
-            | "ptrdiff_t"
-            | "int64_t"
-            | "uint64_t"
-            | "intptr_t"
-            | "uintptr_t"
-            | "ulong"
-            | "longlong"
-            | "ulonglong" => Component::Int(8),
-            _ => return None,
-        })
+    let (scalar, count) = sector_analyzer::front::cuda::component_layout(n)?;
+    let component = match scalar {
+        Ty::Float(bytes) => Component::Float(u32::from(bytes)),
+        other => Component::Int(other.size() as u32),
     };
-    if let Some(c) = scalar(n) {
-        return Some((c, 1));
-    }
-    if n == "half2" || n == "__half2" {
-        return Some((Component::Float(2), 2));
-    }
-    // CUDA vector types: float4, int2, uchar4, longlong2, double2 ...
-    let digits = n.chars().rev().take_while(|c| c.is_ascii_digit()).count();
-    if digits == 1 {
-        let (base, count) = n.split_at(n.len() - 1);
-        let count: u32 = count.parse().ok()?;
-        if (1..=4).contains(&count) {
-            let c = match base {
-                "char" | "uchar" => Component::Int(1),
-                "short" | "ushort" => Component::Int(2),
-                "int" | "uint" => Component::Int(4),
-                "long" | "ulong" | "longlong" | "ulonglong" => Component::Int(8),
-                "float" => Component::Float(4),
-                "double" => Component::Float(8),
-                _ => return None,
-            };
-            return Some((c, count));
-        }
-    }
-    None
+    Some((component, count))
 }
 
 /// Where a kernel's pointer points inside its allocation, and how big the allocation is.
@@ -525,6 +477,13 @@ mod tests {
         assert_eq!(type_layout("uchar4"), Some((Component::Int(1), 4)));
         assert_eq!(type_layout("long long"), Some((Component::Int(8), 1)));
         assert_eq!(type_layout("__half"), Some((Component::Float(2), 1)));
+        // As the analyzer reads them: bfloat16 is a 2-byte float, C's size words in any order.
+        assert_eq!(type_layout("__nv_bfloat16"), Some((Component::Float(2), 1)));
+        assert_eq!(type_layout("__half2"), Some((Component::Float(2), 2)));
+        assert_eq!(type_layout("cuComplex"), Some((Component::Float(4), 2)));
+        assert_eq!(type_layout("unsigned short int"), Some((Component::Int(2), 1)));
+        assert_eq!(type_layout("long unsigned int"), Some((Component::Int(8), 1)));
+        assert_eq!(type_layout("signed char"), Some((Component::Int(1), 1)));
         assert_eq!(type_layout("T"), None);
         assert_eq!(type_layout("my_struct"), None);
     }

@@ -21,8 +21,9 @@ pub mod vn;
 use crate::source::Span;
 use serde::Serialize;
 
-/// Integer type: width in bits and signedness. `bool` is `U1`-like but kept as 8-bit unsigned
-/// with values 0/1 produced by comparisons.
+/// Integer type: width in bits and signedness. `bool` is [`IntTy::BOOL`], one bit wide (its
+/// values are 0 and 1, what comparisons yield); in memory it takes a byte ([`Ty::size`]).
+/// Example: `unsigned short` is `IntTy { bits: 16, signed: false }` ([`IntTy::U16`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct IntTy {
     pub bits: u8,
@@ -72,15 +73,18 @@ impl IntTy {
 /// A value type the engines distinguish.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Ty {
+    /// An integer or `bool`: `int` is `Ty::Int(IntTy::I32)`.
     Int(IntTy),
-    /// Floating point of the given byte width (2, 4, 8).
+    /// Floating point of the given byte width (2, 4, 8): `half`, `__nv_bfloat16` (2), `float`
+    /// (4), `double` (8).
     Float(u8),
-    /// A CUDA vector type such as `float4`: element type name, lanes, total bytes.
-    Vector {
-        name: String,
-        bytes: u64,
-    },
+    /// A CUDA vector type or another value moved whole (`float4`, `__half2`, a structure): its
+    /// name as written and its size in bytes. `float4` is `Vector { name: "float4", bytes: 16 }`;
+    /// its lanes are the name's last digit ([`crate::front::cuda::component_layout`]).
+    Vector { name: String, bytes: u64 },
+    /// A pointer: `const float* __restrict__` into global memory.
     Ptr(Box<PtrTy>),
+    /// `void` (a pointer's pointee only; one byte in pointer arithmetic, as GNU C has it).
     Void,
 }
 
@@ -144,11 +148,17 @@ impl PartialEq<&str> for Space {
     }
 }
 
+/// What a pointer points to and how: `const float* __restrict__ a` is `PtrTy { pointee:
+/// Ty::Float(4), space: Space::Global, is_const: true, restrict: true, volatile: false }`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PtrTy {
     pub pointee: Ty,
+    /// Global unless the pointer is derived from a `__shared__` array.
     pub space: Space,
+    /// The pointee is `const`: loads through it may take the read-only path.
     pub is_const: bool,
+    /// `__restrict__`: no other pointer of the kernel aliases it (the compiler may keep its
+    /// loaded values across stores through others).
     pub restrict: bool,
     /// `volatile`: every access is issued (never removed by the compiler).
     pub volatile: bool,
@@ -157,19 +167,26 @@ pub struct PtrTy {
 /// The memory object a pointer value is derived from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Base {
+    /// A pointer parameter's buffer (or a file-scope `__device__` variable's).
     Param(ParamId),
+    /// A `__shared__` array.
     Shared(SharedId),
 }
 
+/// A parameter: its index in [`Kernel::params`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ParamId(pub u32);
+/// A `__shared__` array: its index in [`Kernel::shared`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SharedId(pub u32);
+/// A local variable (a register): its index in [`Kernel::locals`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct LocalId(pub u32);
+/// A memory operation: its index in [`Kernel::mem_ops`], which is also its sheet row's `op_id`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct MemOpId(pub u32);
 
+/// A kernel parameter as declared (`const float* a` is a [`Ty::Ptr`]; `int n` a [`Ty::Int`]).
 #[derive(Clone, Debug)]
 pub struct Param {
     pub name: String,
@@ -180,6 +197,8 @@ pub struct Param {
     pub device_variable: bool,
 }
 
+/// A `__shared__` array: `__shared__ float tile[32][33]` has `elem: Ty::Float(4)`, `dims:
+/// [32, 33]`.
 #[derive(Clone, Debug)]
 pub struct SharedArray {
     pub name: String,
@@ -198,6 +217,8 @@ impl SharedArray {
     }
 }
 
+/// A local variable: a register of each thread (`int i`, or a temporary `$t3` a front end
+/// made). Never memory traffic.
 #[derive(Clone, Debug)]
 pub struct Local {
     pub name: String,
@@ -253,14 +274,21 @@ impl PartialEq<&str> for AccessKind {
 /// The cache operator of an access, as written (`__ldcg` -> `Cg`), or the default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CacheOp {
+    /// No operator written: a plain `a[i]`.
     Default,
     /// `__ldg`: read-only (non-coherent) path.
     Nc,
+    /// `__ldca`: cache at all levels.
     Ca,
+    /// `__ldcg`, `__stcg`: cache in L2, not L1.
     Cg,
+    /// `__ldcs`, `__stcs`: streaming, likely read or written once.
     Cs,
+    /// `__ldlu`: last use.
     Lu,
+    /// `__ldcv`: volatile, fetched again on every read.
     Cv,
+    /// `__stwt`: write through.
     Wt,
 }
 
@@ -279,7 +307,8 @@ impl CacheOp {
     }
 }
 
-/// One source-level memory instruction.
+/// One source-level memory instruction (or one SASS memory instruction, lifted): `c[i] = a[i]
+/// + b[i]` has three, two loads and a store, each 4 bytes wide.
 #[derive(Clone, Debug)]
 pub struct MemOp {
     pub kind: AccessKind,
@@ -287,6 +316,7 @@ pub struct MemOp {
     /// Bytes moved per active lane.
     pub width: u32,
     pub cache: CacheOp,
+    /// Through a `volatile` pointer: never removed nor merged by the compiler model.
     pub volatile: bool,
     /// The access as written (`a[i]`, `__ldg(&a[i])`), on one line. For display only: address
     /// identity for load removal is structural ([`vn::address_numbers`]), never this text.
@@ -297,15 +327,22 @@ pub struct MemOp {
     pub warp_aggregated: bool,
 }
 
+/// CUDA's built-in variables; the `u8` is the dimension (0 = `x`, 1 = `y`, 2 = `z`):
+/// `threadIdx.y` is `Builtin::ThreadIdx(1)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Builtin {
     ThreadIdx(u8),
     BlockIdx(u8),
     BlockDim(u8),
     GridDim(u8),
+    /// `warpSize` (32).
     WarpSize,
 }
 
+/// Binary operators. On integers ([`Expr::Binary`]) they follow C in the node's type: `Div`
+/// and `Rem` truncate toward zero, `Shr` is arithmetic on signed types, the comparisons yield
+/// `bool`; `Min` and `Max` are `min(a, b)` and `max(a, b)`. On floats ([`Expr::FloatBinary`])
+/// the arithmetic and comparisons only.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BinOp {
     Add,
@@ -328,6 +365,7 @@ pub enum BinOp {
     Max,
 }
 
+/// Unary operators on integers: `-x` (`Neg`), `~x` (`Not`), `!x` (`LogicalNot`, yields `bool`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum UnOp {
     Neg,
@@ -353,8 +391,9 @@ pub enum WarpOp {
     /// for the active lane of rank `r` (the `r`-th lowest active lane), as the header's
     /// `_packLanes` does (identity when all 32 lanes are active).
     BallotRanks,
-    /// `__any_sync` / `__all_sync`: args `[pred]`.
+    /// `__any_sync`: args `[pred]`; whether it holds in any active lane.
     Any,
+    /// `__all_sync`: args `[pred]`; whether it holds in every active lane.
     All,
     /// `__activemask()`: no args.
     ActiveMask,
@@ -363,13 +402,17 @@ pub enum WarpOp {
     /// `__reduce_*_sync`, `cg::reduce`: args `[value, width]`; every active lane of each
     /// `width`-lane segment gets the reduction over that segment's active lanes.
     Reduce(ReduceOp),
-    /// Lane-local bit counts of a value of `bits` bits: args `[x]`.
+    /// Lane-local bit operations on a value of `bits` bits, args `[x]`: `__popc` (set bits),
     Popc(u8),
+    /// `__ffs` (one plus the lowest set bit's index, 0 for none),
     Ffs(u8),
+    /// `__clz` (leading zeros),
     Clz(u8),
+    /// `__brev` (bits reversed).
     Brev(u8),
 }
 
+/// The operation of a [`WarpOp::Reduce`]: `__reduce_add_sync` is `ReduceOp::Add`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ReduceOp {
     Add,
@@ -383,78 +426,45 @@ pub enum ReduceOp {
 /// Expressions. Pure, except that [`Expr::Load`] reads memory (and is counted).
 #[derive(Clone, Debug)]
 pub enum Expr {
+    /// An integer constant of its type: `3u` is `Int(3, IntTy::U32)`.
     Int(i128, IntTy),
+    /// A floating constant: `0.5f` is `Float(0.5)`.
     Float(f64),
+    /// A local variable's value.
     Local(LocalId),
+    /// A parameter's value (a pointer's is its buffer's address).
     Param(ParamId),
+    /// `threadIdx.x` and the other [`Builtin`]s.
     Builtin(Builtin),
     /// Integer arithmetic in type `ty` (operands already converted to `ty`; comparisons compare
     /// in `ty` and yield `bool`). Division by zero is an error at `span`.
-    Binary {
-        op: BinOp,
-        ty: IntTy,
-        lhs: Box<Expr>,
-        rhs: Box<Expr>,
-        span: Span,
-    },
+    Binary { op: BinOp, ty: IntTy, lhs: Box<Expr>, rhs: Box<Expr>, span: Span },
     /// Floating arithmetic: values are tracked so that float parameters cast to int work.
-    FloatBinary {
-        op: BinOp,
-        lhs: Box<Expr>,
-        rhs: Box<Expr>,
-    },
-    Unary {
-        op: UnOp,
-        ty: IntTy,
-        arg: Box<Expr>,
-    },
+    FloatBinary { op: BinOp, lhs: Box<Expr>, rhs: Box<Expr> },
+    /// `-x`, `~x`, `!x` in type `ty`.
+    Unary { op: UnOp, ty: IntTy, arg: Box<Expr> },
     /// Conversion to integer type, from integer, float, bool or pointer.
-    ToInt {
-        ty: IntTy,
-        arg: Box<Expr>,
-    },
+    ToInt { ty: IntTy, arg: Box<Expr> },
+    /// Conversion to a floating type: `(float)i`.
     ToFloat(Box<Expr>),
     /// `&&` and `||`: the right side is evaluated only for lanes that need it.
-    Logical {
-        and: bool,
-        lhs: Box<Expr>,
-        rhs: Box<Expr>,
-    },
+    Logical { and: bool, lhs: Box<Expr>, rhs: Box<Expr> },
     /// `c ? a : b`: each side evaluated only for its lanes.
-    Select {
-        cond: Box<Expr>,
-        then: Box<Expr>,
-        els: Box<Expr>,
-    },
+    Select { cond: Box<Expr>, then: Box<Expr>, els: Box<Expr> },
     /// Pointer plus a byte offset (the front end scales indices by the element size).
-    PtrOffset {
-        ptr: Box<Expr>,
-        bytes: Box<Expr>,
-    },
+    PtrOffset { ptr: Box<Expr>, bytes: Box<Expr> },
     /// Address of a shared array's first byte.
     SharedBase(SharedId),
     /// `p - q` in bytes, for pointers into the same object.
-    PtrDiff {
-        lhs: Box<Expr>,
-        rhs: Box<Expr>,
-    },
-    Load {
-        op: MemOpId,
-        addr: Box<Expr>,
-    },
+    PtrDiff { lhs: Box<Expr>, rhs: Box<Expr> },
+    /// A read of memory operation `op` at byte address `addr` (a pointer value): `a[i]` is
+    /// `Load { op, addr: PtrOffset { ptr: Param(a), bytes: i * 4 } }`.
+    Load { op: MemOpId, addr: Box<Expr> },
     /// A value the analysis cannot compute (result of a math function, a vector constructor):
     /// the arguments are still evaluated, for the loads inside them.
-    Opaque {
-        args: Vec<Expr>,
-        what: String,
-    },
+    Opaque { args: Vec<Expr>, what: String },
     /// A warp-level intrinsic ([`WarpOp`]) of result type `ty`.
-    Warp {
-        op: WarpOp,
-        ty: IntTy,
-        args: Vec<Expr>,
-        span: Span,
-    },
+    Warp { op: WarpOp, ty: IntTy, args: Vec<Expr>, span: Span },
 }
 
 impl Expr {
@@ -542,37 +552,25 @@ pub fn contains_load(e: &Expr) -> bool {
 /// Structured statements. Loops are `Loop`, with `break`/`continue` inside.
 #[derive(Clone, Debug)]
 pub enum Stmt {
-    Assign {
-        local: LocalId,
-        value: Expr,
-        span: Span,
-    },
-    Store {
-        op: MemOpId,
-        addr: Expr,
-        value: Expr,
-    },
+    /// `local = value;` (also a declaration with an initialiser).
+    Assign { local: LocalId, value: Expr, span: Span },
+    /// A write of memory operation `op` (a store, an atomic, an asynchronous copy) at byte
+    /// address `addr`: `c[i] = v` is `Store { op, addr: PtrOffset { ptr: Param(c), bytes: i * 4
+    /// }, value: v }`.
+    Store { op: MemOpId, addr: Expr, value: Expr },
     /// Evaluate for the loads inside it.
     Eval(Expr),
-    If {
-        cond: Expr,
-        then: Vec<Stmt>,
-        els: Vec<Stmt>,
-        span: Span,
-    },
+    /// `if (cond) { then } else { els }`: each lane takes its own side.
+    If { cond: Expr, then: Vec<Stmt>, els: Vec<Stmt>, span: Span },
     /// `while (cond) { body; step }`; `test_first == false` for `do { } while (cond)`.
     /// `continue` jumps to `step`.
     /// `synthetic` marks loops the front end made (an inlined call's body), not the user.
-    Loop {
-        cond: Option<Expr>,
-        body: Vec<Stmt>,
-        step: Vec<Stmt>,
-        test_first: bool,
-        span: Span,
-        synthetic: bool,
-    },
+    Loop { cond: Option<Expr>, body: Vec<Stmt>, step: Vec<Stmt>, test_first: bool, span: Span, synthetic: bool },
+    /// `break`: the lane leaves the innermost [`Stmt::Loop`].
     Break,
+    /// `continue`: the lane goes on to the innermost loop's `step`.
     Continue,
+    /// `return`: the lane is done with the kernel.
     Return,
     /// `__syncthreads()` and friends: a barrier the compiler does not move memory accesses across.
     Barrier,

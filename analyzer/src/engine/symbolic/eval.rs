@@ -2,14 +2,14 @@
 
 use super::*;
 
-impl Sym<'_> {
-    pub(super) fn param_value(&self, p: ParamId) -> SV {
+impl SymbolicRun<'_> {
+    pub(super) fn param_value(&self, p: ParamId) -> LaneValue {
         match &self.k.param(p).ty {
-            Ty::Ptr(_) => SV { k: SK::Ptr(Base::Param(p), Form::constant(0)), data: false },
+            Ty::Ptr(_) => LaneValue { k: ValueKind::Ptr(Base::Param(p), Form::constant(0)), data: false },
             _ => match self.s.values[p.0 as usize] {
                 Some(ParamValue::Int(i)) => int(Form::constant(i)),
-                Some(ParamValue::Float(f)) => SV { k: SK::Float(f), data: false },
-                None => SV { k: SK::Missing(p), data: false },
+                Some(ParamValue::Float(f)) => LaneValue { k: ValueKind::Float(f), data: false },
+                None => LaneValue { k: ValueKind::Missing(p), data: false },
             },
         }
     }
@@ -25,14 +25,14 @@ impl Sym<'_> {
         }
     }
 
-    pub(super) fn eval(&mut self, e: &Expr, m: u32, st: &mut Ws) -> R<L> {
+    pub(super) fn eval(&mut self, e: &Expr, m: u32, st: &mut AbstractWarp) -> Outcome<WarpValues> {
         let mut out = [UNDEF; WARP];
         if m == 0 {
             return Ok(out);
         }
         match e {
             Expr::Int(v, _) => fill(&mut out, m, int(Form::constant(*v))),
-            Expr::Float(f) => fill(&mut out, m, SV { k: SK::Float(*f), data: false }),
+            Expr::Float(f) => fill(&mut out, m, LaneValue { k: ValueKind::Float(*f), data: false }),
             Expr::Local(id) => {
                 let src = &st.vars[id.0 as usize];
                 for l in lanes(m) {
@@ -48,8 +48,8 @@ impl Sym<'_> {
             Expr::SharedBase(id) => fill(
                 &mut out,
                 m,
-                SV {
-                    k: SK::Ptr(Base::Shared(*id), Form::constant(self.shared_base[id.0 as usize] as i128)),
+                LaneValue {
+                    k: ValueKind::Ptr(Base::Shared(*id), Form::constant(self.shared_base[id.0 as usize] as i128)),
                     data: false,
                 },
             ),
@@ -85,8 +85,10 @@ impl Sym<'_> {
                 for l in lanes(m) {
                     let x = a[l];
                     out[l] = match x.k {
-                        SK::Int(f) if f.is_const() => SV { k: SK::Float(f.c as f64), data: x.data },
-                        SK::Int(f) => SV { k: SK::FloatSym(var_mask(&f)), data: x.data },
+                        ValueKind::Int(f) if f.is_const() => {
+                            LaneValue { k: ValueKind::Float(f.c as f64), data: x.data }
+                        }
+                        ValueKind::Int(f) => LaneValue { k: ValueKind::FloatSym(var_mask(&f)), data: x.data },
                         _ => x,
                     };
                 }
@@ -140,14 +142,16 @@ impl Sym<'_> {
                     let (p, b) = (p[l], b[l]);
                     let data = p.data || b.data;
                     out[l] = match (p.k, b.k) {
-                        (SK::Ptr(base, o), SK::Int(d)) => {
-                            SV { k: SK::Ptr(base, self.wrap64(o.add(&d).ok_or_else(overflow)?)?), data }
+                        (ValueKind::Ptr(base, o), ValueKind::Int(d)) => {
+                            LaneValue { k: ValueKind::Ptr(base, self.wrap64(o.add(&d).ok_or_else(overflow)?)?), data }
                         }
-                        (SK::Ptr(base, _), SK::Unknown) | (SK::PtrUnknown(base), _) => {
-                            SV { k: SK::PtrUnknown(base), data }
+                        (ValueKind::Ptr(base, _), ValueKind::Unknown) | (ValueKind::PtrUnknown(base), _) => {
+                            LaneValue { k: ValueKind::PtrUnknown(base), data }
                         }
-                        (SK::Missing(q), _) | (_, SK::Missing(q)) => SV { k: SK::Missing(q), data },
-                        (SK::Undef, _) | (_, SK::Undef) => UNDEF,
+                        (ValueKind::Missing(q), _) | (_, ValueKind::Missing(q)) => {
+                            LaneValue { k: ValueKind::Missing(q), data }
+                        }
+                        (ValueKind::Undef, _) | (_, ValueKind::Undef) => UNDEF,
                         _ => UNKNOWN,
                     };
                 }
@@ -157,9 +161,10 @@ impl Sym<'_> {
                 let b = self.eval(rhs, m, st)?;
                 for l in lanes(m) {
                     out[l] = match (a[l].k, b[l].k) {
-                        (SK::Ptr(x, o1), SK::Ptr(y, o2)) if x == y => {
-                            SV { k: SK::Int(o1.sub(&o2).ok_or_else(overflow)?), data: a[l].data || b[l].data }
-                        }
+                        (ValueKind::Ptr(x, o1), ValueKind::Ptr(y, o2)) if x == y => LaneValue {
+                            k: ValueKind::Int(o1.sub(&o2).ok_or_else(overflow)?),
+                            data: a[l].data || b[l].data,
+                        },
                         _ => UNKNOWN,
                     };
                 }
@@ -173,10 +178,12 @@ impl Sym<'_> {
                 let v = self.eval(&args[0], m, st)?;
                 for l in lanes(m) {
                     out[l] = match v[l].k {
-                        SK::Float(f) => SV { k: SK::Float(exact_float_fn(what, f).unwrap_or(f)), data: v[l].data },
-                        SK::FloatSym(vars) => return Err(points(vars)),
-                        SK::Missing(_) => v[l],
-                        _ => SV { k: SK::Unknown, data: true },
+                        ValueKind::Float(f) => {
+                            LaneValue { k: ValueKind::Float(exact_float_fn(what, f).unwrap_or(f)), data: v[l].data }
+                        }
+                        ValueKind::FloatSym(vars) => return Err(points(vars)),
+                        ValueKind::Missing(_) => v[l],
+                        _ => LaneValue { k: ValueKind::Unknown, data: true },
                     };
                 }
             }
@@ -187,16 +194,16 @@ impl Sym<'_> {
                     let v = self.eval(a, m, st)?;
                     for l in lanes(m) {
                         data |= v[l].data;
-                        if let SK::Missing(p) = v[l].k {
+                        if let ValueKind::Missing(p) = v[l].k {
                             missing = Some(p);
                         }
                     }
                 }
                 let k = match missing {
-                    Some(p) => SK::Missing(p),
-                    None => SK::Unknown,
+                    Some(p) => ValueKind::Missing(p),
+                    None => ValueKind::Unknown,
                 };
-                fill(&mut out, m, SV { k, data: data || missing.is_none() });
+                fill(&mut out, m, LaneValue { k, data: data || missing.is_none() });
             }
             Expr::Warp { op, ty, args, .. } => {
                 let mut vals = Vec::with_capacity(args.len());
@@ -215,20 +222,20 @@ impl Sym<'_> {
 /// then enumerates).
 pub(super) struct SymLanes;
 
-impl super::warp::LaneValues<SV, Stop> for SymLanes {
-    fn read(&self, v: &SV) -> R<super::warp::Lane<SV>> {
+impl super::warp::LaneValues<LaneValue, Stop> for SymLanes {
+    fn read(&self, v: &LaneValue) -> Outcome<super::warp::Lane<LaneValue>> {
         use super::warp::Lane;
         Ok(match v.k {
-            SK::Int(f) if f.is_const() => Lane::Int(f.c, v.data),
-            SK::Int(_) => return give_up("a warp intrinsic of a value that varies between warps or iterations"),
-            SK::Missing(_) | SK::Undef => Lane::Other(*v),
+            ValueKind::Int(f) if f.is_const() => Lane::Int(f.c, v.data),
+            ValueKind::Int(_) => return give_up("a warp intrinsic of a value that varies between warps or iterations"),
+            ValueKind::Missing(_) | ValueKind::Undef => Lane::Other(*v),
             _ => Lane::Unknown,
         })
     }
-    fn int(&self, x: i128, data: bool) -> SV {
-        SV { k: SK::Int(Form::constant(x)), data }
+    fn int(&self, x: i128, data: bool) -> LaneValue {
+        LaneValue { k: ValueKind::Int(Form::constant(x)), data }
     }
-    fn unknown(&self) -> SV {
+    fn unknown(&self) -> LaneValue {
         UNKNOWN
     }
 }

@@ -3,9 +3,11 @@
 
 use super::*;
 
+/// One warp class's state in the abstract walk: its variables, active and returned lanes, the
+/// loops it is in, and what the compiler holds in registers.
 #[derive(Clone)]
-pub(super) struct Ws {
-    pub(super) vars: Vec<L>,
+pub(super) struct AbstractWarp {
+    pub(super) vars: Vec<WarpValues>,
     pub(super) mask: u32,
     pub(super) returned: u32,
     pub(super) loops: Vec<(u32, u32)>,
@@ -13,14 +15,14 @@ pub(super) struct Ws {
     pub(super) promoted: Vec<Promoted>,
 }
 
-impl Ws {
+impl AbstractWarp {
     pub(super) fn alive(&self) -> u32 {
         self.mask & !self.returned
     }
 }
 
-impl Sym<'_> {
-    pub(super) fn live(&self, mask: u32, st: &Ws) -> u32 {
+impl SymbolicRun<'_> {
+    pub(super) fn live(&self, mask: u32, st: &AbstractWarp) -> u32 {
         let mut m = mask & !st.returned;
         if let Some(f) = st.loops.last() {
             m &= !(f.0 | f.1);
@@ -28,7 +30,7 @@ impl Sym<'_> {
         m
     }
 
-    pub(super) fn exec_block(&mut self, stmts: &[Stmt], mask: u32, st: &mut Ws) -> R<()> {
+    pub(super) fn exec_block(&mut self, stmts: &[Stmt], mask: u32, st: &mut AbstractWarp) -> Outcome<()> {
         for s in stmts {
             let m = self.live(mask, st);
             if m == 0 {
@@ -39,7 +41,7 @@ impl Sym<'_> {
         Ok(())
     }
 
-    pub(super) fn exec(&mut self, s: &Stmt, m: u32, st: &mut Ws) -> R<()> {
+    pub(super) fn exec(&mut self, s: &Stmt, m: u32, st: &mut AbstractWarp) -> Outcome<()> {
         self.step()?;
         if matches!(s, Stmt::Assign { .. } | Stmt::Store { .. } | Stmt::If { .. }) {
             self.tick();
@@ -109,12 +111,12 @@ impl Sym<'_> {
         test_first: bool,
         span: Span,
         m: u32,
-        st: &mut Ws,
+        st: &mut AbstractWarp,
         id: usize,
-    ) -> R<()> {
+    ) -> Outcome<()> {
         let mut lm = m;
         let mut first = true;
-        let mut prev: Option<(Ws, u32)> = None;
+        let mut prev: Option<(AbstractWarp, u32)> = None;
         // Iterations to run one by one before the next attempt at a summary.
         let mut wait = 0u64;
         let mut failures = 0u32;
@@ -177,16 +179,16 @@ impl Sym<'_> {
         first: bool,
         span: Span,
         lm: &mut u32,
-        st: &mut Ws,
+        st: &mut AbstractWarp,
         id: usize,
-    ) -> R<bool> {
+    ) -> Outcome<bool> {
         if let Some(c) = cond {
             if test_first || !first {
                 let t = if *lm == 0 {
                     0
                 } else {
                     let v = self.eval(c, *lm, st)?;
-                    if lanes(*lm).any(|l| matches!(v[l].k, SK::Unknown)) {
+                    if lanes(*lm).any(|l| matches!(v[l].k, ValueKind::Unknown)) {
                         // A loop that moves no memory: summarised as the reference does.
                         if let Some(assigned) = super::super::exec::summarisable(c, body, step) {
                             for &x in &assigned {
@@ -245,10 +247,10 @@ impl Sym<'_> {
         step: &[Stmt],
         span: Span,
         lm: &mut u32,
-        st: &mut Ws,
+        st: &mut AbstractWarp,
         id: usize,
         delta: &Delta,
-    ) -> R<Option<i128>> {
+    ) -> Outcome<Option<i128>> {
         let v = self.scope.used;
         let save = self.checkpoint();
         let mut n = HORIZON;
@@ -296,7 +298,7 @@ impl Sym<'_> {
     // ---- decisions ----
 
     /// Lanes of `m` where `c` holds. Unknown data: taken (stated), as the reference does.
-    pub(super) fn truth(&mut self, c: &L, m: u32, span: Span) -> R<u32> {
+    pub(super) fn truth(&mut self, c: &WarpValues, m: u32, span: Span) -> Outcome<u32> {
         let mut t = 0u32;
         for l in lanes(m) {
             if self.lane_truth(&c[l], span)? {
@@ -306,22 +308,22 @@ impl Sym<'_> {
         Ok(t)
     }
 
-    pub(super) fn lane_truth(&mut self, v: &SV, span: Span) -> R<bool> {
+    pub(super) fn lane_truth(&mut self, v: &LaneValue, span: Span) -> Outcome<bool> {
         Ok(match v.k {
-            SK::Int(x) => self.nonzero(&x)?,
-            SK::Float(f) => f != 0.0,
-            SK::FloatSym(vars) => return Err(points(vars)),
-            SK::Ptr(..) | SK::PtrUnknown(_) => true,
-            SK::Unknown => {
+            ValueKind::Int(x) => self.nonzero(&x)?,
+            ValueKind::Float(f) => f != 0.0,
+            ValueKind::FloatSym(vars) => return Err(points(vars)),
+            ValueKind::Ptr(..) | ValueKind::PtrUnknown(_) => true,
+            ValueKind::Unknown => {
                 self.data_branches.insert(span);
                 true
             }
-            SK::Missing(_) | SK::Undef => return Err(Stop::Error),
+            ValueKind::Missing(_) | ValueKind::Undef => return Err(Stop::Error),
         })
     }
 
-    pub(super) fn truth_loop(&mut self, c: &L, m: u32, span: Span) -> R<u32> {
-        if lanes(m).any(|l| matches!(c[l].k, SK::Unknown)) {
+    pub(super) fn truth_loop(&mut self, c: &WarpValues, m: u32, span: Span) -> Outcome<u32> {
+        if lanes(m).any(|l| matches!(c[l].k, ValueKind::Unknown)) {
             // Refused, or summarised when the loop moves no memory: the reference decides.
             return give_up("a loop whose condition the analysis does not know");
         }
@@ -329,7 +331,7 @@ impl Sym<'_> {
     }
 
     /// Whether `x < 0` at every point (true), at none (false), or a cut.
-    pub(super) fn negative(&self, x: &Form) -> R<bool> {
+    pub(super) fn negative(&self, x: &Form) -> Outcome<bool> {
         let (lo, hi) = self.scope.range(x);
         if hi < 0 {
             Ok(true)
@@ -341,7 +343,7 @@ impl Sym<'_> {
         }
     }
 
-    pub(super) fn zero(&self, x: &Form) -> R<bool> {
+    pub(super) fn zero(&self, x: &Form) -> Outcome<bool> {
         if x.is_const() {
             return Ok(x.c == 0);
         }
@@ -355,7 +357,7 @@ impl Sym<'_> {
         Err(Stop::Split(v, Cut::At(t)))
     }
 
-    pub(super) fn nonzero(&self, x: &Form) -> R<bool> {
+    pub(super) fn nonzero(&self, x: &Form) -> Outcome<bool> {
         Ok(!self.zero(x)?)
     }
 }

@@ -11,13 +11,13 @@ pub(super) struct Delta {
 }
 
 /// How one value moved from `p` to `c`: a constant per lane, or `None` when not by a constant.
-pub(super) fn moved(p: &SV, c: &SV) -> Option<i128> {
+pub(super) fn moved(p: &LaneValue, c: &LaneValue) -> Option<i128> {
     if p.data != c.data {
         return None;
     }
     match (p.k, c.k) {
-        (SK::Int(x), SK::Int(y)) if x.a == y.a => Some(y.c - x.c),
-        (SK::Ptr(b1, x), SK::Ptr(b2, y)) if b1 == b2 && x.a == y.a => Some(y.c - x.c),
+        (ValueKind::Int(x), ValueKind::Int(y)) if x.a == y.a => Some(y.c - x.c),
+        (ValueKind::Ptr(b1, x), ValueKind::Ptr(b2, y)) if b1 == b2 && x.a == y.a => Some(y.c - x.c),
         _ if same(p, c) => Some(0),
         _ => None,
     }
@@ -29,7 +29,7 @@ pub(super) fn fits(d: i128) -> Option<i128> {
 
 /// The change of a loop's state over one iteration, from state `p` (lanes `plm` in the loop)
 /// to state `c`; `None` when something other than values moved by constants.
-pub(super) fn delta(p: &Ws, plm: u32, c: &Ws, clm: u32) -> Option<Delta> {
+pub(super) fn delta(p: &AbstractWarp, plm: u32, c: &AbstractWarp, clm: u32) -> Option<Delta> {
     if plm != clm || p.mask != c.mask || p.returned != c.returned || p.loops != c.loops {
         return None;
     }
@@ -68,13 +68,13 @@ pub(super) fn delta(p: &Ws, plm: u32, c: &Ws, clm: u32) -> Option<Delta> {
 }
 
 /// Applies `f` to every value of the state that `delta` moves.
-pub(super) fn each_moving(st: &mut Ws, d: &Delta, mut f: impl FnMut(&mut Form, i128)) {
+pub(super) fn each_moving(st: &mut AbstractWarp, d: &Delta, mut f: impl FnMut(&mut Form, i128)) {
     let alive = st.alive();
     for (vals, row) in st.vars.iter_mut().zip(&d.vars) {
         for l in lanes(alive) {
             if row[l] != 0 {
                 match &mut vals[l].k {
-                    SK::Int(x) | SK::Ptr(_, x) => f(x, row[l]),
+                    ValueKind::Int(x) | ValueKind::Ptr(_, x) => f(x, row[l]),
                     _ => {}
                 }
             }
@@ -95,18 +95,18 @@ pub(super) fn each_moving(st: &mut Ws, d: &Delta, mut f: impl FnMut(&mut Form, i
 }
 
 /// The state `n` iterations on.
-pub(super) fn advance(st: &mut Ws, d: &Delta, n: i128) {
+pub(super) fn advance(st: &mut AbstractWarp, d: &Delta, n: i128) {
     each_moving(st, d, |x, dd| x.c += dd * n);
 }
 
 /// The state at iteration `t` of a summary: each moving value gets `t` with its step.
-pub(super) fn vary(st: &mut Ws, d: &Delta, v: usize) {
+pub(super) fn vary(st: &mut AbstractWarp, d: &Delta, v: usize) {
     each_moving(st, d, |x, dd| x.a[v] = dd as i64);
 }
 
 /// Whether the state after one abstract iteration (`after`) is the state at `t + 1`, that is
 /// the start state (`start`) moved by one step plus `t` steps.
-pub(super) fn follows(after: &Ws, start: &Ws, d: &Delta, v: usize) -> bool {
+pub(super) fn follows(after: &AbstractWarp, start: &AbstractWarp, d: &Delta, v: usize) -> bool {
     let mut want = start.clone();
     vary(&mut want, d, v);
     advance(&mut want, d, 1);

@@ -12,9 +12,9 @@ pub(super) struct Promoted {
     pub(super) off: Form,
 }
 
-impl Sym<'_> {
+impl SymbolicRun<'_> {
     /// Whether lane `l` holds the value at `off` (load elimination), decided over the box.
-    pub(super) fn holds(&self, st: &Ws, key: u32, b: Base, l: usize, off: &Form) -> R<bool> {
+    pub(super) fn holds(&self, st: &AbstractWarp, key: u32, b: Base, l: usize, off: &Form) -> Outcome<bool> {
         let row = st.held.find(key, b);
         if !st.held.holds_where(row, l, |_| true) {
             return Ok(false);
@@ -25,7 +25,7 @@ impl Sym<'_> {
 
     /// Lane `l` now holds the value at `off` under `key`; more values than the model keeps,
     /// and the reference engine counts instead (it drops the oldest).
-    pub(super) fn remember(st: &mut Ws, key: u32, b: Base, l: usize, off: Form) -> R<()> {
+    pub(super) fn remember(st: &mut AbstractWarp, key: u32, b: Base, l: usize, off: Form) -> Outcome<()> {
         if st.held.find(key, b).is_none() && st.held.len() >= HELD_MAX {
             return give_up("more held values than the load-elimination model keeps");
         }
@@ -36,10 +36,12 @@ impl Sym<'_> {
 
     /// Lanes `m` write memory at `a`: what each held that the write may change (anything, for
     /// an address the analysis does not know) is no longer held.
-    pub(super) fn forget(st: &mut Ws, a: &L, m: u32, restrict: &[bool]) {
+    pub(super) fn forget(st: &mut AbstractWarp, a: &WarpValues, m: u32, restrict: &[bool]) {
         for l in lanes(m) {
             match a[l].k {
-                SK::Ptr(b, _) | SK::PtrUnknown(b) => st.held.forget(1 << l, |x| may_alias(x, b, restrict)),
+                ValueKind::Ptr(b, _) | ValueKind::PtrUnknown(b) => {
+                    st.held.forget(1 << l, |x| may_alias(x, b, restrict))
+                }
                 _ => st.held.forget_all(1 << l),
             }
         }
@@ -48,14 +50,14 @@ impl Sym<'_> {
     /// The held-value key of this execution, as the reference engine's: the address key with
     /// the values of the completely unrolled loops' counters it reads, which must be constants
     /// shared by the box's lanes (else the reference engine counts it).
-    fn held_key(&mut self, id: MemOpId, m: u32, st: &Ws) -> R<u32> {
+    fn held_key(&mut self, id: MemOpId, m: u32, st: &AbstractWarp) -> Outcome<u32> {
         let key = self.keys[id.0 as usize];
         let Some(counters) = &self.op_counters[id.0 as usize] else { return Ok(self.copy_keys.key(key, None)) };
         if counters.is_empty() || m == 0 {
             return Ok(key);
         }
         let value = |c: LocalId, l: usize| match st.vars[c.0 as usize][l].k {
-            SK::Int(f) if f.is_const() => Some(f.c),
+            ValueKind::Int(f) if f.is_const() => Some(f.c),
             _ => None,
         };
         let values = match compiler_model::counter_values(counters, m, value) {
@@ -70,7 +72,7 @@ impl Sym<'_> {
         Ok(self.copy_keys.key(key, Some(values)))
     }
 
-    pub(super) fn access(&mut self, id: MemOpId, a: &L, m: u32, st: &mut Ws) -> R<()> {
+    pub(super) fn access(&mut self, id: MemOpId, a: &WarpValues, m: u32, st: &mut AbstractWarp) -> Outcome<()> {
         let op = self.k.mem_op(id);
         let key = self.held_key(id, m, st)?;
         let gvn = compiler_model::is_reuse_candidate(op);
@@ -79,9 +81,9 @@ impl Sym<'_> {
         for l in lanes(m) {
             let al = a[l];
             let (base, off) = match al.k {
-                SK::Ptr(b, o) => (Some(b), Some(o)),
-                SK::PtrUnknown(b) => (Some(b), None),
-                SK::Missing(_) | SK::Undef => return Err(Stop::Error),
+                ValueKind::Ptr(b, o) => (Some(b), Some(o)),
+                ValueKind::PtrUnknown(b) => (Some(b), None),
+                ValueKind::Missing(_) | ValueKind::Undef => return Err(Stop::Error),
                 _ => (None, None),
             };
             data |= al.data;
@@ -115,7 +117,7 @@ impl Sym<'_> {
             HeldEffect::None => {}
             HeldEffect::HoldLoaded => {
                 for l in lanes(active) {
-                    if let SK::Ptr(b, o) = a[l].k {
+                    if let ValueKind::Ptr(b, o) = a[l].k {
                         Self::remember(st, key, b, l, o)?;
                     }
                 }
@@ -124,7 +126,7 @@ impl Sym<'_> {
                 Self::forget(st, a, m, &self.restrict);
                 if hold_written {
                     for l in lanes(m) {
-                        if let SK::Ptr(b, o) = a[l].k {
+                        if let ValueKind::Ptr(b, o) = a[l].k {
                             Self::remember(st, key, b, l, o)?;
                         }
                     }
@@ -137,7 +139,7 @@ impl Sym<'_> {
         if self.promoted_ops[id.0 as usize] && n_unknown == 0 && !st.loops.is_empty() {
             let depth = st.loops.len();
             for l in lanes(active) {
-                if let SK::Ptr(b, o) = a[l].k {
+                if let ValueKind::Ptr(b, o) = a[l].k {
                     st.promoted.retain(|p| !(p.op == id && p.lane == l));
                     st.promoted.push(Promoted { depth, op: id, lane: l, base: b, off: o });
                 }
@@ -147,7 +149,7 @@ impl Sym<'_> {
         self.record(id, &known, n_unknown, active.count_ones() as u64, data, base_of)
     }
 
-    pub(super) fn flush_promoted(&mut self, st: &mut Ws) -> R<()> {
+    pub(super) fn flush_promoted(&mut self, st: &mut AbstractWarp) -> Outcome<()> {
         let depth = st.loops.len() + 1;
         if !st.promoted.iter().any(|p| p.depth == depth) {
             return Ok(());
@@ -172,7 +174,7 @@ impl Sym<'_> {
         lanes_active: u64,
         data: bool,
         base: Option<Base>,
-    ) -> R<()> {
+    ) -> Outcome<()> {
         let op = self.k.mem_op(id);
         let width = op.width;
         // Sector and bank counts survive a shift of every address by the period, so they are

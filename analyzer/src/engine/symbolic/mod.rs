@@ -39,7 +39,7 @@
 //! - **Every decision holds at every point of its box.** Branches, loop tests, held loads and
 //!   wrap-arounds are decided over the box's ranges (`zero`, `negative`, `nonzero`); one that is
 //!   not the same everywhere is a cut, never a guess.
-//! - **Only [`count`] counts.** `Sym::record` hands it concrete addresses once per residue of the
+//! - **Only [`count`] counts.** `SymbolicRun::record` hands it concrete addresses once per residue of the
 //!   lane-uniform variable part and multiplies by the number of points; counts add up in `u128`
 //!   and a total past 2^64 is a give-up, never a wrapped number.
 //! - **A box that stops leaves nothing behind.** Its counts are rolled back (`checkpoint`,
@@ -123,7 +123,7 @@ pub fn run(kernel: &Kernel, setup: &Setup) -> Result<(Trace, Stats), Fallback> {
     if setup.fills.iter().any(Option::is_some) {
         return Err(Fallback::GiveUp("array contents are given (--fill): values differ per element".into()));
     }
-    let mut e = Sym::new(kernel, setup);
+    let mut e = SymbolicRun::new(kernel, setup);
     match e.launch() {
         Ok(()) => e.finish(),
         Err(Stop::GiveUp(why)) => {
@@ -162,9 +162,10 @@ impl From<Diagnostic> for Stop {
     }
 }
 
-type R<T> = std::result::Result<T, Stop>;
+/// A step of the symbolic walk: its value, or why the walk stops (to the reference engine).
+type Outcome<T> = std::result::Result<T, Stop>;
 
-fn give_up<T>(why: impl Into<String>) -> R<T> {
+fn give_up<T>(why: impl Into<String>) -> Outcome<T> {
     Err(Stop::GiveUp(why.into()))
 }
 
@@ -218,7 +219,7 @@ fn warp_classes(block: [u32; 3]) -> Vec<WarpClass> {
 
 /// Counts for one memory instruction, wide enough for any box.
 #[derive(Clone, Default)]
-struct Acc {
+struct InstructionCounts {
     executions: u128,
     lanes: u128,
     sectors: u128,
@@ -243,13 +244,14 @@ struct TopBox {
     n: [i128; 4],
 }
 
-struct Sym<'a> {
+/// One run of the symbolic engine over a launch: the kernel, the launch, the box and the counts.
+struct SymbolicRun<'a> {
     k: &'a Kernel,
     s: &'a Setup,
     scope: Scope,
     blk: [Form; 3],
     tid: [[Form; 3]; WARP],
-    ops: Vec<Acc>,
+    ops: Vec<InstructionCounts>,
     keys: Vec<u32>,
     promoted_ops: Vec<bool>,
     /// By local: the address keys an assignment to it makes stale (as the reference engine).
@@ -276,19 +278,19 @@ struct Sym<'a> {
     work: u128,
 }
 
-impl<'a> Sym<'a> {
+impl<'a> SymbolicRun<'a> {
     fn new(k: &'a Kernel, s: &'a Setup) -> Self {
         let keys = address_keys(k);
         let (local_keys, op_counters) = held_keys(k, &keys);
         let unrolled_counters = op_counters.iter().flatten().flatten().copied().collect();
         let LoopTable { op_loops, spans: loop_spans, ids: loop_ids, unrollable: loop_unrollable } = loop_table(k);
-        Sym {
+        SymbolicRun {
             k,
             s,
             scope: Scope { n: [1; NV], used: 0 },
             blk: [Form::constant(0); 3],
             tid: [[Form::constant(0); 3]; WARP],
-            ops: vec![Acc::default(); k.mem_ops.len()],
+            ops: vec![InstructionCounts::default(); k.mem_ops.len()],
             keys,
             promoted_ops: crate::ir::licm::promoted_stores(k),
             local_keys,
@@ -349,10 +351,10 @@ impl<'a> Sym<'a> {
         Ok((trace, Stats { steps: self.steps, ..self.stats }))
     }
 
-    fn checkpoint(&self) -> (Vec<Acc>, u128) {
+    fn checkpoint(&self) -> (Vec<InstructionCounts>, u128) {
         (self.ops.clone(), self.work)
     }
-    fn restore(&mut self, c: (Vec<Acc>, u128)) {
+    fn restore(&mut self, c: (Vec<InstructionCounts>, u128)) {
         (self.ops, self.work) = c;
     }
 
@@ -361,7 +363,7 @@ impl<'a> Sym<'a> {
         self.work = self.work.saturating_add(self.scope.volume());
     }
 
-    fn step(&mut self) -> R<()> {
+    fn step(&mut self) -> Outcome<()> {
         self.steps += 1;
         // The launch's work budget bounds this engine's effort too, each abstract step costing
         // what it takes in time; giving up leaves the reference engine the rest.
@@ -388,7 +390,7 @@ impl<'a> Sym<'a> {
 
     // ---- the launch, box by box ----
 
-    fn launch(&mut self) -> R<()> {
+    fn launch(&mut self) -> Outcome<()> {
         let g = self.s.grid.map(|d| d as i128);
         for class in warp_classes(self.s.block) {
             let mut work = vec![TopBox { lo: [0; 4], stride: [1; 4], n: [g[0], g[1], g[2], class.count] }];
@@ -439,7 +441,7 @@ impl<'a> Sym<'a> {
         Ok(())
     }
 
-    fn run_box(&mut self, b: &TopBox, class: &WarpClass) -> R<()> {
+    fn run_box(&mut self, b: &TopBox, class: &WarpClass) -> Outcome<()> {
         self.scope = Scope { n: [1; NV], used: 4 };
         self.scope.n[..4].copy_from_slice(&b.n);
         let var = |v: usize, lo: i128, stride: i128, n: i128| {
@@ -458,7 +460,7 @@ impl<'a> Sym<'a> {
                 self.tid[l][d] = var(3, class.tid[l][d] + step * b.lo[3], step * b.stride[3], b.n[3]);
             }
         }
-        let mut st = Ws {
+        let mut st = AbstractWarp {
             vars: vec![[UNDEF; WARP]; self.k.locals.len()],
             mask: class.mask,
             returned: 0,

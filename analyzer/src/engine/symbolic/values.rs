@@ -1,10 +1,11 @@
-//! Abstract lane values ([`SV`]: an affine [`Form`], a pointer into an object at a form, or
+//! Abstract lane values ([`LaneValue`]: an affine [`Form`], a pointer into an object at a form, or
 //! data) and the integer and float arithmetic on them, exact over the whole box or a [`Stop`].
 
 use super::*;
 
+/// What one lane's value is known to be over the whole box.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) enum SK {
+pub(super) enum ValueKind {
     Int(Form),
     Float(f64),
     /// A float computed from a varying integer: fine as data, cut to points where it decides.
@@ -16,32 +17,34 @@ pub(super) enum SK {
     Undef,
 }
 
+/// One lane's abstract value; `data` marks a value read from memory (or computed from one).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) struct SV {
-    pub(super) k: SK,
+pub(super) struct LaneValue {
+    pub(super) k: ValueKind,
     pub(super) data: bool,
 }
 
-pub(super) const UNDEF: SV = SV { k: SK::Undef, data: false };
-pub(super) const UNKNOWN: SV = SV { k: SK::Unknown, data: true };
+pub(super) const UNDEF: LaneValue = LaneValue { k: ValueKind::Undef, data: false };
+pub(super) const UNKNOWN: LaneValue = LaneValue { k: ValueKind::Unknown, data: true };
 
-pub(super) fn int(f: Form) -> SV {
-    SV { k: SK::Int(f), data: false }
+pub(super) fn int(f: Form) -> LaneValue {
+    LaneValue { k: ValueKind::Int(f), data: false }
 }
 
 /// Identical values, floats by their bits.
-pub(super) fn same(a: &SV, b: &SV) -> bool {
+pub(super) fn same(a: &LaneValue, b: &LaneValue) -> bool {
     a.data == b.data
         && match (a.k, b.k) {
-            (SK::Float(x), SK::Float(y)) => x.to_bits() == y.to_bits(),
+            (ValueKind::Float(x), ValueKind::Float(y)) => x.to_bits() == y.to_bits(),
             (x, y) => x == y,
         }
 }
 
-pub(super) type L = [SV; WARP];
+/// A variable's values in the 32 lanes of a warp.
+pub(super) type WarpValues = [LaneValue; WARP];
 
-impl Sym<'_> {
-    pub(super) fn wrap(&self, ty: IntTy, x: Form) -> R<Form> {
+impl SymbolicRun<'_> {
+    pub(super) fn wrap(&self, ty: IntTy, x: Form) -> Outcome<Form> {
         if x.is_const() {
             return Ok(Form::constant(ty.wrap(x.c)));
         }
@@ -63,7 +66,7 @@ impl Sym<'_> {
     }
 
     /// `floor(x / d)` for `d > 0`, when it is affine.
-    pub(super) fn floor_div(&self, x: &Form, d: i128) -> R<Form> {
+    pub(super) fn floor_div(&self, x: &Form, d: i128) -> Outcome<Form> {
         let mut out = Form::constant(x.c.div_euclid(d));
         for v in 0..NV {
             let a = x.a[v] as i128;
@@ -78,7 +81,7 @@ impl Sym<'_> {
     }
 
     /// C's truncating `x / d`.
-    pub(super) fn trunc_div(&self, x: &Form, d: i128) -> R<Form> {
+    pub(super) fn trunc_div(&self, x: &Form, d: i128) -> Outcome<Form> {
         if d < 0 {
             return self.trunc_div(x, -d)?.scale(-1).ok_or_else(overflow);
         }
@@ -91,7 +94,7 @@ impl Sym<'_> {
     }
 
     /// `x & m`, `x | m`, `x ^ m` for a constant `m`, when affine.
-    pub(super) fn bits(&self, op: BinOp, x: &Form, m: i128) -> R<Form> {
+    pub(super) fn bits(&self, op: BinOp, x: &Form, m: i128) -> Outcome<Form> {
         if m < 0 {
             return match op {
                 // x & m = x - (x & !m): the bits outside m, taken away.
@@ -119,7 +122,7 @@ impl Sym<'_> {
         Ok(r)
     }
 
-    pub(super) fn int_op(&self, op: BinOp, ty: IntTy, x: Form, y: Form, span: Span) -> R<Form> {
+    pub(super) fn int_op(&self, op: BinOp, ty: IntTy, x: Form, y: Form, span: Span) -> Outcome<Form> {
         if x.is_const() && y.is_const() {
             return Ok(Form::constant(int_op(op, ty, x.c, y.c, span)?));
         }
@@ -179,92 +182,101 @@ impl Sym<'_> {
         }
     }
 
-    pub(super) fn int_binary(&self, op: BinOp, ty: IntTy, a: SV, b: SV, span: Span) -> R<SV> {
+    pub(super) fn int_binary(
+        &self,
+        op: BinOp,
+        ty: IntTy,
+        a: LaneValue,
+        b: LaneValue,
+        span: Span,
+    ) -> Outcome<LaneValue> {
         let data = a.data || b.data;
         let (x, y) = match (a.k, b.k) {
-            (SK::Int(x), SK::Int(y)) => (x, y),
-            (SK::Missing(p), _) | (_, SK::Missing(p)) => return Ok(SV { k: SK::Missing(p), data }),
-            (SK::Undef, _) | (_, SK::Undef) => return Ok(UNDEF),
-            (SK::Ptr(ba, oa), SK::Ptr(bb, ob)) if ba == bb => (oa, ob),
+            (ValueKind::Int(x), ValueKind::Int(y)) => (x, y),
+            (ValueKind::Missing(p), _) | (_, ValueKind::Missing(p)) => {
+                return Ok(LaneValue { k: ValueKind::Missing(p), data })
+            }
+            (ValueKind::Undef, _) | (_, ValueKind::Undef) => return Ok(UNDEF),
+            (ValueKind::Ptr(ba, oa), ValueKind::Ptr(bb, ob)) if ba == bb => (oa, ob),
             _ => return Ok(UNKNOWN),
         };
-        Ok(SV { k: SK::Int(self.int_op(op, ty, x, y, span)?), data })
+        Ok(LaneValue { k: ValueKind::Int(self.int_op(op, ty, x, y, span)?), data })
     }
 
     /// Pointer offsets are 64-bit and wrap as the reference's `wrapping_add` does.
-    pub(super) fn wrap64(&self, x: Form) -> R<Form> {
+    pub(super) fn wrap64(&self, x: Form) -> Outcome<Form> {
         self.wrap(IntTy::I64, x)
     }
 
     /// The lane's `&&`/`||` result when the left side decides it.
-    pub(super) fn decided(&self, v: SV, and: bool) -> R<Option<SV>> {
-        let r = |v: SV| Some(SV { k: SK::Int(Form::constant(!and as i128)), data: v.data });
+    pub(super) fn decided(&self, v: LaneValue, and: bool) -> Outcome<Option<LaneValue>> {
+        let r = |v: LaneValue| Some(LaneValue { k: ValueKind::Int(Form::constant(!and as i128)), data: v.data });
         Ok(match v.k {
-            SK::Int(x) if self.nonzero(&x)? != and => r(v),
-            SK::Float(f) if (f != 0.0) != and => r(v),
-            SK::FloatSym(vars) => return Err(points(vars)),
-            SK::Ptr(..) | SK::PtrUnknown(_) if !and => Some(int(Form::constant(1))),
+            ValueKind::Int(x) if self.nonzero(&x)? != and => r(v),
+            ValueKind::Float(f) if (f != 0.0) != and => r(v),
+            ValueKind::FloatSym(vars) => return Err(points(vars)),
+            ValueKind::Ptr(..) | ValueKind::PtrUnknown(_) if !and => Some(int(Form::constant(1))),
             _ => None,
         })
     }
 
-    pub(super) fn logical_combine(&self, a: SV, b: SV) -> R<SV> {
+    pub(super) fn logical_combine(&self, a: LaneValue, b: LaneValue) -> Outcome<LaneValue> {
         let data = a.data || b.data;
-        let truth = |v: SV| -> R<Option<bool>> {
+        let truth = |v: LaneValue| -> Outcome<Option<bool>> {
             Ok(match v.k {
-                SK::Int(x) => Some(self.nonzero(&x)?),
-                SK::Float(f) => Some(f != 0.0),
-                SK::FloatSym(vars) => return Err(points(vars)),
-                SK::Ptr(..) => Some(true),
+                ValueKind::Int(x) => Some(self.nonzero(&x)?),
+                ValueKind::Float(f) => Some(f != 0.0),
+                ValueKind::FloatSym(vars) => return Err(points(vars)),
+                ValueKind::Ptr(..) => Some(true),
                 _ => None,
             })
         };
         Ok(match (a.k, b.k) {
-            (SK::Missing(p), _) | (_, SK::Missing(p)) => SV { k: SK::Missing(p), data },
-            (SK::Undef, _) | (_, SK::Undef) => UNDEF,
+            (ValueKind::Missing(p), _) | (_, ValueKind::Missing(p)) => LaneValue { k: ValueKind::Missing(p), data },
+            (ValueKind::Undef, _) | (_, ValueKind::Undef) => UNDEF,
             _ => match truth(b)? {
-                Some(t) if truth(a)?.is_some() => SV { k: SK::Int(Form::constant(t as i128)), data },
+                Some(t) if truth(a)?.is_some() => LaneValue { k: ValueKind::Int(Form::constant(t as i128)), data },
                 _ => UNKNOWN,
             },
         })
     }
 
-    pub(super) fn unary(&self, op: UnOp, ty: IntTy, a: SV) -> R<SV> {
+    pub(super) fn unary(&self, op: UnOp, ty: IntTy, a: LaneValue) -> Outcome<LaneValue> {
         let k = match (op, a.k) {
-            (UnOp::Neg, SK::Int(x)) => SK::Int(self.wrap(ty, x.scale(-1).ok_or_else(overflow)?)?),
-            (UnOp::Neg, SK::Float(f)) => SK::Float(-f),
-            (UnOp::Neg, SK::FloatSym(v)) => SK::FloatSym(v),
-            (UnOp::Not, SK::Int(x)) => {
-                SK::Int(self.wrap(ty, x.scale(-1).and_then(|x| x.plus(-1)).ok_or_else(overflow)?)?)
+            (UnOp::Neg, ValueKind::Int(x)) => ValueKind::Int(self.wrap(ty, x.scale(-1).ok_or_else(overflow)?)?),
+            (UnOp::Neg, ValueKind::Float(f)) => ValueKind::Float(-f),
+            (UnOp::Neg, ValueKind::FloatSym(v)) => ValueKind::FloatSym(v),
+            (UnOp::Not, ValueKind::Int(x)) => {
+                ValueKind::Int(self.wrap(ty, x.scale(-1).and_then(|x| x.plus(-1)).ok_or_else(overflow)?)?)
             }
-            (UnOp::LogicalNot, SK::Int(x)) => SK::Int(Form::constant(self.zero(&x)? as i128)),
-            (UnOp::LogicalNot, SK::Float(f)) => SK::Int(Form::constant((f == 0.0) as i128)),
-            (UnOp::LogicalNot, SK::FloatSym(v)) => return Err(points(v)),
-            (UnOp::LogicalNot, SK::Ptr(..)) => SK::Int(Form::constant(0)),
-            (_, SK::Missing(p)) => SK::Missing(p),
-            (_, SK::Undef) => SK::Undef,
-            _ => SK::Unknown,
+            (UnOp::LogicalNot, ValueKind::Int(x)) => ValueKind::Int(Form::constant(self.zero(&x)? as i128)),
+            (UnOp::LogicalNot, ValueKind::Float(f)) => ValueKind::Int(Form::constant((f == 0.0) as i128)),
+            (UnOp::LogicalNot, ValueKind::FloatSym(v)) => return Err(points(v)),
+            (UnOp::LogicalNot, ValueKind::Ptr(..)) => ValueKind::Int(Form::constant(0)),
+            (_, ValueKind::Missing(p)) => ValueKind::Missing(p),
+            (_, ValueKind::Undef) => ValueKind::Undef,
+            _ => ValueKind::Unknown,
         };
-        Ok(SV { k, data: a.data || k == SK::Unknown })
+        Ok(LaneValue { k, data: a.data || k == ValueKind::Unknown })
     }
 
-    pub(super) fn to_int(&self, ty: IntTy, a: SV) -> R<SV> {
+    pub(super) fn to_int(&self, ty: IntTy, a: LaneValue) -> Outcome<LaneValue> {
         let k = match a.k {
-            SK::Int(x) => SK::Int(self.wrap(ty, x)?),
-            SK::Float(f) if f.is_finite() => SK::Int(Form::constant(ty.wrap(f.trunc() as i128))),
-            SK::FloatSym(v) => return Err(points(v)),
-            SK::Ptr(b, off) => {
+            ValueKind::Int(x) => ValueKind::Int(self.wrap(ty, x)?),
+            ValueKind::Float(f) if f.is_finite() => ValueKind::Int(Form::constant(ty.wrap(f.trunc() as i128))),
+            ValueKind::FloatSym(v) => return Err(points(v)),
+            ValueKind::Ptr(b, off) => {
                 let at = absolute(self.s, b, 0) as i128;
-                SK::Int(self.wrap(ty, off.plus(at).ok_or_else(overflow)?)?)
+                ValueKind::Int(self.wrap(ty, off.plus(at).ok_or_else(overflow)?)?)
             }
-            SK::Float(_) | SK::PtrUnknown(_) | SK::Unknown => SK::Unknown,
+            ValueKind::Float(_) | ValueKind::PtrUnknown(_) | ValueKind::Unknown => ValueKind::Unknown,
             other => other,
         };
-        Ok(SV { k, data: a.data || k == SK::Unknown })
+        Ok(LaneValue { k, data: a.data || k == ValueKind::Unknown })
     }
 }
 
-pub(super) fn fill(out: &mut L, m: u32, v: SV) {
+pub(super) fn fill(out: &mut WarpValues, m: u32, v: LaneValue) {
     for l in lanes(m) {
         out[l] = v;
     }
@@ -290,18 +302,20 @@ pub(super) fn points_of(f: &Form) -> Stop {
     points(var_mask(f))
 }
 
-pub(super) fn float_binary(op: BinOp, a: SV, b: SV) -> R<SV> {
+pub(super) fn float_binary(op: BinOp, a: LaneValue, b: LaneValue) -> Outcome<LaneValue> {
     let data = a.data || b.data;
     match (a.k, b.k) {
-        (SK::Missing(p), _) | (_, SK::Missing(p)) => return Ok(SV { k: SK::Missing(p), data }),
-        (SK::Undef, _) | (_, SK::Undef) => return Ok(UNDEF),
+        (ValueKind::Missing(p), _) | (_, ValueKind::Missing(p)) => {
+            return Ok(LaneValue { k: ValueKind::Missing(p), data })
+        }
+        (ValueKind::Undef, _) | (_, ValueKind::Undef) => return Ok(UNDEF),
         _ => {}
     }
-    let f = |v: SV| match v.k {
-        SK::Float(f) => Some(Ok(f)),
-        SK::Int(i) if i.is_const() => Some(Ok(i.c as f64)),
-        SK::Int(i) => Some(Err(var_mask(&i))),
-        SK::FloatSym(m) => Some(Err(m)),
+    let f = |v: LaneValue| match v.k {
+        ValueKind::Float(f) => Some(Ok(f)),
+        ValueKind::Int(i) if i.is_const() => Some(Ok(i.c as f64)),
+        ValueKind::Int(i) => Some(Err(var_mask(&i))),
+        ValueKind::FloatSym(m) => Some(Err(m)),
         _ => None,
     };
     let (Some(x), Some(y)) = (f(a), f(b)) else { return Ok(UNKNOWN) };
@@ -311,7 +325,7 @@ pub(super) fn float_binary(op: BinOp, a: SV, b: SV) -> R<SV> {
             let vars = x.err().unwrap_or(0) | y.err().unwrap_or(0);
             let arith = matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Min | BinOp::Max);
             return if arith {
-                Ok(SV { k: SK::FloatSym(vars), data })
+                Ok(LaneValue { k: ValueKind::FloatSym(vars), data })
             } else if is_cmp(op) {
                 Err(points(vars))
             } else {
@@ -319,7 +333,7 @@ pub(super) fn float_binary(op: BinOp, a: SV, b: SV) -> R<SV> {
             };
         }
     };
-    let c = |c: bool| Ok(SV { k: SK::Int(Form::constant(c as i128)), data });
+    let c = |c: bool| Ok(LaneValue { k: ValueKind::Int(Form::constant(c as i128)), data });
     let r = match op {
         BinOp::Add => x + y,
         BinOp::Sub => x - y,
@@ -335,7 +349,7 @@ pub(super) fn float_binary(op: BinOp, a: SV, b: SV) -> R<SV> {
         BinOp::Ne => return c(x != y),
         _ => return Ok(UNKNOWN),
     };
-    Ok(SV { k: SK::Float(r), data })
+    Ok(LaneValue { k: ValueKind::Float(r), data })
 }
 
 pub(super) fn is_cmp(op: BinOp) -> bool {

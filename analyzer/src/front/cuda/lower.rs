@@ -353,26 +353,7 @@ fn type_of_specifier(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) 
             }
             named_type(text).ok_or_else(|| cpp::unknown_type(unit.span(t), text))
         }
-        "sized_type_specifier" => {
-            let words: Vec<&str> = text.split_whitespace().collect();
-            let unsigned = words.contains(&"unsigned");
-            let longs = words.iter().filter(|w| **w == "long").count();
-            let short = words.contains(&"short");
-            let chr = words.contains(&"char");
-            let bits = if chr {
-                8
-            } else if short {
-                16
-            } else if longs > 0 {
-                64
-            } else {
-                32
-            };
-            if words.contains(&"double") {
-                return Ok(Ty::Float(8));
-            }
-            Ok(Ty::Int(IntTy { bits, signed: !unsigned }))
-        }
+        "sized_type_specifier" => Ok(super::types::sized_type(text)),
         "qualified_identifier" | "template_type" | "struct_specifier" | "class_specifier" | "enum_specifier" => {
             cpp::other_type(unit, t, tmpl)
         }

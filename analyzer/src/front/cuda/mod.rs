@@ -8,6 +8,7 @@ mod misread;
 pub mod preprocess;
 mod prune;
 pub(crate) mod types;
+pub use types::component_layout;
 
 use crate::diag::{Result, Severity};
 use crate::ir::Module;

@@ -53,6 +53,44 @@ pub fn named_type(name: &str) -> Option<Ty> {
     }
 }
 
+/// A type written with C's size words (`unsigned short int`, `long long`, `long double` is
+/// taken as `double`): its integer width and signedness.
+pub(crate) fn sized_type(text: &str) -> Ty {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    if words.contains(&"double") {
+        return Ty::Float(8);
+    }
+    let bits = if words.contains(&"char") {
+        8
+    } else if words.contains(&"short") {
+        16
+    } else if words.contains(&"long") {
+        64
+    } else {
+        32
+    };
+    Ty::Int(IntTy { bits, signed: !words.contains(&"unsigned") })
+}
+
+/// A named type as a harness lays it out in memory (`sector-validate` fills buffers with it):
+/// the scalar type of one component and how many components there are (`float4`: four 4-byte
+/// floats; `__half2`: two 2-byte ones). `None` for a name this front end does not know, so
+/// that the analysis and the validator never disagree on a type.
+pub fn component_layout(name: &str) -> Option<(Ty, u32)> {
+    const SIZE_WORDS: [&str; 7] = ["unsigned", "signed", "short", "long", "int", "char", "double"];
+    let words_only = name.split_whitespace().all(|w| SIZE_WORDS.contains(&w));
+    let ty = named_type(name).or_else(|| (words_only && !name.trim().is_empty()).then(|| sized_type(name)))?;
+    match &ty {
+        Ty::Int(_) | Ty::Float(_) => Some((ty, 1)),
+        Ty::Vector { name, bytes } => {
+            let stem = name.strip_suffix(|c: char| c.is_ascii_digit())?;
+            let elem = named_type(stem).filter(|e| matches!(e, Ty::Int(_) | Ty::Float(_)))?;
+            Some((elem.clone(), u32::try_from(bytes / elem.size()).ok()?))
+        }
+        Ty::Ptr(_) | Ty::Void => None,
+    }
+}
+
 /// CUDA's vector types: `float4` is 16 bytes, `double2` 16, `char4` 4, `float3` 12, ...
 fn vector_type(name: &str) -> Option<Ty> {
     // Packed half-precision pairs: one 4-byte access.

@@ -3,9 +3,10 @@
 
 use super::Declaration;
 use crate::diag::Result;
+use crate::front::builder::KernelBuilder;
 use crate::front::cuda::types::named_type;
 use crate::ir::sass::{classify, SassKernel};
-use crate::ir::{Kernel, MemOp, Param, PtrTy, Space, Ty};
+use crate::ir::{Kernel, Param, PtrTy, Space, Ty};
 use crate::source::{SourceFiles, Span};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -150,6 +151,8 @@ pub fn kernel(k: &SassKernel, decl: Option<&Declaration>, lines: &mut Lines) -> 
     if let Some(d) = decl {
         kernel.template_params = d.template_params.clone();
     }
+    // Each memory instruction is one memory operation, made as every front end makes one.
+    let mut builder = KernelBuilder::new(kernel);
     for ins in &k.instrs {
         let Some(c) = classify(ins) else { continue };
         let (span, text) = match &ins.loc {
@@ -163,18 +166,17 @@ pub fn kernel(k: &SassKernel, decl: Option<&Declaration>, lines: &mut Lines) -> 
             }
             None => (root_span, ins.mnemonic()),
         };
-        kernel.mem_ops.push(MemOp {
-            kind: c.kind,
-            space: c.space.unwrap_or(Space::Global),
-            width: c.width,
-            cache: c.cache,
-            volatile: false,
-            text,
+        builder.memory_operation(
+            c.kind,
+            c.space.unwrap_or(Space::Global),
+            u64::from(c.width),
+            c.cache,
+            false,
+            &text,
             span,
-            warp_aggregated: false,
-        });
+        );
     }
-    Ok(kernel)
+    Ok(builder.kernel)
 }
 
 /// Numba passes an array argument (`Array<float, 1, C, mutable, aligned>` in the mangled name)
