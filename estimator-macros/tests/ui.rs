@@ -14,13 +14,15 @@ fn repo() -> PathBuf {
 
 fn cargo(fixture: &Path, sub: &str) -> Command {
     let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    // A target directory of its own: the outer `cargo test` holds the workspace's.
+    // The workspace's target folder: the outer `cargo test` releases its lock once its builds
+    // are done, and the dependencies this crate shares with the workspace (syn, tree-sitter and
+    // its grammar, ...) are found there already built instead of built once more.
     c.arg(sub)
         .arg("--offline")
         .arg("--manifest-path")
         .arg(fixture.join("Cargo.toml"))
         .arg("--target-dir")
-        .arg(repo().join("target").join("user-crate"))
+        .arg(repo().join("target"))
         .env("CARGO_TERM_COLOR", "never")
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_ENCODED_RUSTFLAGS");
