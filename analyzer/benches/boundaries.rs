@@ -2,7 +2,7 @@
 //! runs) against the whole launch through the model (the simulation before sampling), in one
 //! run; and the 4096^3 naive product, which only the sampled model can finish.
 //!
-//! `cargo bench -p sector-analyzer --bench boundaries`; `-- matmul_512`, `-- matmul_4096` or
+//! `cargo bench -p sector-analyzer --features bench --bench boundaries`; `-- matmul_512`, `-- matmul_4096` or
 //! `-- examples` for a part.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};

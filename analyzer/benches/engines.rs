@@ -3,7 +3,7 @@
 //! summarises, the naive 512^3 matrix product, and the three scale cases, which only the
 //! symbolic engine can run.
 //!
-//! `cargo bench -p sector-analyzer --bench engines`; `-- scale` or `-- matmul_512` for a part.
+//! `cargo bench -p sector-analyzer --features bench --bench engines`; `-- scale` or `-- matmul_512` for a part.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use sector_analyzer::analyze::prepare;

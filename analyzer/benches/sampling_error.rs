@@ -3,7 +3,7 @@
 //! table with the time of each. Cases whose full simulation would take more than `FULL_LIMIT`
 //! steps plus sectors are listed without it.
 //!
-//! `cargo bench -p sector-analyzer --bench sampling_error`
+//! `cargo bench -p sector-analyzer --features bench --bench sampling_error`
 //!
 //! With `WINDOW=N` in the environment it also runs the windowed model (each warp's first N
 //! global accesses through the model, the rest counted and given the ratios: issue 26's cost

@@ -6,7 +6,7 @@
 //! n = 2048; the windows alone). Each is the whole analysis as the library runs it, without a
 //! time limit (so that today's model is timed to its end, not to the CLI's 1 s).
 //!
-//! `cargo bench -p sector-analyzer --bench windows`; `-- sgemm_4096` for the first alone.
+//! `cargo bench -p sector-analyzer --features bench --bench windows`; `-- sgemm_4096` for the first alone.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use sector_analyzer::cache::sample::EstimateBudget;
