@@ -8,7 +8,7 @@ use sector_analyzer::{analyze, Input, Sheet};
 use std::path::Path;
 
 /// Everything the engines count, as JSON, without the engine's own name and notes.
-pub fn counted(sheet: &Sheet) -> serde_json::Value {
+pub(crate) fn counted(sheet: &Sheet) -> serde_json::Value {
     serde_json::json!({
         "instructions": sheet.instructions,
         "totals": sheet.totals,

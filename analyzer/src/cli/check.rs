@@ -10,14 +10,14 @@ use sector_analyzer::SourceFiles;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-pub const CONFIG_NAME: &str = "sector-estimate.toml";
+pub(super) const CONFIG_NAME: &str = "sector-estimate.toml";
 
 /// Default bound on a whole `check` (an hour: the repository's 150 launches take minutes on a
 /// busy 2-core machine).
 const DEFAULT_CHECK_TOTAL_TIME_LIMIT_S: u64 = 3600;
 
 #[derive(Clone, Copy, PartialEq, clap::ValueEnum)]
-pub enum CheckFormat {
+pub(super) enum CheckFormat {
     /// Findings with source snippets, then a summary.
     Text,
     /// One line per finding in clang's layout (`file:line:col: error: message [rule]`).
@@ -36,7 +36,7 @@ pub enum CheckFormat {
   sector-estimate check                                  # finds sector-estimate.toml here or above
   sector-estimate check --config ci/budgets.toml --format github
   sector-estimate check --format sarif > sector-estimate.sarif")]
-pub struct CheckArgs {
+pub(super) struct CheckArgs {
     /// The config file: kernels, launches and budgets. Default: sector-estimate.toml in the
     /// working directory or the nearest directory above it that has one.
     #[arg(long)]
@@ -56,7 +56,7 @@ pub struct CheckArgs {
 
 /// `sector-estimate.toml` in `dir` or the nearest directory above it, as cargo and ruff look
 /// for theirs; relative to `dir` when below it.
-pub fn find_config(dir: &Path) -> Option<PathBuf> {
+pub(super) fn find_config(dir: &Path) -> Option<PathBuf> {
     let mut up = PathBuf::new();
     for d in dir.ancestors() {
         if d.join(CONFIG_NAME).is_file() {
@@ -83,7 +83,7 @@ fn from_root(cwd: &Path, root: &Path, path: &str) -> String {
     }
 }
 
-pub fn run(a: CheckArgs) -> i32 {
+pub(super) fn run(a: CheckArgs) -> i32 {
     let cwd = std::env::current_dir().unwrap_or_default();
     let root = repository_root(&cwd);
     let config = match a.config.clone().or_else(|| find_config(&cwd)) {

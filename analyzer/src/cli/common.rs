@@ -7,7 +7,7 @@ use sector_analyzer::{AnalyzeOptions, Fill};
 /// The one `--gpu` flag of every subcommand, checked against the library's profiles
 /// ([`sector_analyzer::gpu::PROFILES`]).
 #[derive(clap::Args, Clone)]
-pub struct GpuArg {
+pub(super) struct GpuArg {
     /// GPU profile for the boundary model: h200, h100, a100, rtx3060ti, rtx2080ti, tesla-p4.
     #[arg(long, default_value = "h200", value_parser = parse_gpu)]
     pub gpu: String,
@@ -21,7 +21,7 @@ fn parse_gpu(name: &str) -> Result<String, String> {
 }
 
 #[derive(clap::Args)]
-pub struct LaunchArgs {
+pub(super) struct LaunchArgs {
     /// The kernel; may be left out when the file has exactly one.
     #[arg(long)]
     pub kernel: Option<String>,
@@ -55,7 +55,7 @@ pub struct LaunchArgs {
 /// The estimate's budget from `--estimate-time-limit SECONDS` (0 or less: no limit), or a usage
 /// message: not a number, infinite, or past `MAX_TIME_LIMIT_S` (which `Duration` and a
 /// deadline could not hold).
-pub fn estimate_budget(seconds: f64) -> Result<sector_analyzer::cache::sample::EstimateBudget, String> {
+pub(super) fn estimate_budget(seconds: f64) -> Result<sector_analyzer::cache::sample::EstimateBudget, String> {
     if seconds.is_nan() {
         return Err("--estimate-time-limit NaN: give a number of seconds (0 for no limit)".into());
     }
@@ -73,12 +73,12 @@ pub fn estimate_budget(seconds: f64) -> Result<sector_analyzer::cache::sample::E
 
 /// Longest `--time-limit` (and sweep `--total-time-limit`) taken, in seconds: about 31 years.
 /// Past it a deadline could not be represented (`Instant` + 2^64 s overflows).
-pub const MAX_TIME_LIMIT_S: u64 = 1_000_000_000;
+pub(super) const MAX_TIME_LIMIT_S: u64 = 1_000_000_000;
 /// Largest `--max-work`: the engines add efforts in 64 bits, far below this stays exact.
-pub const MAX_WORK_LIMIT: u64 = 1_000_000_000_000_000_000;
+pub(super) const MAX_WORK_LIMIT: u64 = 1_000_000_000_000_000_000;
 
 /// `--time-limit SECONDS` as a duration (0: none), or a usage message.
-pub fn time_limit(flag: &str, seconds: u64) -> Result<Option<std::time::Duration>, String> {
+pub(super) fn time_limit(flag: &str, seconds: u64) -> Result<Option<std::time::Duration>, String> {
     if seconds > MAX_TIME_LIMIT_S {
         return Err(format!(
             "{flag} {seconds}: at most {MAX_TIME_LIMIT_S} seconds (about 31 years); give 0 for no limit"
@@ -88,7 +88,7 @@ pub fn time_limit(flag: &str, seconds: u64) -> Result<Option<std::time::Duration
 }
 
 /// `--max-work N` checked, or a usage message.
-pub fn max_work(n: u64) -> Result<u64, String> {
+pub(super) fn max_work(n: u64) -> Result<u64, String> {
     if n == 0 {
         return Err("--max-work 0: give at least 1 warp-level step of work".into());
     }
@@ -100,7 +100,7 @@ pub fn max_work(n: u64) -> Result<u64, String> {
 
 /// `NAME=VALUE` flags given more than once: the same value twice is fine, two different values
 /// are a usage error (which one was meant cannot be guessed).
-pub fn no_conflicts(flag: &str, pairs: &[(String, String)]) -> Result<(), String> {
+pub(super) fn no_conflicts(flag: &str, pairs: &[(String, String)]) -> Result<(), String> {
     for (i, (k, v)) in pairs.iter().enumerate() {
         // One number written two ways (`--arg n=16 --arg n=0x10`) is one value.
         let same = |w: &String| {
@@ -119,7 +119,7 @@ pub fn no_conflicts(flag: &str, pairs: &[(String, String)]) -> Result<(), String
 impl LaunchArgs {
     /// The options `analyze` would build from the same flags; `Err` is a usage message. `args`
     /// are left as written (`sweep` expands ranges itself).
-    pub fn options(
+    pub(super) fn options(
         &self,
         src: &SourceArgs,
         grid: &str,
@@ -167,7 +167,7 @@ impl LaunchArgs {
 }
 
 /// `X,Y,Z` (one to three non-negative integers; missing ones are 0).
-pub fn parse_index(flag: &str, s: &str) -> Result<[u32; 3], String> {
+pub(super) fn parse_index(flag: &str, s: &str) -> Result<[u32; 3], String> {
     let parts: Vec<&str> = s.split(',').map(str::trim).collect();
     if parts.is_empty() || parts.len() > 3 {
         return Err(format!("{flag} {s}: expected one to three comma-separated indices"));
@@ -180,12 +180,12 @@ pub fn parse_index(flag: &str, s: &str) -> Result<[u32; 3], String> {
 }
 
 /// Whether to colour output written to stderr or stdout.
-pub fn color_for(stream_is_terminal: bool) -> bool {
+pub(super) fn color_for(stream_is_terminal: bool) -> bool {
     super::color_on(stream_is_terminal)
 }
 
 /// Why a command got no launch from the file.
-pub enum NoLaunch {
+pub(super) enum NoLaunch {
     /// A usage error (exit 2): no launch given and none to take.
     Usage(String),
     /// The file could not be read, or its launch lacks values (exit 1).
@@ -196,7 +196,7 @@ pub enum NoLaunch {
 /// (`Some`), or, given no `--launch-site` (`None`) and no `--grid`, `--block` or `--arg`, the
 /// kernel's only launch in the file. Values in `opts` (the command line) win. Returns the options
 /// and the sheet's first assumption, which says where each value came from.
-pub fn site_launch(
+pub(super) fn site_launch(
     file: &std::path::Path,
     opts: AnalyzeOptions,
     launch_site: Option<Option<u32>>,

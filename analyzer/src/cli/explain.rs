@@ -8,7 +8,7 @@ use sector_analyzer::Input;
 use std::io::IsTerminal;
 
 #[derive(Clone, Copy, clap::ValueEnum)]
-pub enum ExplainFormat {
+pub(super) enum ExplainFormat {
     /// Lanes, the sector map and why, for a person.
     Text,
     /// The same as data.
@@ -19,7 +19,7 @@ pub enum ExplainFormat {
 #[command(after_help = "Examples:
   sector-estimate explain examples/vec_add.cu --grid 4096 --block 256 --arg n=1048576 --line 29
   sector-estimate explain examples/transpose_naive.cu --grid 64,256 --block 32x8 --arg rows=2048 --arg cols=2048 --line 24 --column 9 --block-index 3,0,0 --warp 2")]
-pub struct ExplainArgs {
+pub(super) struct ExplainArgs {
     #[command(flatten)]
     src: SourceArgs,
     #[command(flatten)]
@@ -56,7 +56,7 @@ pub struct ExplainArgs {
     format: ExplainFormat,
 }
 
-pub fn run(a: ExplainArgs) -> i32 {
+pub(super) fn run(a: ExplainArgs) -> i32 {
     if let Some(w) = a.warp.filter(|&w| w >= 32) {
         return usage(&format!("--warp {w}: a block has at most 1024 threads, so warps 0 to 31"));
     }

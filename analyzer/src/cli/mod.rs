@@ -53,7 +53,7 @@ enum ColorArg {
 static COLOR: std::sync::OnceLock<ColorArg> = std::sync::OnceLock::new();
 
 /// Whether to colour what goes to a stream (stdout or stderr) that is or is not a terminal.
-pub fn color_on(stream_is_terminal: bool) -> bool {
+pub(crate) fn color_on(stream_is_terminal: bool) -> bool {
     match COLOR.get().copied().unwrap_or(ColorArg::Auto) {
         ColorArg::Always => true,
         ColorArg::Never => false,
@@ -261,7 +261,7 @@ fn out(text: &str) -> i32 {
     }
 }
 
-pub fn run() -> i32 {
+pub(crate) fn run() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

@@ -9,7 +9,7 @@ use sector_analyzer::{Input, SourceFiles};
 use std::io::{IsTerminal, Write};
 
 #[derive(Clone, Copy, clap::ValueEnum)]
-pub enum SweepFormat {
+pub(super) enum SweepFormat {
     /// A table for a person.
     Text,
     /// One row per configuration.
@@ -19,7 +19,7 @@ pub enum SweepFormat {
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
-pub enum MetricArg {
+pub(super) enum MetricArg {
     SectorsPerRequest,
     BytesPerUsefulByte,
     Efficiency,
@@ -31,7 +31,7 @@ pub enum MetricArg {
   sector-estimate sweep examples/vec_add.cu --grid 'ceil(n/block)' --block 32..1024:x2 --arg n=1048576
   sector-estimate sweep examples/transpose_naive.cu --grid 'ceil(cols/block_x),ceil(rows/block_y)' --block 32x8,16x16,32x32 --arg rows=2048 --arg cols=2048 --svg map.svg --metric efficiency
   sector-estimate sweep examples/cpp_templates.cu --kernel gather --grid 'ceil(n/block)' --block 256 --arg T=float,double,char --arg n=16384 --arg BS=256")]
-pub struct SweepArgs {
+pub(super) struct SweepArgs {
     #[command(flatten)]
     src: SourceArgs,
     #[command(flatten)]
@@ -71,7 +71,7 @@ pub struct SweepArgs {
 /// Most threads `--jobs` may ask for.
 const MAX_JOBS: usize = 1024;
 
-pub fn run(a: SweepArgs) -> i32 {
+pub(super) fn run(a: SweepArgs) -> i32 {
     if a.metric.is_some() && a.svg.is_none() {
         return usage("--metric picks what the --svg heatmap shows: add --svg FILE");
     }

@@ -12,7 +12,7 @@ use crate::ir::{AccessKind, Base, Space};
 
 /// An instruction's modifiers as bits, read once: the engine asks for them per lane.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Mods {
+pub(crate) struct Mods {
     bits: u64,
     /// The first modifier's bit (a comparison's `LT`, a shuffle's mode).
     pub first: u64,
@@ -20,51 +20,51 @@ pub struct Mods {
 
 /// Modifier bits (some named only for completeness of the comparison set).
 #[allow(dead_code)]
-pub mod modbit {
-    pub const B32: u64 = 1 << 0;
-    pub const B64: u64 = 1 << 1;
-    pub const ALL: u64 = 1 << 2;
-    pub const AND: u64 = 1 << 3;
-    pub const CEIL: u64 = 1 << 4;
-    pub const EQ: u64 = 1 << 5;
-    pub const EX: u64 = 1 << 6;
-    pub const F: u64 = 1 << 7;
-    pub const F16: u64 = 1 << 8;
-    pub const F64: u64 = 1 << 9;
-    pub const FLOOR: u64 = 1 << 10;
-    pub const FTZ: u64 = 1 << 11;
-    pub const GE: u64 = 1 << 12;
-    pub const GT: u64 = 1 << 13;
-    pub const HI: u64 = 1 << 14;
-    pub const L: u64 = 1 << 15;
-    pub const LE: u64 = 1 << 16;
-    pub const LT: u64 = 1 << 17;
-    pub const MIN: u64 = 1 << 18;
-    pub const NE: u64 = 1 << 19;
-    pub const OR: u64 = 1 << 20;
-    pub const RCP: u64 = 1 << 21;
-    pub const RM: u64 = 1 << 22;
-    pub const RP: u64 = 1 << 23;
-    pub const RSQ: u64 = 1 << 24;
-    pub const RZ: u64 = 1 << 25;
-    pub const S16: u64 = 1 << 26;
-    pub const S32: u64 = 1 << 27;
-    pub const S64: u64 = 1 << 28;
-    pub const S8: u64 = 1 << 29;
-    pub const SH: u64 = 1 << 30;
-    pub const SQRT: u64 = 1 << 31;
-    pub const SUM: u64 = 1 << 32;
-    pub const SX32: u64 = 1 << 33;
-    pub const T: u64 = 1 << 34;
-    pub const TRUNC: u64 = 1 << 35;
-    pub const U16: u64 = 1 << 36;
-    pub const U32: u64 = 1 << 37;
-    pub const U64: u64 = 1 << 38;
-    pub const U8: u64 = 1 << 39;
-    pub const W: u64 = 1 << 40;
-    pub const WIDE: u64 = 1 << 41;
-    pub const X: u64 = 1 << 42;
-    pub const XOR: u64 = 1 << 43;
+pub(super) mod modbit {
+    pub(crate) const B32: u64 = 1 << 0;
+    pub(crate) const B64: u64 = 1 << 1;
+    pub(crate) const ALL: u64 = 1 << 2;
+    pub(crate) const AND: u64 = 1 << 3;
+    pub(crate) const CEIL: u64 = 1 << 4;
+    pub(crate) const EQ: u64 = 1 << 5;
+    pub(crate) const EX: u64 = 1 << 6;
+    pub(crate) const F: u64 = 1 << 7;
+    pub(crate) const F16: u64 = 1 << 8;
+    pub(crate) const F64: u64 = 1 << 9;
+    pub(crate) const FLOOR: u64 = 1 << 10;
+    pub(crate) const FTZ: u64 = 1 << 11;
+    pub(crate) const GE: u64 = 1 << 12;
+    pub(crate) const GT: u64 = 1 << 13;
+    pub(crate) const HI: u64 = 1 << 14;
+    pub(crate) const L: u64 = 1 << 15;
+    pub(crate) const LE: u64 = 1 << 16;
+    pub(crate) const LT: u64 = 1 << 17;
+    pub(crate) const MIN: u64 = 1 << 18;
+    pub(crate) const NE: u64 = 1 << 19;
+    pub(crate) const OR: u64 = 1 << 20;
+    pub(crate) const RCP: u64 = 1 << 21;
+    pub(crate) const RM: u64 = 1 << 22;
+    pub(crate) const RP: u64 = 1 << 23;
+    pub(crate) const RSQ: u64 = 1 << 24;
+    pub(crate) const RZ: u64 = 1 << 25;
+    pub(crate) const S16: u64 = 1 << 26;
+    pub(crate) const S32: u64 = 1 << 27;
+    pub(crate) const S64: u64 = 1 << 28;
+    pub(crate) const S8: u64 = 1 << 29;
+    pub(crate) const SH: u64 = 1 << 30;
+    pub(crate) const SQRT: u64 = 1 << 31;
+    pub(crate) const SUM: u64 = 1 << 32;
+    pub(crate) const SX32: u64 = 1 << 33;
+    pub(crate) const T: u64 = 1 << 34;
+    pub(crate) const TRUNC: u64 = 1 << 35;
+    pub(crate) const U16: u64 = 1 << 36;
+    pub(crate) const U32: u64 = 1 << 37;
+    pub(crate) const U64: u64 = 1 << 38;
+    pub(crate) const U8: u64 = 1 << 39;
+    pub(crate) const W: u64 = 1 << 40;
+    pub(crate) const WIDE: u64 = 1 << 41;
+    pub(crate) const X: u64 = 1 << 42;
+    pub(crate) const XOR: u64 = 1 << 43;
 }
 
 const MOD_NAMES: &[&str] = &[
@@ -74,18 +74,18 @@ const MOD_NAMES: &[&str] = &[
 ];
 
 impl Mods {
-    pub fn of(i: &Instr) -> Mods {
+    pub(crate) fn of(i: &Instr) -> Mods {
         let bit = |s: &str| MOD_NAMES.iter().position(|n| *n == s).map_or(0, |k| 1u64 << k);
         Mods { bits: i.mods.iter().fold(0, |b, s| b | bit(s)), first: i.mods.first().map_or(0, |s| bit(s)) }
     }
     #[inline]
-    pub fn has(self, b: u64) -> bool {
+    pub(crate) fn has(self, b: u64) -> bool {
         self.bits & b != 0
     }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Op {
+pub(crate) enum Op {
     // Control.
     Bra,
     Exit,
@@ -148,12 +148,12 @@ pub enum Op {
     OpaquePred,
 }
 
-pub fn is_control(op: Op) -> bool {
+pub(super) fn is_control(op: Op) -> bool {
     matches!(op, Op::Bra | Op::Exit | Op::Call | Op::Ret | Op::Bssy | Op::Bsync | Op::Break)
 }
 
 /// The opcode's meaning; an opcode this model does not know is an error naming it.
-pub fn decode(i: &Instr) -> Result<Op> {
+pub(super) fn decode(i: &Instr) -> Result<Op> {
     if crate::ir::sass::classify(i).is_some() {
         return Ok(Op::Memory);
     }
@@ -287,11 +287,11 @@ pub(super) fn operand_values(m: &Machine, o: &Operand, run: u32) -> ([u32; WARP]
 }
 
 /// The lanes of a mask, lowest first.
-pub fn mask_lanes(m: u32) -> Lanes {
+pub(super) fn mask_lanes(m: u32) -> Lanes {
     Lanes(m)
 }
 
-pub struct Lanes(u32);
+pub(super) struct Lanes(u32);
 
 impl Iterator for Lanes {
     type Item = usize;
@@ -312,7 +312,7 @@ type V = Option<u32>;
 /// An operand's values in the lanes an instruction runs, fetched once for the instruction
 /// (per-lane operand decoding was most of the engine's time): the value per lane and the
 /// lanes where it is known.
-pub struct LaneVals {
+pub(super) struct LaneVals {
     v: [u32; WARP],
     k: u32,
 }
@@ -338,7 +338,7 @@ impl LaneVals {
 }
 
 /// A 64-bit operand's values in the lanes an instruction runs.
-pub struct LaneVals64 {
+pub(super) struct LaneVals64 {
     v: [u64; WARP],
     k: u32,
 }
@@ -352,7 +352,7 @@ impl LaneVals64 {
 
 /// A predicate operand's lanes: true (with `!` applied) and known.
 #[derive(Clone, Copy)]
-pub struct PredVals {
+pub(super) struct PredVals {
     v: u32,
     k: u32,
 }
@@ -788,7 +788,7 @@ fn f2i(md: Mods, f: f32) -> u32 {
 }
 
 /// Runs one non-memory, non-control instruction for the lanes `exec`.
-pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
+pub(super) fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
     let k = m.k;
     let ins = &k.instrs[i];
     let md = m.mods[i];
@@ -1513,7 +1513,7 @@ pub fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()> {
 
 /// A memory instruction's result registers: a load's value (from the fill, where the launch
 /// gives one), an atomic's old value; unknown otherwise.
-pub fn memory_result(
+pub(super) fn memory_result(
     m: &mut Machine,
     i: usize,
     class: MemClass,

@@ -81,7 +81,7 @@ pub(super) struct Blocks {
 }
 
 impl Blocks {
-    pub fn recording(&self) -> bool {
+    pub(super) fn recording(&self) -> bool {
         self.cur.is_some()
     }
 }

@@ -99,12 +99,12 @@ pub(super) struct Loops {
 }
 
 impl Loops {
-    pub fn reset_warp(&mut self) {
+    pub(super) fn reset_warp(&mut self) {
         self.watch = None;
         self.backoff.clear();
     }
 
-    pub fn watching(&self) -> bool {
+    pub(super) fn watching(&self) -> bool {
         self.watch.is_some()
     }
 }

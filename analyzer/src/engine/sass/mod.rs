@@ -500,7 +500,7 @@ impl<'a> Machine<'a> {
 
     /// The lanes of `at` where the instruction's guard holds (unknown counts as holding), and
     /// those where it is unknown.
-    pub fn guard(&self, i: usize, at: u32) -> (u32, u32) {
+    pub(crate) fn guard(&self, i: usize, at: u32) -> (u32, u32) {
         let Some(g) = self.k.instrs[i].guard else { return (at, 0) };
         let (val, known) = self.pred_lanes(g.pred);
         let val = if g.pred.not { !val } else { val };
@@ -509,7 +509,7 @@ impl<'a> Machine<'a> {
     }
 
     /// A predicate's lanes (true, known).
-    pub fn pred_lanes(&self, p: crate::ir::sass::PredReg) -> (u32, u32) {
+    pub(crate) fn pred_lanes(&self, p: crate::ir::sass::PredReg) -> (u32, u32) {
         let i = (p.index & 7) as usize;
         if p.uniform {
             let v = if self.w.up[i] { u32::MAX } else { 0 };
@@ -655,7 +655,7 @@ impl<'a> Machine<'a> {
     }
 
     /// A register's value in lane `l` (`None`: unknown).
-    pub fn reg(&self, r: crate::ir::sass::Reg, l: usize) -> Option<u32> {
+    pub(crate) fn reg(&self, r: crate::ir::sass::Reg, l: usize) -> Option<u32> {
         let i = r.index as usize;
         if r.uniform {
             return self.w.urk[i].then_some(self.w.ur[i]);
@@ -664,7 +664,7 @@ impl<'a> Machine<'a> {
     }
 
     /// A 64-bit register pair's value in lane `l`.
-    pub fn reg64(&self, r: crate::ir::sass::Reg, l: usize) -> Option<u64> {
+    pub(crate) fn reg64(&self, r: crate::ir::sass::Reg, l: usize) -> Option<u64> {
         if r.index == crate::ir::sass::RZ {
             return Some(0);
         }
@@ -674,7 +674,7 @@ impl<'a> Machine<'a> {
     }
 
     /// Bank-0 bytes `[at, at + n)` as a little-endian number.
-    pub fn const_bytes(&self, bank: u32, at: i64, n: usize) -> Option<u64> {
+    pub(crate) fn const_bytes(&self, bank: u32, at: i64, n: usize) -> Option<u64> {
         if bank == 4 && at >= 0 && n <= 8 {
             // Bank 4 holds the addresses of file-scope `__device__` variables, 8 bytes each:
             // each its own buffer, 256-byte aligned, far from the parameters' and the shared
@@ -791,7 +791,7 @@ impl<'a> Machine<'a> {
 
     /// Lane `l`'s address in a memory operand: register (a pair for `.64`, times its scale),
     /// uniform register and offset; `None` where a register is unknown.
-    pub fn lane_address(&self, a: &crate::ir::sass::Address, l: usize) -> Option<i64> {
+    pub(crate) fn lane_address(&self, a: &crate::ir::sass::Address, l: usize) -> Option<i64> {
         let term = |r: crate::ir::sass::Reg| -> Option<i64> {
             if r.index == crate::ir::sass::RZ {
                 Some(0)
@@ -818,7 +818,7 @@ impl<'a> Machine<'a> {
     }
 
     /// A load's value from a filled array, for lane `l` at `addr`.
-    pub fn fill_value(&mut self, base: Option<Base>, addr: i64, width: u32) -> Option<u32> {
+    pub(crate) fn fill_value(&mut self, base: Option<Base>, addr: i64, width: u32) -> Option<u32> {
         let Some(Base::Param(p)) = base else { return None };
         let (fill, table) = self.s.fills.get(p.0 as usize)?.as_ref()?;
         let Ty::Ptr(t) = &self.ir.param(p).ty else { return None };

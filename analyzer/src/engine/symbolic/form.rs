@@ -137,11 +137,11 @@ impl Scope {
     }
 }
 
-pub fn ceil_div(a: i128, b: i128) -> i128 {
+pub(super) fn ceil_div(a: i128, b: i128) -> i128 {
     -((-a).div_euclid(b))
 }
 
-pub fn gcd(a: i128, b: i128) -> i128 {
+pub(super) fn gcd(a: i128, b: i128) -> i128 {
     let (mut a, mut b) = (a.abs(), b.abs());
     while b != 0 {
         (a, b) = (b, a % b);

@@ -24,7 +24,7 @@ use std::collections::HashSet;
 use tree_sitter::Node;
 
 /// The text with every misreading above repaired, or `None` when there is none.
-pub fn repair(src: &str, root: Node) -> Option<String> {
+pub(super) fn repair(src: &str, root: Node) -> Option<String> {
     let text = |n: Node| src.get(n.byte_range()).unwrap_or("");
     let mut types = HashSet::new();
     let mut vars = HashSet::new();

@@ -15,7 +15,7 @@ struct Item {
 }
 
 /// Blanks the unreachable functions of a preprocessed translation unit; returns how many.
-pub fn blank_unreachable(text: &mut String) -> usize {
+pub(super) fn blank_unreachable(text: &mut String) -> usize {
     let b = text.as_bytes();
     let Some(items) = top_level_bodies(b) else { return 0 };
     // Candidates: plain function definitions, by name.

@@ -3,7 +3,7 @@
 use crate::ir::{IntTy, Ty};
 
 /// A scalar or vector type named by one word (`int`, `size_t`, `float4`, `__half`).
-pub fn named_type(name: &str) -> Option<Ty> {
+pub(crate) fn named_type(name: &str) -> Option<Ty> {
     let int = |bits, signed| Some(Ty::Int(IntTy { bits, signed }));
     match name {
         "bool" => Some(Ty::Int(IntTy::BOOL)),
@@ -117,7 +117,7 @@ fn vector_type(name: &str) -> Option<Ty> {
 }
 
 /// Field offset and type inside a vector (`.x` `.y` `.z` `.w`).
-pub fn vector_field(vec: &Ty, field: &str) -> Option<(u64, Ty)> {
+pub(crate) fn vector_field(vec: &Ty, field: &str) -> Option<(u64, Ty)> {
     let Ty::Vector { name, bytes } = vec else { return None };
     let n: u64 = name.chars().last()?.to_digit(10)? as u64;
     let elem = bytes / n;
@@ -142,7 +142,7 @@ pub fn vector_field(vec: &Ty, field: &str) -> Option<(u64, Ty)> {
 }
 
 /// Integer promotion: types narrower than `int` become `int`.
-pub fn promote(t: IntTy) -> IntTy {
+pub(crate) fn promote(t: IntTy) -> IntTy {
     if t.bits < 32 {
         IntTy::I32
     } else {
@@ -151,7 +151,7 @@ pub fn promote(t: IntTy) -> IntTy {
 }
 
 /// C's usual arithmetic conversions for two integer operands.
-pub fn common_int(a: IntTy, b: IntTy) -> IntTy {
+pub(crate) fn common_int(a: IntTy, b: IntTy) -> IntTy {
     let (a, b) = (promote(a), promote(b));
     if a == b {
         return a;

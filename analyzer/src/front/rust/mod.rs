@@ -45,7 +45,7 @@ pub(crate) struct Ctx<'a> {
 
 impl Ctx<'_> {
     /// A proc-macro2 span as the analyzer's span (1-based line and column).
-    pub fn span(&self, s: proc_macro2::Span) -> Span {
+    pub(crate) fn span(&self, s: proc_macro2::Span) -> Span {
         let a = s.start();
         let b = s.end();
         let len = if a.line == b.line {
@@ -57,7 +57,7 @@ impl Ctx<'_> {
     }
 
     /// The source text a span covers, whitespace runs collapsed to one space.
-    pub fn text(&self, s: proc_macro2::Span) -> String {
+    pub(crate) fn text(&self, s: proc_macro2::Span) -> String {
         let (a, b) = (s.start(), s.end());
         let mut out = String::new();
         for line in a.line..=b.line {

@@ -4,7 +4,7 @@
 use crate::diag::{Diagnostic, ErrorKind, Result};
 use crate::ir::sass::ParamSlot;
 
-pub struct Section<'a> {
+pub(super) struct Section<'a> {
     pub name: String,
     pub kind: u32,
     pub size: u64,
@@ -27,18 +27,18 @@ fn u64_at(d: &[u8], o: usize) -> Result<u64> {
 }
 
 /// Whether `d` starts like an ELF64 little-endian file.
-pub fn is_elf(d: &[u8]) -> bool {
+pub(super) fn is_elf(d: &[u8]) -> bool {
     d.len() > 0x40 && &d[..4] == b"\x7fELF" && d[4] == 2 && d[5] == 1
 }
 
 /// The ELF machine number of CUDA (EM_CUDA).
 const EM_CUDA: u16 = 190;
 
-pub fn is_cubin(d: &[u8]) -> bool {
+pub(super) fn is_cubin(d: &[u8]) -> bool {
     is_elf(d) && u16_at(d, 0x12).is_ok_and(|m| m == EM_CUDA)
 }
 
-pub fn sections(d: &[u8]) -> Result<Vec<Section<'_>>> {
+pub(super) fn sections(d: &[u8]) -> Result<Vec<Section<'_>>> {
     if !is_elf(d) {
         return Err(bad("no ELF64 header"));
     }
@@ -76,7 +76,7 @@ pub fn sections(d: &[u8]) -> Result<Vec<Section<'_>>> {
 }
 
 /// The entry (`__global__`) symbols, in symbol-table order.
-pub fn entries(d: &[u8], secs: &[Section]) -> Result<Vec<String>> {
+pub(super) fn entries(d: &[u8], secs: &[Section]) -> Result<Vec<String>> {
     let Some(symtab) = secs.iter().find(|s| s.kind == 2) else { return Ok(Vec::new()) };
     let strtab = secs.get(symtab.link as usize).ok_or_else(|| bad("symbol names"))?;
     let _ = d;
@@ -97,7 +97,7 @@ pub fn entries(d: &[u8], secs: &[Section]) -> Result<Vec<String>> {
 
 /// The kernel's parameters in bank 0 (offset order), from `EIATTR_KPARAM_INFO` (0x17) and
 /// `EIATTR_PARAM_CBANK` (0x0a, where the parameters start).
-pub fn params(secs: &[Section], symbol: &str) -> Result<Vec<ParamSlot>> {
+pub(super) fn params(secs: &[Section], symbol: &str) -> Result<Vec<ParamSlot>> {
     let Some(info) = secs.iter().find(|s| s.name == format!(".nv.info.{symbol}")) else { return Ok(Vec::new()) };
     let b = info.data;
     let mut base = 0x210u32;
@@ -129,6 +129,6 @@ pub fn params(secs: &[Section], symbol: &str) -> Result<Vec<ParamSlot>> {
 }
 
 /// Static shared memory of the kernel.
-pub fn shared_bytes(secs: &[Section], symbol: &str) -> u64 {
+pub(super) fn shared_bytes(secs: &[Section], symbol: &str) -> u64 {
     secs.iter().find(|s| s.name == format!(".nv.shared.{symbol}")).map_or(0, |s| s.size)
 }

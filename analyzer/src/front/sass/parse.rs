@@ -5,12 +5,12 @@ use crate::ir::sass::*;
 use std::collections::HashMap;
 
 /// One instruction of a listing: offset, text, line-info frames innermost first.
-pub type ListingLine = (u32, String, Vec<(String, u32)>);
+pub(super) type ListingLine = (u32, String, Vec<(String, u32)>);
 
 /// One function as printed: its instructions with offsets relative to its start, the labels
 /// it defines (label -> offset) and the functions it calls.
 #[derive(Debug, Default)]
-pub struct RawFunction {
+pub(super) struct RawFunction {
     pub name: String,
     /// (offset, text, line-info frames innermost first).
     pub lines: Vec<ListingLine>,
@@ -18,7 +18,7 @@ pub struct RawFunction {
 }
 
 /// Splits the listing into functions.
-pub fn functions(listing: &str) -> Vec<RawFunction> {
+pub(super) fn functions(listing: &str) -> Vec<RawFunction> {
     let mut out: Vec<RawFunction> = Vec::new();
     let mut frames: Vec<(String, u32)> = Vec::new();
     let mut pending_labels: Vec<String> = Vec::new();
@@ -290,7 +290,12 @@ fn parse_operand(s: &str, labels: &dyn Fn(&str) -> Option<usize>) -> Operand {
 }
 
 /// One instruction's text -> [`Instr`]; `labels` resolves a branch target to an index.
-pub fn instr(offset: u32, text: &str, loc: Option<Loc>, labels: &dyn Fn(&str) -> Option<usize>) -> Result<Instr> {
+pub(super) fn instr(
+    offset: u32,
+    text: &str,
+    loc: Option<Loc>,
+    labels: &dyn Fn(&str) -> Option<usize>,
+) -> Result<Instr> {
     let mut rest = text.trim();
     let mut guard = None;
     if let Some(r) = rest.strip_prefix('@') {

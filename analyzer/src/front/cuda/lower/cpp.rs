@@ -28,7 +28,7 @@ pub(super) use layout::{
 
 /// A structure's or class's C layout.
 #[derive(Clone, Debug)]
-pub struct Layout {
+pub(super) struct Layout {
     pub name: String,
     /// Size and alignment in bytes; nvcc's limit on a size is 2^64 - 1.
     pub size: u64,
@@ -41,7 +41,7 @@ pub struct Layout {
 }
 
 #[derive(Clone, Debug)]
-pub struct Field {
+pub(super) struct Field {
     pub name: String,
     pub offset: u64,
     pub ty: Ty,
@@ -51,7 +51,7 @@ pub struct Field {
 
 impl Layout {
     /// Structures travel through the IR as opaque blobs of their size, named `struct NAME`.
-    pub fn ty(&self) -> Ty {
+    pub(super) fn ty(&self) -> Ty {
         Ty::Vector { name: format!("struct {}", self.name), bytes: self.size }
     }
     fn field(&self, name: &str) -> Option<&Field> {
@@ -59,7 +59,7 @@ impl Layout {
     }
     /// A structure the compiler moves as one vector access (`struct alignas(16) { float4 v; }`):
     /// its size is its alignment, 4, 8 or 16 bytes.
-    pub fn is_vector_like(&self) -> bool {
+    pub(super) fn is_vector_like(&self) -> bool {
         self.size == self.align && matches!(self.size, 4 | 8 | 16)
     }
 }
@@ -70,7 +70,7 @@ pub(super) const MAX_STRUCT_PIECES: u64 = 64;
 
 /// A structure held in registers: each member is a symbol of its own.
 #[derive(Clone, Debug)]
-pub struct StructVal {
+pub(super) struct StructVal {
     pub name: String,
     pub fields: Vec<(String, Sym)>,
 }
