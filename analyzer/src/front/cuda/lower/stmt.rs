@@ -645,34 +645,5 @@ impl Lowerer<'_, '_> {
 /// The value of a condition made of constants alone (template arguments, `constexpr` values,
 /// literals), or `None` when it depends on anything a lane or the launch computes.
 fn const_truth(e: &Expr) -> Option<bool> {
-    fn int(e: &Expr) -> Option<i128> {
-        match e {
-            Expr::ToInt { ty, arg } => int(arg).map(|v| ty.wrap(v)),
-            Expr::Unary { op: UnOp::LogicalNot, arg, .. } => int(arg).map(|v| i128::from(v == 0)),
-            // Operands are already in the comparison's type (`const_eval` wraps them so).
-            Expr::Binary { op, lhs, rhs, .. }
-                if matches!(op, BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne) =>
-            {
-                let (a, b) = (int(lhs)?, int(rhs)?);
-                Some(i128::from(match op {
-                    BinOp::Lt => a < b,
-                    BinOp::Le => a <= b,
-                    BinOp::Gt => a > b,
-                    BinOp::Ge => a >= b,
-                    BinOp::Eq => a == b,
-                    _ => a != b,
-                }))
-            }
-            Expr::Logical { and, lhs, rhs } => {
-                let a = int(lhs)? != 0;
-                // `false && x`, `true || x`: decided by the left side alone.
-                if a != *and {
-                    return Some(i128::from(a));
-                }
-                Some(i128::from(int(rhs)? != 0))
-            }
-            _ => fold_constant(e),
-        }
-    }
-    int(e).map(|v| v != 0)
+    fold_constant(e).map(|v| v != 0)
 }
