@@ -139,6 +139,8 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
             }
             "template_declaration" => {
                 cpp::declare_struct_template(&mut unit, n);
+                // Enumerators of an enumeration inside a class template: file-scope constants.
+                top_decls.extend(cpp::nested_enums(&unit, n).into_iter().map(|(_, e)| e));
                 let mut c = n.walk();
                 for ch in n.named_children(&mut c) {
                     if ch.kind() == "function_definition" {
@@ -150,6 +152,7 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
             "declaration" | "enum_specifier" | "struct_specifier" | "class_specifier" | "union_specifier" => {
                 cpp::declare_types(&mut unit, n);
                 top_decls.push(n);
+                top_decls.extend(cpp::nested_enums(&unit, n).into_iter().map(|(_, e)| e));
             }
             "type_definition" => {
                 cpp::declare_types(&mut unit, n);

@@ -67,6 +67,7 @@ pub(in crate::front::cuda::lower) fn declare_types<'a>(unit: &mut Unit<'a>, n: N
         }
         _ => {
             let Some(body) = spec.child_by_field_name("body") else { return };
+            declare_nested_enums(unit, spec);
             let name = spec.child_by_field_name("name").map(|x| unit.text(x).to_string());
             let mut names: Vec<String> = name.into_iter().collect();
             if n.kind() == "type_definition" {
@@ -90,6 +91,58 @@ pub(in crate::front::cuda::lower) fn declare_types<'a>(unit: &mut Unit<'a>, n: N
                 return;
             }
             register_methods(unit, &first, body);
+        }
+    }
+}
+
+/// Enumerations declared inside a structure or class, or a class template (`template <typename
+/// Real> struct AsianOption { enum CallPut { Call, Put }; CallPut type; }`), with the class's
+/// name: its members and methods name the type, and code outside it `AsianOption<Real>::Put`.
+pub(in crate::front::cuda::lower) fn nested_enums<'a>(unit: &Unit<'a>, n: Node<'a>) -> Vec<(String, Node<'a>)> {
+    let is_class = |k: &str| matches!(k, "struct_specifier" | "class_specifier" | "union_specifier");
+    let spec = match n.kind() {
+        k if is_class(k) => Some(n),
+        "template_declaration" => {
+            let mut c = n.walk();
+            let found = n.named_children(&mut c).find_map(|x| match x.kind() {
+                k if is_class(k) => Some(x),
+                "declaration" => x.child_by_field_name("type").filter(|t| is_class(t.kind())),
+                _ => None,
+            });
+            found
+        }
+        _ => n.child_by_field_name("type").filter(|t| is_class(t.kind())),
+    };
+    let Some(spec) = spec else { return Vec::new() };
+    let (Some(name), Some(body)) = (spec.child_by_field_name("name"), spec.child_by_field_name("body")) else {
+        return Vec::new();
+    };
+    let class = unit.text(name).to_string();
+    let mut c = body.walk();
+    let items: Vec<Node> = body.named_children(&mut c).collect();
+    items
+        .into_iter()
+        .filter_map(|f| match f.kind() {
+            "enum_specifier" => Some(f),
+            "field_declaration" => f.child_by_field_name("type").filter(|t| t.kind() == "enum_specifier"),
+            _ => None,
+        })
+        .map(|e| (class.clone(), e))
+        .collect()
+}
+
+/// The names of the enumerations a class declares inside it, as `Name` and `Class::Name` (an
+/// enumeration is its underlying integer type).
+fn declare_nested_enums<'a>(unit: &mut Unit<'a>, n: Node<'a>) {
+    for (class, e) in nested_enums(unit, n) {
+        let ty = match e.child_by_field_name("base") {
+            Some(b) => type_of_specifier(unit, b, &HashMap::new()).unwrap_or(Ty::Int(IntTy::I32)),
+            None => Ty::Int(IntTy::I32),
+        };
+        if let Some(name) = e.child_by_field_name("name") {
+            let name = unit.text(name).to_string();
+            unit.typedefs.entry(name.clone()).or_insert(ty.clone());
+            unit.typedefs.insert(format!("{class}::{name}"), ty);
         }
     }
 }
@@ -147,6 +200,7 @@ pub(in crate::front::cuda::lower) fn declare_struct_template<'a>(unit: &mut Unit
         _ => None,
     });
     let Some(spec) = spec else { return };
+    declare_nested_enums(unit, tdecl);
     let (Some(name), Some(body)) = (spec.child_by_field_name("name"), spec.child_by_field_name("body")) else { return };
     // An explicit specialization (`template <> struct S<double>`) is kept under its full name,
     // written as an instance's name is (`S<double>`), and found before the primary template.
