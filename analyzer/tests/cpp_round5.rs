@@ -221,3 +221,26 @@ mod launch_site {
         assert_eq!(v["totals"]["global_store"]["sectors"], 16);
     }
 }
+
+#[test]
+fn a_type_member_of_a_class_template_instance() {
+    // cuda-samples' nbody: `typename vec4<T>::Type *pos` with `template <> struct vec4<float> {
+    // typedef float4 Type; }`. T = float: pos[t] is a float4, 32 x 16 = 512 bytes, 16 sectors,
+    // one request; out[t] a float, 4 sectors. T = double: double4 through the other
+    // specialization (`using`), 32 bytes a lane, 1,024 bytes, 32 sectors; out[t] 8 sectors.
+    let src = r#"
+    template <typename T> struct vec4 { typedef float Type; };
+    template <> struct vec4<float> { typedef float4 Type; };
+    template <> struct vec4<double> { using Type = double4; };
+    template <typename T>
+    __global__ void k(typename vec4<T>::Type *pos, T *out) {
+        typename vec4<T>::Type p = pos[threadIdx.x];
+        out[threadIdx.x] = p.x;
+    }"#;
+    let s = run_with(src, "1", "32", &[("T", "float")]);
+    assert_eq!(total(&s, "global", "load"), (1, 16));
+    assert_eq!(total(&s, "global", "store"), (1, 4));
+    let s = run_with(src, "1", "32", &[("T", "double")]);
+    assert_eq!(total(&s, "global", "load").1, 32);
+    assert_eq!(total(&s, "global", "store"), (1, 8));
+}

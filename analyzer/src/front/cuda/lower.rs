@@ -379,6 +379,11 @@ fn type_of_specifier(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) 
         "qualified_identifier" | "template_type" | "struct_specifier" | "class_specifier" | "enum_specifier" => {
             cpp::other_type(unit, t, tmpl)
         }
+        // `typename vec4<T>::Type`: the type the name after `typename` names.
+        "dependent_type" => match t.named_child(0) {
+            Some(inner) => type_of_specifier(unit, inner, tmpl),
+            None => Err(cpp::unknown_type(unit.span(t), text)),
+        },
         _ => Err(Diagnostic::at(ErrorKind::Unsupported, unit.span(t), format!("type `{text}` is not supported"))),
     }
 }

@@ -588,6 +588,9 @@ pub(in crate::front::cuda::lower) fn other_type(
             return Ok(l.ty());
         }
     }
+    if let Some(ty) = member_type_of_instance(unit, t, tmpl) {
+        return Ok(ty);
+    }
     let last = match t.kind() {
         "qualified_identifier" => text.rsplit("::").next().unwrap_or(text).trim(),
         "struct_specifier" | "class_specifier" | "enum_specifier" => {
@@ -624,6 +627,49 @@ pub(in crate::front::cuda::lower) fn other_type(
         return Ok(Ty::Int(IntTy::BOOL));
     }
     Err(unknown_type(unit.span(t), text))
+}
+
+/// `vec4<T>::Type`: a type member (`typedef float4 Type;`, `using Type = float4;`) of a class
+/// template's instance, from its explicit specialization where one matches (`template <> struct
+/// vec4<float>`), else from the primary template with its parameters bound.
+fn member_type_of_instance(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) -> Option<Ty> {
+    if t.kind() != "qualified_identifier" {
+        return None;
+    }
+    let scope = t.child_by_field_name("scope").filter(|s| s.kind() == "template_type")?;
+    let name = t.child_by_field_name("name")?;
+    if name.kind() != "type_identifier" {
+        return None;
+    }
+    let member = unit.text(name);
+    let (key, _, bound) = class_template_args(unit, scope, tmpl)?;
+    let cname = unit.text(scope.child_by_field_name("name")?).to_string();
+    let (_, spec) = match unit.struct_templates.get(&key) {
+        Some(s) => *s,
+        None => *unit.struct_templates.get(&cname)?,
+    };
+    let body = spec.child_by_field_name("body")?;
+    let mut c = body.walk();
+    let items: Vec<Node> = body.named_children(&mut c).collect();
+    for item in items {
+        match item.kind() {
+            "type_definition" => {
+                let mut cc = item.walk();
+                let names: Vec<Node> = item.children_by_field_name("declarator", &mut cc).collect();
+                if names.iter().any(|d| d.kind() == "type_identifier" && unit.text(*d) == member) {
+                    return type_of_specifier(unit, item.child_by_field_name("type")?, &bound).ok();
+                }
+            }
+            "alias_declaration" => {
+                if item.child_by_field_name("name").is_some_and(|n| unit.text(n) == member) {
+                    let td = item.child_by_field_name("type")?;
+                    return type_of_specifier(unit, td.child_by_field_name("type")?, &bound).ok();
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The error for a type the front end does not know, naming what is deliberately not modelled.
