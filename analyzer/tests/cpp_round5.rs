@@ -244,3 +244,36 @@ fn a_type_member_of_a_class_template_instance() {
     assert_eq!(total(&s, "global", "load").1, 32);
     assert_eq!(total(&s, "global", "store"), (1, 8));
 }
+
+#[test]
+fn methods_declared_in_a_class_take_no_room() {
+    // cuda-samples' interval: `T const &lower() const;` declared in the class and defined after
+    // it. S is { float a; float b; } with three method declarations: 8 bytes, b at 4. s[t].b for
+    // t = 0..31: 4 bytes every 8, 256 bytes, 8 sectors, one request.
+    let src = r#"
+    template <class T> struct S {
+        T a;
+        __device__ __host__ T const &lower() const;
+        __device__ int size() const;
+        T b;
+        __device__ T *ptr();
+    };
+    template <class T> __device__ __host__ T const &S<T>::lower() const { return a; }
+    __global__ void k(S<float> *s, float *o) { o[threadIdx.x] = s[threadIdx.x].b; }"#;
+    let s = run(src, "1", "32");
+    assert_eq!(total(&s, "global", "load"), (1, 8));
+    assert_eq!(total(&s, "global", "store"), (1, 4));
+}
+
+#[test]
+fn a_pointer_to_a_function_member_is_data_and_still_refused() {
+    // `int (*fp)(int)` is a member holding a pointer (8 bytes), not a method: the structure is
+    // not laid out without it, so the kernel is refused with the type named, never counted with
+    // a layout that leaves it out.
+    let src = r#"
+    struct S { float a; int (*fp)(int); float b; };
+    __global__ void k(S *s, float *o) { o[threadIdx.x] = s[threadIdx.x].b; }"#;
+    let o = AnalyzeOptions { grid: "1".into(), block: "32".into(), ..Default::default() };
+    let e = analyze_source("m.cu", src, &o).err().expect("refused").one_line();
+    assert!(e.contains("type `S`") && e.contains("m.cu:3:"), "{e}");
+}

@@ -470,6 +470,11 @@ pub(super) fn layout_of<'a>(
         let mut cc = f.walk();
         let decls: Vec<Node> = f.children_by_field_name("declarator", &mut cc).collect();
         for d in decls {
+            // `int size() const;`, `T const &lower() const;`: a method declared here and defined
+            // elsewhere takes no room in the object.
+            if declares_function(d) {
+                continue;
+            }
             let Some((fname, ty, dims)) = field_declarator(unit, d, base.clone(), tmpl, &consts) else {
                 ok = false;
                 break;
@@ -542,6 +547,32 @@ pub(super) fn static_value(
 }
 
 /// A member's name, type and array dimensions.
+/// Whether a member's declarator declares a function (`f()`, `*f()`, `&f() const`), not data: a
+/// function declarator under any pointer and reference declarators (a pointer to a function
+/// member, `int (*f)(int)`, has the function declarator outside the pointer and is data).
+fn declares_function(mut d: Node) -> bool {
+    loop {
+        match d.kind() {
+            // `(*fp)(int)` names a pointer to a function: data.
+            "function_declarator" => {
+                return d.child_by_field_name("declarator").is_some_and(|n| n.kind() != "parenthesized_declarator")
+            }
+            "pointer_declarator" | "reference_declarator" => {
+                let inner = d.child_by_field_name("declarator").or_else(|| {
+                    let mut c = d.walk();
+                    let x = d.named_children(&mut c).find(|x| x.kind().ends_with("declarator"));
+                    x
+                });
+                match inner {
+                    Some(i) => d = i,
+                    None => return false,
+                }
+            }
+            _ => return false,
+        }
+    }
+}
+
 pub(super) fn field_declarator(
     unit: &Unit,
     d: Node,
