@@ -277,3 +277,40 @@ fn a_pointer_to_a_function_member_is_data_and_still_refused() {
     let e = analyze_source("m.cu", src, &o).err().expect("refused").one_line();
     assert!(e.contains("type `S`") && e.contains("m.cu:3:"), "{e}");
 }
+
+#[test]
+fn a_pointer_into_constant_memory_reads_no_global_memory() {
+    // cuda-samples' quasirandomGenerator: `unsigned int *dimBase = &c_Table[threadIdx.y][0];`
+    // then `dimBase[bit]`, reads of `__constant__` memory (no global or shared traffic). The
+    // only access is the store out[y*32 + x]: two warps (y = 0, 1), each 128 contiguous bytes
+    // from a 128-byte boundary: 2 requests, 8 sectors.
+    let src = r#"
+    #define R 4
+    static __constant__ unsigned int c_Table[2][R];
+    __global__ void k(float *out, unsigned int seed) {
+        unsigned int *dimBase = &c_Table[threadIdx.y][0];
+        unsigned int result = 0, data = seed + threadIdx.x;
+        for (int bit = 0; bit < R; bit++, data >>= 1)
+            if (data & 1) result ^= dimBase[bit];
+        out[threadIdx.y * 32 + threadIdx.x] = (float)result;
+    }"#;
+    let s = run_with(src, "1", "32,2", &[("seed", "5")]);
+    assert_eq!(total(&s, "global", "load"), (0, 0));
+    assert_eq!(total(&s, "global", "store"), (2, 8));
+}
+
+#[test]
+fn a_pointer_into_constant_memory_that_changes_is_still_refused() {
+    // Reassigned to a global pointer on some lanes: reads through it may be global memory, so
+    // the rule above does not apply and the address is refused with its place.
+    let src = r#"
+    static __constant__ unsigned int c_Table[2][4];
+    __global__ void k(float *out, const unsigned *g) {
+        const unsigned int *p = &c_Table[0][0];
+        if (threadIdx.x > 8) p = g;
+        out[threadIdx.x] = p[threadIdx.x & 3];
+    }"#;
+    let o = AnalyzeOptions { grid: "1".into(), block: "32".into(), ..Default::default() };
+    let e = analyze_source("m.cu", src, &o).err().expect("refused").one_line();
+    assert!(e.contains("m.cu:4:"), "{e}");
+}
