@@ -314,3 +314,30 @@ fn a_pointer_into_constant_memory_that_changes_is_still_refused() {
     let e = analyze_source("m.cu", src, &o).err().expect("refused").one_line();
     assert!(e.contains("m.cu:4:"), "{e}");
 }
+
+#[test]
+fn template_arguments_deduced_from_a_class_template_instance_and_methods_defined_outside_it() {
+    // cuda-samples' interval: `newton_interval_naive<T, THREADS>(result, ...)` deduces
+    // DEPTH_RESULT from `global_stack<I, DEPTH_RESULT, THREADS> &result`, and interval_gpu's
+    // methods are defined after the class (`template <class T> ... interval_gpu<T>::lower()`).
+    // Here fill(s, v) deduces T = float, N = 4 from `Stack<float, 4>`; push, defined outside the
+    // class, stores base[n * N] = out[t + 4] (n = 1): bytes 16 + 4t for t = 0..31, 16..144,
+    // sectors 0..4: 5 sectors, one request (with N unbound or 0 it would be 4).
+    let src = r#"
+    template <class T, int N> struct Stack {
+        T *base;
+        int n;
+        __device__ void push(T v);
+        __device__ T const &top() const;
+    };
+    template <class T, int N> __device__ void Stack<T, N>::push(T v) { base[n * N] = v; }
+    template <class T, int N> __device__ void fill(Stack<T, N> &s, T v) { s.push(v); }
+    __global__ void k(float *out) {
+        Stack<float, 4> s;
+        s.base = out + threadIdx.x;
+        s.n = 1;
+        fill(s, 1.0f);
+    }"#;
+    let s = run(src, "1", "32");
+    assert_eq!(total(&s, "global", "store"), (1, 5));
+}

@@ -244,7 +244,15 @@ fn function_declarator(f: Node) -> Option<Node> {
 
 fn function_name(unit: &Unit, f: Node) -> Option<String> {
     let d = function_declarator(f)?;
-    Some(unit.text(d.child_by_field_name("declarator")?).to_string())
+    let name = unit.text(d.child_by_field_name("declarator")?);
+    // A method of a class template defined outside it (`interval_gpu<T>::lower`) is kept as the
+    // methods defined inside it are, under the template's name (`interval_gpu::lower`).
+    Some(match name.rsplit_once("::") {
+        Some((scope, method)) if scope.contains('<') && !scope.contains("::") => {
+            format!("{}::{}", scope.split('<').next().unwrap_or(scope).trim(), method.trim())
+        }
+        _ => name.to_string(),
+    })
 }
 
 /// First syntax error inside a node, if any.
