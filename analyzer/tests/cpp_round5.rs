@@ -341,3 +341,25 @@ fn template_arguments_deduced_from_a_class_template_instance_and_methods_defined
     let s = run(src, "1", "32");
     assert_eq!(total(&s, "global", "store"), (1, 5));
 }
+
+#[test]
+fn an_explicit_specialization_of_a_method_keeps_its_own_body() {
+    // The primary template's get, defined outside the class, reads p[i] (floats: 128 contiguous
+    // bytes, 4 sectors); `template <> double S<double>::get` reads p[2 * i] (doubles 16 bytes
+    // apart: 512 bytes, 16 sectors, each sector holding one lane's 8 bytes of 32). One request
+    // each; the store o[t] 4 sectors.
+    let src = r#"
+    template <class T> struct S { T *p; __device__ T get(int i); };
+    template <class T> __device__ T S<T>::get(int i) { return p[i]; }
+    template <> __device__ double S<double>::get(int i) { return p[2 * i]; }
+    __global__ void k(float *a, double *b, float *o) {
+        S<float> x; x.p = a;
+        S<double> y; y.p = b;
+        o[threadIdx.x] = x.get(threadIdx.x) + y.get(threadIdx.x);
+    }"#;
+    let s = run(src, "1", "32");
+    let row = |text: &str| s.instructions.iter().find(|r| r.text == text).map(|r| (r.requests, r.sectors));
+    assert_eq!(row("p[i]"), Some((1, 4)));
+    assert_eq!(row("p[2 * i]"), Some((1, 16)));
+    assert_eq!(total(&s, "global", "store"), (1, 4));
+}
