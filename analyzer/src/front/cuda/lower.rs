@@ -248,9 +248,10 @@ fn function_name(unit: &Unit, f: Node) -> Option<String> {
     // A method of a class template defined outside it (`interval_gpu<T>::lower`) is kept as the
     // methods defined inside it are, under the template's name (`interval_gpu::lower`).
     // An explicit specialization's (`template <> float S<double>::m()`) keeps its own name.
-    let primary = f.parent().filter(|t| t.kind() == "template_declaration").is_some_and(|t| {
-        t.child_by_field_name("parameters").is_some_and(|p| p.named_child_count() > 0)
-    });
+    let primary = f
+        .parent()
+        .filter(|t| t.kind() == "template_declaration")
+        .is_some_and(|t| t.child_by_field_name("parameters").is_some_and(|p| p.named_child_count() > 0));
     Some(match name.rsplit_once("::") {
         Some((scope, method)) if primary && scope.contains('<') && !scope.contains("::") => {
             format!("{}::{}", scope.split('<').next().unwrap_or(scope).trim(), method.trim())

@@ -691,11 +691,9 @@ fn member_type_of_instance(unit: &Unit, t: Node, tmpl: &HashMap<String, Template
                     return type_of_specifier(unit, item.child_by_field_name("type")?, &bound).ok();
                 }
             }
-            "alias_declaration" => {
-                if item.child_by_field_name("name").is_some_and(|n| unit.text(n) == member) {
-                    let td = item.child_by_field_name("type")?;
-                    return type_of_specifier(unit, td.child_by_field_name("type")?, &bound).ok();
-                }
+            "alias_declaration" if item.child_by_field_name("name").is_some_and(|n| unit.text(n) == member) => {
+                let td = item.child_by_field_name("type")?;
+                return type_of_specifier(unit, td.child_by_field_name("type")?, &bound).ok();
             }
             _ => {}
         }
