@@ -659,7 +659,7 @@ impl Lowerer<'_, '_> {
 }
 
 impl Lowerer<'_, '_> {
-    /// `&c[i][0]`, `&c[i]`, `&c.m` of a `__constant__` object: what the object is (its `Sym::Opaque`
+    /// `&c[i][0]`, `&c[i]`, `&c` of a `__constant__` object: what the object is (its `Sym::Opaque`
     /// description), else `None`.
     fn address_in_constant(&self, init: Node) -> Option<&'static str> {
         let i = cpp::unparen(init);
@@ -667,10 +667,9 @@ impl Lowerer<'_, '_> {
             return None;
         }
         let mut x = cpp::unparen(i.child_by_field_name("argument")?);
-        while matches!(x.kind(), "subscript_expression" | "field_expression") {
-            if x.kind() == "field_expression" && x.child_by_field_name("operator").map(|o| self.text(o)) != Some(".") {
-                return None;
-            }
+        // Subscripts of the array itself only: through a member (`&c[b].d_T[i]`) the element may
+        // be behind a pointer, in global memory.
+        while x.kind() == "subscript_expression" {
             x = cpp::unparen(x.child_by_field_name("argument")?);
         }
         if x.kind() != "identifier" {
