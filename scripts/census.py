@@ -42,6 +42,17 @@ ASK_ARG = re.compile(r"pass --arg ([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-
 ASK_TEMPLATE = re.compile(r"template parameter `([A-Za-z_][A-Za-z0-9_]*)` has no value")
 ASK_SHARED = re.compile(r"give its size with --shared-bytes")
 OUT_OF_RANGE = re.compile(r"--arg ([A-Za-z_][A-Za-z0-9_.]*)=\S+: parameter `[^`]*` is [^,]*, which holds (-?\d+)\.\.=(-?\d+)")
+# `--launch-site` names every value the file does not fix in one line: `give them and run again:
+# ... --grid X,Y,Z --arg M=VALUE`.
+GIVE_THEM = re.compile(r"give them and run again: (.*)$", re.M)
+GIVE_ARG = re.compile(r"--arg ([A-Za-z_][A-Za-z0-9_.]*)=VALUE")
+# A loop bounded by data read from memory: the message names `--fill`; the census fills the
+# integer arrays the loop's line reads with a small constant (the snippet's source line).
+LOOP_FROM_MEMORY = re.compile(r"this loop's condition depends on a value the analysis does not know")
+SNIPPET = re.compile(r"^\s*\d+ │(.*)$", re.M)
+# Guessed integers too large for the launch (a tile size of 256 declaring 512 KiB of shared
+# memory, an array of 0 elements from a quotient of guesses): the census tries smaller guesses.
+TOO_LARGE = re.compile(r"bytes of static shared memory|more than 1024 threads|array size must be a positive|larger than any GPU memory")
 UNKNOWN_TYPE = re.compile(r"template parameter `([A-Za-z_][A-Za-z0-9_]*)`: unknown type `256`")
 ERROR_LINE = re.compile(r"^(?:error: )?(?:\S+:\d+:\d+: )?(?:error: )?(.*)$")
 
@@ -182,6 +193,29 @@ def kernels_of(tool, path, incs, timeout):
     return None, first_error(err) if rc is not None else "timed out listing kernels"
 
 
+def int_pointer_params(tool, path, incs, timeout):
+    """Each kernel's parameters that point at integers (`int *`, `const unsigned int *`): the
+    arrays `--fill` can describe."""
+    rc, out, _, _ = run([tool, "kernels", path, *incs, "--format", "json"], timeout)
+    found = {}
+    if rc != 0:
+        return found
+    try:
+        data = json.loads(out)
+    except ValueError:
+        return found
+    for k in data.get("kernels", data) if isinstance(data, dict) else data:
+        if not isinstance(k, dict):
+            continue
+        ps = set()
+        for p in k.get("parameters") or []:
+            t = re.sub(r"\b(const|volatile|__restrict__|__restrict|restrict)\b", "", p.get("type", "")).strip()
+            if re.fullmatch(r"(unsigned |signed )?(char|short|int|long|long long|long int|size_t|u?int(8|16|32|64)_t|uint|unsigned)\s*\*", t):
+                ps.add(p.get("name"))
+        found[k.get("name")] = ps
+    return found
+
+
 def has_flag(tool, flag):
     rc, out, _, _ = run([tool, "analyze", "--help"], 10)
     return flag in out
@@ -217,15 +251,17 @@ def main():
             n = max(1, len(re.findall(r"__global__", src)))
             rows += [dict(file=path, kernel="?", result="refused", message=err)] * n
             continue
+        params = int_pointer_params(a.tool, path, tu_incs, a.timeout)
         for k in names:
-            rows.append(analyse(a, tu_incs, path, k, src, launch_site))
+            rows.append(analyse(a, tu_incs, path, k, src, launch_site, params.get(k, set())))
     report(rows, a)
 
 
-def analyse(a, incs, path, k, src, launch_site):
+def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset()):
     two_d = re.search(r"threadIdx\.y", src) is not None
     base = [a.tool, "analyze", path, "--kernel", k, *incs, "--format", "json", *a.extra.split()]
-    default = ["--grid", "8,8" if two_d else "64", "--block", "16,16" if two_d else "256"]
+    grid, block = ["--grid", "8,8" if two_d else "64"], ["--block", "16,16" if two_d else "256"]
+    default = grid + block
     tries = []
     if launch_site:
         # The file's own launch; then its constant parts (template arguments) with a default
@@ -234,19 +270,52 @@ def analyse(a, incs, path, k, src, launch_site):
     tries.append(base + default)
     row = None
     for cmd in tries:
-        args = {}
-        for _ in range(40):  # flash-attention kernels have 19 template parameters
+        args, fills, guessed, stepped = {}, {}, False, set()
+        ladder = iter(["64", "16", "4"])
+        for _ in range(60):  # flash-attention kernels have 19 template parameters
             full = cmd + [x for n, v in args.items() for x in ("--arg", f"{n}={v}")]
+            full += [x for n, v in fills.items() for x in ("--fill", f"{n}={v}")]
             rc, out, err, dt = run(full, a.timeout)
             if rc is None:
                 row = dict(file=path, kernel=k, result="timeout", message=f"over {a.timeout:.0f} s", seconds=dt)
                 break
             if rc == 0:
-                return dict(file=path, kernel=k, result="sheet", seconds=round(dt, 3), launch_site=launch_site and cmd[: len(tries[0])] == tries[0] and "--grid" not in cmd)
+                own = launch_site and cmd[: len(tries[0])] == tries[0] and "--grid" not in cmd and not guessed
+                return dict(file=path, kernel=k, result="sheet", seconds=round(dt, 3), launch_site=own, fills=fills or None)
             m = ASK_TEMPLATE.search(err) or ASK_ARG.search(err)
             if m and m.group(1) not in args:
                 args[m.group(1)] = "256"
                 continue
+            g = GIVE_THEM.search(err)
+            if g:
+                # The launch's values the file does not fix, all at once: guessed as above, the
+                # grid and block by the default shape.
+                new = [n for n in GIVE_ARG.findall(g.group(1)) if n not in args]
+                more = []
+                if "--grid X" in g.group(1) and "--grid" not in cmd:
+                    more += grid
+                if "--block X" in g.group(1) and "--block" not in cmd:
+                    more += block
+                if new or more:
+                    args.update({n: "256" for n in new})
+                    cmd = cmd + more
+                    guessed = True
+                    continue
+            if LOOP_FROM_MEMORY.search(err):
+                # The integer arrays the loop's source line reads: 8 in every element (a loop
+                # `for (j = start[i]; j < start[i] + count[i]; j++)` then runs 8 times; one from
+                # `ptr[i]` to `ptr[i+1]` not at all).
+                line = " ".join(SNIPPET.findall(err))
+                new = [p for p in int_ptrs if p not in fills and re.search(r"\b" + re.escape(p) + r"\s*\[", line)]
+                if new:
+                    fills.update({p: "constant:8" for p in new})
+                    continue
+            if TOO_LARGE.search(err) and any(v == "256" for v in args.values()) or (TOO_LARGE.search(err) and stepped):
+                step = next(ladder, None)
+                if step is not None:
+                    stepped |= {n for n, v in args.items() if v == "256"}
+                    args = {n: (step if n in stepped else v) for n, v in args.items()}
+                    continue
             r = OUT_OF_RANGE.search(err)
             if r and args.get(r.group(1)) == "256":
                 args[r.group(1)] = r.group(3)  # a narrow parameter (`char`): its largest value

@@ -192,14 +192,47 @@ impl KernelBuilder {
 /// The value of a constant integer expression (array sizes, template arguments), with C's
 /// wraparound of each operation's type; `None` when it is not constant or an operation is
 /// undefined (division by zero, a shift of 64 or more).
+///
+/// Conditions fold too (`K ? 4 : 2`, `(N < 128) ? 8 : 16`, `!A && B`): a comparison compares its
+/// operands, already in its type, and yields 0 or 1; `&&` and `||` are decided by their left side
+/// where it decides them, as C evaluates them; `?:` takes the side its condition picks.
 pub(crate) fn fold_constant(e: &Expr) -> Option<i128> {
     match e {
         Expr::Int(v, _) => Some(*v),
         Expr::ToInt { ty, arg } => fold_constant(arg).map(|v| ty.wrap(v)),
         Expr::Unary { op: UnOp::Neg, ty, arg } => fold_constant(arg).map(|v| ty.wrap(-v)),
+        Expr::Unary { op: UnOp::Not, ty, arg } => fold_constant(arg).map(|v| ty.wrap(!v)),
+        Expr::Unary { op: UnOp::LogicalNot, arg, .. } => fold_constant(arg).map(|v| i128::from(v == 0)),
+        Expr::Binary { op, lhs, rhs, .. }
+            if matches!(op, BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne) =>
+        {
+            let (a, b) = (fold_constant(lhs)?, fold_constant(rhs)?);
+            Some(i128::from(match op {
+                BinOp::Lt => a < b,
+                BinOp::Le => a <= b,
+                BinOp::Gt => a > b,
+                BinOp::Ge => a >= b,
+                BinOp::Eq => a == b,
+                _ => a != b,
+            }))
+        }
         Expr::Binary { op, ty, lhs, rhs, .. } => {
             let v = fold_binary(*op, fold_constant(lhs)?, fold_constant(rhs)?)?;
             Some(ty.wrap(v))
+        }
+        Expr::Logical { and, lhs, rhs } => {
+            let a = fold_constant(lhs)? != 0;
+            if a != *and {
+                return Some(i128::from(a));
+            }
+            Some(i128::from(fold_constant(rhs)? != 0))
+        }
+        Expr::Select { cond, then, els } => {
+            if fold_constant(cond)? != 0 {
+                fold_constant(then)
+            } else {
+                fold_constant(els)
+            }
         }
         _ => None,
     }

@@ -591,6 +591,11 @@ fn host_variables<'t>(
     let mut stack = f.child_by_field_name("body").into_iter().collect::<Vec<_>>();
     while let Some(n) = stack.pop() {
         match n.kind() {
+            // Only the declarations C lets the launch see: in a block that holds the launch, before
+            // it (`if (big) { const uint BM = 128; ... <<<>>> } else { const uint BM = 64; ... }`
+            // has one `BM` at each launch). A block nested in one of those declares a name of its
+            // own, seen nowhere else.
+            "declaration" if !visible_at(n, call) => {}
             "declaration" => {
                 let dty = n.child_by_field_name("type").map(|t| decl_type(&text(t))).unwrap_or(DTy::Other);
                 let mut c = n.walk();
@@ -610,6 +615,15 @@ fn host_variables<'t>(
                     if value.is_none() && dty != DTy::Dim3 {
                         opaque.entry(name.clone()).or_insert(format!("declared without a value on line {}", line(n)));
                         continue;
+                    }
+                    // A visible declaration in a block nested deeper than an earlier one shadows
+                    // it: the innermost starts last.
+                    if let Some(d) = vars.get(&name) {
+                        if d.decl.start_byte() < n.start_byte() && is_within(n, d.decl.parent()) {
+                            vars.remove(&name);
+                        } else if n.start_byte() < d.decl.start_byte() && is_within(d.decl, n.parent()) {
+                            continue;
+                        }
                     }
                     if vars.insert(name.clone(), Def { value, ty: dty, decl: n, line: line(n) }).is_some() {
                         opaque.insert(name.clone(), format!("declared more than once in `{fname}`"));
@@ -663,6 +677,25 @@ fn host_variables<'t>(
     }
     vars.retain(|k, _| !opaque.contains_key(k));
     (vars, opaque)
+}
+
+/// Whether a declaration is in scope at `at`: its block (or `for` statement) holds `at`, and it
+/// comes first.
+fn visible_at(decl: Node, at: Node) -> bool {
+    decl.end_byte() <= at.start_byte() && is_within(at, decl.parent())
+}
+
+/// Whether `n` lies inside `outer` (or is it).
+fn is_within(n: Node, outer: Option<Node>) -> bool {
+    let Some(outer) = outer else { return false };
+    let mut x = Some(n);
+    while let Some(y) = x {
+        if y.id() == outer.id() {
+            return true;
+        }
+        x = y.parent();
+    }
+    false
 }
 
 /// `a`, `a.x`, `a[i]`, `*a` -> `a`.

@@ -139,6 +139,8 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
             }
             "template_declaration" => {
                 cpp::declare_struct_template(&mut unit, n);
+                // Enumerators of an enumeration inside a class template: file-scope constants.
+                top_decls.extend(cpp::nested_enums(&unit, n).into_iter().map(|(_, e)| e));
                 let mut c = n.walk();
                 for ch in n.named_children(&mut c) {
                     if ch.kind() == "function_definition" {
@@ -150,6 +152,7 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
             "declaration" | "enum_specifier" | "struct_specifier" | "class_specifier" | "union_specifier" => {
                 cpp::declare_types(&mut unit, n);
                 top_decls.push(n);
+                top_decls.extend(cpp::nested_enums(&unit, n).into_iter().map(|(_, e)| e));
             }
             "type_definition" => {
                 cpp::declare_types(&mut unit, n);
@@ -241,7 +244,20 @@ fn function_declarator(f: Node) -> Option<Node> {
 
 fn function_name(unit: &Unit, f: Node) -> Option<String> {
     let d = function_declarator(f)?;
-    Some(unit.text(d.child_by_field_name("declarator")?).to_string())
+    let name = unit.text(d.child_by_field_name("declarator")?);
+    // A method of a class template defined outside it (`interval_gpu<T>::lower`) is kept as the
+    // methods defined inside it are, under the template's name (`interval_gpu::lower`).
+    // An explicit specialization's (`template <> float S<double>::m()`) keeps its own name.
+    let primary = f
+        .parent()
+        .filter(|t| t.kind() == "template_declaration")
+        .is_some_and(|t| t.child_by_field_name("parameters").is_some_and(|p| p.named_child_count() > 0));
+    Some(match name.rsplit_once("::") {
+        Some((scope, method)) if primary && scope.contains('<') && !scope.contains("::") => {
+            format!("{}::{}", scope.split('<').next().unwrap_or(scope).trim(), method.trim())
+        }
+        _ => name.to_string(),
+    })
 }
 
 /// First syntax error inside a node, if any.
@@ -357,6 +373,11 @@ fn type_of_specifier(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) 
         "qualified_identifier" | "template_type" | "struct_specifier" | "class_specifier" | "enum_specifier" => {
             cpp::other_type(unit, t, tmpl)
         }
+        // `typename vec4<T>::Type`: the type the name after `typename` names.
+        "dependent_type" => match t.named_child(0) {
+            Some(inner) => type_of_specifier(unit, inner, tmpl),
+            None => Err(cpp::unknown_type(unit.span(t), text)),
+        },
         _ => Err(Diagnostic::at(ErrorKind::Unsupported, unit.span(t), format!("type `{text}` is not supported"))),
     }
 }

@@ -22,8 +22,8 @@ use layout::*;
 /// stops past it with "Formal parameter space overflowed".
 pub(in crate::front::cuda::lower) const MAX_PARAM_BYTES: u64 = 32764;
 pub(super) use layout::{
-    declare_struct_template, declare_types, global_values, injected_class, other_type, too_large_refusal, unknown_type,
-    virtual_refusal, wmma_refusal,
+    declare_struct_template, declare_types, global_values, injected_class, nested_enums, other_type, too_large_refusal,
+    unknown_type, virtual_refusal, wmma_refusal,
 };
 
 /// A structure's or class's C layout.

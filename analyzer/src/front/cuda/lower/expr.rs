@@ -206,8 +206,15 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     let name = self.text(v).trim_start_matches('(').trim_end_matches(')').trim();
                     match self.type_named(v) {
                         Some(t) => t.size(),
-                        None => match named_type(name) {
-                            Some(t) if self.lookup(name).is_none() => t.size(),
+                        None => match (named_type(name), self.lookup(name)) {
+                            (Some(t), None) => t.size(),
+                            // `sizeof(a)` of an array: all its elements (C never decays it here).
+                            (_, Some(Sym::LocalArray(t, dims))) if !dims.is_empty() => {
+                                dims.iter().fold(t.size(), |z, d| z.saturating_mul(*d))
+                            }
+                            (_, Some(Sym::Shared(id))) if !self.builder.kernel.shared[id.0 as usize].is_extern => {
+                                self.builder.kernel.shared[id.0 as usize].bytes()
+                            }
                             _ => self.const_expr_ro(v)?.1.size(),
                         },
                     }
@@ -478,6 +485,13 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             if let Some(Sym::Local(id, ty)) = self.lookup(self.text(arg)).cloned() {
                 if let Some((_, fty)) = vector_field(&ty, field) {
                     return Ok((Expr::Opaque { args: vec![Expr::Local(id)], what: LOCAL_ARRAY.into() }, fty));
+                }
+            }
+            // A component of a vector passed by value (`const uchar4 colors`, `float3 voxelSize`):
+            // a value in the parameter space, not tracked like a local vector's, moving no memory.
+            if let Some(Sym::Param(p)) = self.lookup(self.text(arg)).cloned() {
+                if let Some((_, fty)) = vector_field(&self.builder.kernel.param(p).ty.clone(), field) {
+                    return Ok((Expr::Opaque { args: Vec::new(), what: LOCAL_ARRAY.into() }, fty));
                 }
             }
         }

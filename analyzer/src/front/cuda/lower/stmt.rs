@@ -475,6 +475,22 @@ impl Lowerer<'_, '_> {
                     }
                 }
             }
+            // `unsigned *p = &c_Table[threadIdx.y][0];`: a pointer into `__constant__` memory that
+            // its scope never changes. Reads through it are the constant array's (no global or
+            // shared traffic), so it names the untracked array itself.
+            if let (Ty::Ptr(pt), Some(i)) = (&ty, init) {
+                if let Some(what) = self.address_in_constant(i) {
+                    if !assigned_in(self.unit, n.parent(), &name) {
+                        let i = cpp::unparen(i);
+                        if let Some(arg) = i.child_by_field_name("argument") {
+                            // The subscripts are still evaluated (they may read memory).
+                            self.place(arg)?;
+                        }
+                        self.scopes.last_mut().unwrap().insert(name, Sym::Opaque(pt.pointee.clone(), what));
+                        continue;
+                    }
+                }
+            }
             let mut ty = ty;
             let id = self.builder.local(&name, ty.clone());
             if matches!(ty, Ty::Ptr(_)) {
@@ -642,37 +658,54 @@ impl Lowerer<'_, '_> {
     }
 }
 
+impl Lowerer<'_, '_> {
+    /// `&c[i][0]`, `&c[i]`, `&c` of a `__constant__` object: what the object is (its `Sym::Opaque`
+    /// description), else `None`.
+    fn address_in_constant(&self, init: Node) -> Option<&'static str> {
+        let i = cpp::unparen(init);
+        if i.kind() != "pointer_expression" || i.child_by_field_name("operator").map(|o| self.text(o)) != Some("&") {
+            return None;
+        }
+        let mut x = cpp::unparen(i.child_by_field_name("argument")?);
+        // Subscripts of the array itself only: through a member (`&c[b].d_T[i]`) the element may
+        // be behind a pointer, in global memory.
+        while x.kind() == "subscript_expression" {
+            x = cpp::unparen(x.child_by_field_name("argument")?);
+        }
+        if x.kind() != "identifier" {
+            return None;
+        }
+        match self.lookup(self.text(x)) {
+            Some(Sym::Opaque(_, what)) if what.contains("__constant__") => Some(what),
+            _ => None,
+        }
+    }
+}
+
+/// Whether `name` is assigned, changed (`++`, `+=`) or has its address taken anywhere in `scope`.
+fn assigned_in(unit: &Unit, scope: Option<Node>, name: &str) -> bool {
+    let Some(scope) = scope else { return true };
+    let mut stack = vec![scope];
+    while let Some(n) = stack.pop() {
+        let target = match n.kind() {
+            "assignment_expression" => n.child_by_field_name("left"),
+            "update_expression" => n.child_by_field_name("argument"),
+            "pointer_expression" if n.child_by_field_name("operator").is_some_and(|o| unit.text(o) == "&") => {
+                n.child_by_field_name("argument")
+            }
+            _ => None,
+        };
+        if target.map(cpp::unparen).is_some_and(|t| t.kind() == "identifier" && unit.text(t) == name) {
+            return true;
+        }
+        let mut c = n.walk();
+        stack.extend(n.named_children(&mut c));
+    }
+    false
+}
+
 /// The value of a condition made of constants alone (template arguments, `constexpr` values,
 /// literals), or `None` when it depends on anything a lane or the launch computes.
 fn const_truth(e: &Expr) -> Option<bool> {
-    fn int(e: &Expr) -> Option<i128> {
-        match e {
-            Expr::ToInt { ty, arg } => int(arg).map(|v| ty.wrap(v)),
-            Expr::Unary { op: UnOp::LogicalNot, arg, .. } => int(arg).map(|v| i128::from(v == 0)),
-            // Operands are already in the comparison's type (`const_eval` wraps them so).
-            Expr::Binary { op, lhs, rhs, .. }
-                if matches!(op, BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne) =>
-            {
-                let (a, b) = (int(lhs)?, int(rhs)?);
-                Some(i128::from(match op {
-                    BinOp::Lt => a < b,
-                    BinOp::Le => a <= b,
-                    BinOp::Gt => a > b,
-                    BinOp::Ge => a >= b,
-                    BinOp::Eq => a == b,
-                    _ => a != b,
-                }))
-            }
-            Expr::Logical { and, lhs, rhs } => {
-                let a = int(lhs)? != 0;
-                // `false && x`, `true || x`: decided by the left side alone.
-                if a != *and {
-                    return Some(i128::from(a));
-                }
-                Some(i128::from(int(rhs)? != 0))
-            }
-            _ => fold_constant(e),
-        }
-    }
-    int(e).map(|v| v != 0)
+    fold_constant(e).map(|v| v != 0)
 }

@@ -88,6 +88,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         // Template arguments: explicit ones first, then deduced from argument types.
         let mut tmpl = self.tmpl.clone();
         let mut tparams: Vec<(String, bool, Option<Node>)> = Vec::new();
+        let out_of_class = this.is_some()
+            && !lambda
+            && function_declarator(def)
+                .and_then(|d| d.child_by_field_name("declarator"))
+                .is_some_and(|d| self.text(d).contains("::"));
         // The template around this definition (an overload of the same name may have none).
         if let Some(t) = def.parent().filter(|t| t.kind() == "template_declaration") {
             if let Some(list) = t.child_by_field_name("parameters") {
@@ -110,7 +115,12 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                         _ => return Err(self.unsupported(p, "this template parameter")),
                     };
                     if let Some(name) = name {
-                        tmpl.remove(&name);
+                        // A class template's method defined outside it (`template <class T> T
+                        // const &interval_gpu<T>::lower() const`): its template is the class's,
+                        // bound by the object's instance.
+                        if !(out_of_class && tmpl.contains_key(&name)) {
+                            tmpl.remove(&name);
+                        }
                         tparams.push((name, is_type, default));
                     }
                 }
@@ -266,6 +276,37 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let name = self.text(*s);
                 if tparams.iter().any(|(nm, is_type, _)| nm == name && !is_type) && !tmpl.contains_key(name) {
                     tmpl.insert(name.to_string(), TemplateArg::Int(v as i128));
+                }
+            }
+        }
+        // Deduce `N` and `T` from `Stack<T, N> &s`, `Stack<T, N> *p`, `Stack<T, N> s` bound to an
+        // object of an instance of that class template (`Stack<float, 64>`): its arguments.
+        for (i, p) in pnodes.iter().enumerate() {
+            let Some(t) = p.child_by_field_name("type").filter(|t| t.kind() == "template_type") else { continue };
+            let Some(cname) = t.child_by_field_name("name").map(|x| self.text(x).to_string()) else { continue };
+            let Some(targs) = t.child_by_field_name("arguments") else { continue };
+            let arg_ty = match (&vals[i], &refs[i]) {
+                (Some((_, ty)), _) => Some(ty.clone()),
+                (None, Some(Sym::Local(_, ty))) | (None, Some(Sym::Ref { ty, .. })) => Some(ty.clone()),
+                (None, Some(Sym::Struct(v))) => self.unit.layout(&v.name).map(|l| l.ty()),
+                _ => None,
+            };
+            let arg_ty = match arg_ty {
+                Some(Ty::Ptr(pt)) => pt.pointee.clone(),
+                Some(t) => t,
+                None => continue,
+            };
+            let Some(sname) = cpp::struct_name(&arg_ty).map(str::to_string) else { continue };
+            let Some(layout) = self.unit.layout(&sname) else { continue };
+            if layout.targs.is_empty() || !layout.name.starts_with(&format!("{cname}<")) {
+                continue;
+            }
+            let mut c = targs.walk();
+            let written: Vec<Node> = targs.named_children(&mut c).collect();
+            for (w, (_, value)) in written.iter().zip(layout.targs.iter()) {
+                let wname = self.text(*w).trim();
+                if tparams.iter().any(|(nm, _, _)| nm == wname) && !tmpl.contains_key(wname) {
+                    tmpl.insert(wname.to_string(), value.clone());
                 }
             }
         }

@@ -67,6 +67,7 @@ pub(in crate::front::cuda::lower) fn declare_types<'a>(unit: &mut Unit<'a>, n: N
         }
         _ => {
             let Some(body) = spec.child_by_field_name("body") else { return };
+            declare_nested_enums(unit, spec);
             let name = spec.child_by_field_name("name").map(|x| unit.text(x).to_string());
             let mut names: Vec<String> = name.into_iter().collect();
             if n.kind() == "type_definition" {
@@ -90,6 +91,58 @@ pub(in crate::front::cuda::lower) fn declare_types<'a>(unit: &mut Unit<'a>, n: N
                 return;
             }
             register_methods(unit, &first, body);
+        }
+    }
+}
+
+/// Enumerations declared inside a structure or class, or a class template (`template <typename
+/// Real> struct AsianOption { enum CallPut { Call, Put }; CallPut type; }`), with the class's
+/// name: its members and methods name the type, and code outside it `AsianOption<Real>::Put`.
+pub(in crate::front::cuda::lower) fn nested_enums<'a>(unit: &Unit<'a>, n: Node<'a>) -> Vec<(String, Node<'a>)> {
+    let is_class = |k: &str| matches!(k, "struct_specifier" | "class_specifier" | "union_specifier");
+    let spec = match n.kind() {
+        k if is_class(k) => Some(n),
+        "template_declaration" => {
+            let mut c = n.walk();
+            let found = n.named_children(&mut c).find_map(|x| match x.kind() {
+                k if is_class(k) => Some(x),
+                "declaration" => x.child_by_field_name("type").filter(|t| is_class(t.kind())),
+                _ => None,
+            });
+            found
+        }
+        _ => n.child_by_field_name("type").filter(|t| is_class(t.kind())),
+    };
+    let Some(spec) = spec else { return Vec::new() };
+    let (Some(name), Some(body)) = (spec.child_by_field_name("name"), spec.child_by_field_name("body")) else {
+        return Vec::new();
+    };
+    let class = unit.text(name).to_string();
+    let mut c = body.walk();
+    let items: Vec<Node> = body.named_children(&mut c).collect();
+    items
+        .into_iter()
+        .filter_map(|f| match f.kind() {
+            "enum_specifier" => Some(f),
+            "field_declaration" => f.child_by_field_name("type").filter(|t| t.kind() == "enum_specifier"),
+            _ => None,
+        })
+        .map(|e| (class.clone(), e))
+        .collect()
+}
+
+/// The names of the enumerations a class declares inside it, as `Name` and `Class::Name` (an
+/// enumeration is its underlying integer type).
+fn declare_nested_enums<'a>(unit: &mut Unit<'a>, n: Node<'a>) {
+    for (class, e) in nested_enums(unit, n) {
+        let ty = match e.child_by_field_name("base") {
+            Some(b) => type_of_specifier(unit, b, &HashMap::new()).unwrap_or(Ty::Int(IntTy::I32)),
+            None => Ty::Int(IntTy::I32),
+        };
+        if let Some(name) = e.child_by_field_name("name") {
+            let name = unit.text(name).to_string();
+            unit.typedefs.entry(name.clone()).or_insert(ty.clone());
+            unit.typedefs.insert(format!("{class}::{name}"), ty);
         }
     }
 }
@@ -147,6 +200,7 @@ pub(in crate::front::cuda::lower) fn declare_struct_template<'a>(unit: &mut Unit
         _ => None,
     });
     let Some(spec) = spec else { return };
+    declare_nested_enums(unit, tdecl);
     let (Some(name), Some(body)) = (spec.child_by_field_name("name"), spec.child_by_field_name("body")) else { return };
     // An explicit specialization (`template <> struct S<double>`) is kept under its full name,
     // written as an instance's name is (`S<double>`), and found before the primary template.
@@ -416,6 +470,11 @@ pub(super) fn layout_of<'a>(
         let mut cc = f.walk();
         let decls: Vec<Node> = f.children_by_field_name("declarator", &mut cc).collect();
         for d in decls {
+            // `int size() const;`, `T const &lower() const;`: a method declared here and defined
+            // elsewhere takes no room in the object.
+            if declares_function(d) {
+                continue;
+            }
             let Some((fname, ty, dims)) = field_declarator(unit, d, base.clone(), tmpl, &consts) else {
                 ok = false;
                 break;
@@ -488,6 +547,32 @@ pub(super) fn static_value(
 }
 
 /// A member's name, type and array dimensions.
+/// Whether a member's declarator declares a function (`f()`, `*f()`, `&f() const`), not data: a
+/// function declarator under any pointer and reference declarators (a pointer to a function
+/// member, `int (*f)(int)`, has the function declarator outside the pointer and is data).
+fn declares_function(mut d: Node) -> bool {
+    loop {
+        match d.kind() {
+            // `(*fp)(int)` names a pointer to a function: data.
+            "function_declarator" => {
+                return d.child_by_field_name("declarator").is_some_and(|n| n.kind() != "parenthesized_declarator")
+            }
+            "pointer_declarator" | "reference_declarator" => {
+                let inner = d.child_by_field_name("declarator").or_else(|| {
+                    let mut c = d.walk();
+                    let x = d.named_children(&mut c).find(|x| x.kind().ends_with("declarator"));
+                    x
+                });
+                match inner {
+                    Some(i) => d = i,
+                    None => return false,
+                }
+            }
+            _ => return false,
+        }
+    }
+}
+
 pub(super) fn field_declarator(
     unit: &Unit,
     d: Node,
@@ -534,6 +619,9 @@ pub(in crate::front::cuda::lower) fn other_type(
             return Ok(l.ty());
         }
     }
+    if let Some(ty) = member_type_of_instance(unit, t, tmpl) {
+        return Ok(ty);
+    }
     let last = match t.kind() {
         "qualified_identifier" => text.rsplit("::").next().unwrap_or(text).trim(),
         "struct_specifier" | "class_specifier" | "enum_specifier" => {
@@ -570,6 +658,47 @@ pub(in crate::front::cuda::lower) fn other_type(
         return Ok(Ty::Int(IntTy::BOOL));
     }
     Err(unknown_type(unit.span(t), text))
+}
+
+/// `vec4<T>::Type`: a type member (`typedef float4 Type;`, `using Type = float4;`) of a class
+/// template's instance, from its explicit specialization where one matches (`template <> struct
+/// vec4<float>`), else from the primary template with its parameters bound.
+fn member_type_of_instance(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) -> Option<Ty> {
+    if t.kind() != "qualified_identifier" {
+        return None;
+    }
+    let scope = t.child_by_field_name("scope").filter(|s| s.kind() == "template_type")?;
+    let name = t.child_by_field_name("name")?;
+    if name.kind() != "type_identifier" {
+        return None;
+    }
+    let member = unit.text(name);
+    let (key, _, bound) = class_template_args(unit, scope, tmpl)?;
+    let cname = unit.text(scope.child_by_field_name("name")?).to_string();
+    let (_, spec) = match unit.struct_templates.get(&key) {
+        Some(s) => *s,
+        None => *unit.struct_templates.get(&cname)?,
+    };
+    let body = spec.child_by_field_name("body")?;
+    let mut c = body.walk();
+    let items: Vec<Node> = body.named_children(&mut c).collect();
+    for item in items {
+        match item.kind() {
+            "type_definition" => {
+                let mut cc = item.walk();
+                let names: Vec<Node> = item.children_by_field_name("declarator", &mut cc).collect();
+                if names.iter().any(|d| d.kind() == "type_identifier" && unit.text(*d) == member) {
+                    return type_of_specifier(unit, item.child_by_field_name("type")?, &bound).ok();
+                }
+            }
+            "alias_declaration" if item.child_by_field_name("name").is_some_and(|n| unit.text(n) == member) => {
+                let td = item.child_by_field_name("type")?;
+                return type_of_specifier(unit, td.child_by_field_name("type")?, &bound).ok();
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The error for a type the front end does not know, naming what is deliberately not modelled.

@@ -175,6 +175,17 @@ impl Lowerer<'_, '_> {
                 let field = n.child_by_field_name("field").map(|f| self.text(f))?;
                 match self.member_sym(n.child_by_field_name("argument")?)? {
                     Sym::Struct(v) => v.fields.iter().find(|(f, _)| f == field).map(|(_, s)| s.clone()),
+                    // A member of an object whose contents are not tracked (a `__constant__`
+                    // structure, or a reference bound to one: `M.m[0]` of `const float3x4 &M`)
+                    // is not tracked either, and reading it moves no global or shared memory.
+                    Sym::Opaque(ty, what) => {
+                        let f = self.unit.layout(struct_name(&ty)?)?.fields.into_iter().find(|f| f.name == field)?;
+                        // A pointer member points at memory: its accesses are counted elsewhere.
+                        if matches!(f.ty, Ty::Ptr(_)) {
+                            return None;
+                        }
+                        Some(if f.dims.is_empty() { Sym::Opaque(f.ty, what) } else { Sym::LocalArray(f.ty, f.dims) })
+                    }
                     _ => None,
                 }
             }
