@@ -18,7 +18,7 @@
 //!   in the first wave of a kernel whose loops hold a barrier (blocks kept in step), the misses
 //!   of one run of consecutive blocks dealt to one GPC (16 on the H200) in the same replay step
 //!   reach L2 once per 4 SMs, for the whole run of the warps (measured by SM id and in tiled
-//!   products);
+//!   products); in later waves such a kernel's TPC mates merge for the warps' whole run too;
 //! - one L2 of the profile's model capacity (on the H200 two thirds of the physical size, as
 //!   measured): sectored 128-byte lines, fully associative, LRU, write-back. A read miss fetches
 //!   the DRAM granule around the sector (its sectors not already valid). A store that fills
@@ -824,14 +824,17 @@ impl CacheModel {
             let mut miss = mask & !hit;
             let mut merged = 0u8;
             // Blocks kept in step by barriers merge across the TPCs of their GPC for their whole
-            // run, at most `run_merge_sms` SMs per L2 read; otherwise TPC mates while young.
+            // run in the first wave, at most `run_merge_sms` SMs per L2 read, and as TPC mates
+            // for their whole run in later waves (the barriers keep the two SMs of a TPC
+            // together; the H200's TPC mates kept merging when one started 10 us late, the
+            // late SM catching up); otherwise TPC mates while young.
             let runs = self.in_step_runs && self.wave == 0;
             let (group, cap) = if runs {
                 (RUN_KEYS + self.run as i64, self.profile.run_merge_sms.min(u8::MAX as u32) as u8)
             } else {
                 ((self.sm as u32 / self.merge_group) as i64, 0)
             };
-            if miss != 0 && (runs || self.merge_group > 1 && self.step < self.sync_accesses) {
+            if miss != 0 && (runs || self.merge_group > 1 && (self.in_step_runs || self.step < self.sync_accesses)) {
                 for b in 0..4 {
                     if miss & (1 << b) != 0 {
                         let key = ((line * SECTORS_PER_LINE + b as i64) << 16) + group;

@@ -439,7 +439,7 @@ fn boundaries(
     }
     if m.in_step_runs {
         assumptions.push(format!(
-            "a loop of the kernel holds a barrier, which keeps blocks in step: in the first wave, misses to one sector by the blocks of one run of {} consecutive blocks (dealt to one GPC, as measured) in the same replay step reach L2 once per {} SMs, for the warps' whole run (the H200 merged a third of a single-wave tiled product's misses); later waves, placed dynamically, merge as TPC mates only{}",
+            "a loop of the kernel holds a barrier, which keeps blocks in step: in the first wave, misses to one sector by the blocks of one run of {} consecutive blocks (dealt to one GPC, as measured) in the same replay step reach L2 once per {} SMs, for the warps' whole run (the H200 merged a third of a single-wave tiled product's misses); later waves, placed dynamically, merge as TPC mates, for the warps' whole run too (the barriers keep the two SMs of a TPC together; the H200's TPC mates kept merging when one started 10 us late){}",
             p.run_blocks,
             p.run_merge_sms,
             if m.sample.is_some_and(|s| s.total_waves > 1) { " (the sampled waves are later waves: their ratios leave the first wave's merging out, an upper estimate of L2 reads)" } else { "" }
