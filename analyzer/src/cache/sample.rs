@@ -221,8 +221,8 @@ pub fn stream_with(
         // A whole unit's cost (the launch's mean per block times a unit's blocks): a launch
         // whose last wave is partial, or whose grid fills few SMs, has fewer blocks than
         // `total_units` whole units, and the sample should cost at most the budget.
-        let unit_blocks = (m.merge_group as u64 * together).min(blocks.max(1));
-        let per_unit = ((cost as f64 / blocks.max(1) as f64 * unit_blocks as f64).ceil() as u64).max(1);
+        let unit_size = (m.merge_group as u64 * together).min(blocks.max(1));
+        let per_unit = ((cost as f64 / blocks.max(1) as f64 * unit_size as f64).ceil() as u64).max(1);
         let n = (budget / per_unit).clamp(1, total_units);
         over = per_unit > budget;
         if over && !windows {
