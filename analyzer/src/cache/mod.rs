@@ -1025,7 +1025,7 @@ fn gcd(a: u64, b: u64) -> u64 {
 /// every block of an SM in one column of a grid whose width divides it).
 pub fn later_wave_sm(shuffled: bool, sms: u64, group: u64, wave: u64, slot: u64) -> u64 {
     let g = group.max(1);
-    if !shuffled || sms % g != 0 {
+    if !shuffled || !sms.is_multiple_of(g) {
         return (slot % sms + wave * WAVE_ROTATION) % sms;
     }
     let groups = sms / g;
@@ -1037,7 +1037,7 @@ pub fn later_wave_sm(shuffled: bool, sms: u64, group: u64, wave: u64, slot: u64)
 /// The slot of a later wave's round `round` that [`later_wave_sm`] puts on SM `sm`.
 pub fn later_wave_slot(shuffled: bool, sms: u64, group: u64, wave: u64, round: u64, sm: u64) -> u64 {
     let g = group.max(1);
-    if !shuffled || sms % g != 0 {
+    if !shuffled || !sms.is_multiple_of(g) {
         let turn = wave * WAVE_ROTATION % sms;
         return round * sms + (sm + sms - turn) % sms;
     }
