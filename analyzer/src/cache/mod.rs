@@ -18,7 +18,7 @@
 //!   in the first wave of a kernel whose loops hold a barrier (blocks kept in step), the misses
 //!   of one run of consecutive blocks dealt to one GPC (16 on the H200) in the same replay step
 //!   reach L2 once per 4 SMs, for the whole run of the warps (measured by SM id and in tiled
-//!   products);
+//!   products); in later waves such a kernel's TPC mates merge for the warps' whole run too;
 //! - one L2 of the profile's model capacity (on the H200 two thirds of the physical size, as
 //!   measured): sectored 128-byte lines, fully associative, LRU, write-back. A read miss fetches
 //!   the DRAM granule around the sector (its sectors not already valid). A store that fills
@@ -295,8 +295,16 @@ pub struct CacheModel {
     /// Whether misses of one run of blocks (see [`crate::gpu::Profile::run_blocks`]) merge in
     /// the first wave: set for kernels whose loops hold a barrier, which keeps blocks in step.
     pub in_step_runs: bool,
-    /// Run of the access being replayed (its block's place in the wave / `run_blocks`).
+    /// Run of the access being replayed (see `run_of`).
     run: u32,
+    /// The run of each slot of a wave: where the profile knows the GPCs, the dealer's turns
+    /// (consecutive slots dealt to one GPC: blocks that start together on SMs whose misses
+    /// merge), else runs of `run_blocks` consecutive slots.
+    run_of: Vec<u32>,
+    /// The SM of each slot of a wave (the profile's [`crate::gpu::Dealing`]), and each SM's
+    /// slots in dealing order.
+    deal: Vec<u32>,
+    pub(crate) slots_of: Vec<Vec<u32>>,
     /// SMs per merge group (the profile's `merge_group_sms`).
     pub merge_group: u32,
     /// Accesses of a warp (counted from its first) that can still merge with another SM's:
@@ -431,6 +439,9 @@ impl crate::engine::SectorSink for CacheModel {
     fn warm(&mut self, on: bool) {
         self.warming = on;
     }
+    fn counts_shared(&self) -> bool {
+        false
+    }
 }
 
 impl Default for CacheModel {
@@ -462,6 +473,27 @@ impl CacheModel {
         let occupancy = p.occupancy(threads_per_block, shared_per_block);
         let together = resident_together(p, &occupancy, blocks);
         let l1_lines = (occupancy.l1_bytes / p.line_bytes as u64) as usize;
+        let deal = p.dealing.order(p.sms, together as u32);
+        let mut slots_of = vec![Vec::with_capacity(together as usize); p.sms.max(1) as usize];
+        for (slot, &sm) in deal.iter().enumerate() {
+            slots_of[sm as usize].push(slot as u32);
+        }
+        let run_of: Vec<u32> = match deal.first().and_then(|&s| p.dealing.gpc(p.sms, s)) {
+            Some(_) => {
+                let gpc = |s: u32| p.dealing.gpc(p.sms, s).unwrap_or(0);
+                let mut turn = 0u32;
+                deal.iter()
+                    .enumerate()
+                    .map(|(i, &s)| {
+                        if i > 0 && gpc(s) != gpc(deal[i - 1]) {
+                            turn += 1;
+                        }
+                        turn
+                    })
+                    .collect()
+            }
+            None => (0..deal.len() as u32).map(|i| i / p.run_blocks.max(1)).collect(),
+        };
         CacheModel {
             profile: p,
             occupancy,
@@ -496,6 +528,9 @@ impl CacheModel {
             in_flight: FastMap::default(),
             in_step_runs: false,
             run: 0,
+            deal,
+            slots_of,
+            run_of,
             merge_group: p.merge_group_sms.max(1),
             sync_accesses: (SYNC_WORK / DEFAULT_WORK_PER_ACCESS) as u32,
             slot: 0,
@@ -543,11 +578,16 @@ impl CacheModel {
         (block / self.per_wave(), self.sm_of(block) / self.merge_group as u64)
     }
 
-    /// The SM block `block` runs on: round-robin within its wave, the wave's assignment
-    /// rotated by [`WAVE_ROTATION`] SMs per wave.
+    /// The SM block `block` runs on: in the first wave as the profile deals it
+    /// ([`crate::gpu::Dealing`], measured on the H200); later waves, placed dynamically,
+    /// round-robin with the assignment rotated by [`WAVE_ROTATION`] SMs per wave.
     pub fn sm_of(&self, block: u64) -> u64 {
         let sms = self.profile.sms.max(1) as u64;
-        (block % self.per_wave() % sms + block / self.per_wave() * WAVE_ROTATION) % sms
+        let (wave, slot) = (block / self.per_wave(), block % self.per_wave());
+        match self.deal.get(slot as usize) {
+            Some(&s) if wave == 0 => s as u64,
+            _ => later_wave_sm(self.profile.dealing.shuffles(), sms, self.merge_group as u64, wave, slot),
+        }
     }
 
     pub fn begin_block(&mut self, block: u64) {
@@ -729,7 +769,7 @@ impl CacheModel {
         self.pending.push(Pending {
             seq: self.warp_seq,
             sm: self.sm as u32,
-            run: self.slot / self.profile.run_blocks.max(1),
+            run: self.run_of.get(self.slot as usize).copied().unwrap_or(0),
             op: op as u32,
             kind,
             cache,
@@ -784,14 +824,17 @@ impl CacheModel {
             let mut miss = mask & !hit;
             let mut merged = 0u8;
             // Blocks kept in step by barriers merge across the TPCs of their GPC for their whole
-            // run, at most `run_merge_sms` SMs per L2 read; otherwise TPC mates while young.
+            // run in the first wave, at most `run_merge_sms` SMs per L2 read, and as TPC mates
+            // for their whole run in later waves (the barriers keep the two SMs of a TPC
+            // together; the H200's TPC mates kept merging when one started 10 us late, the
+            // late SM catching up); otherwise TPC mates while young.
             let runs = self.in_step_runs && self.wave == 0;
             let (group, cap) = if runs {
                 (RUN_KEYS + self.run as i64, self.profile.run_merge_sms.min(u8::MAX as u32) as u8)
             } else {
                 ((self.sm as u32 / self.merge_group) as i64, 0)
             };
-            if miss != 0 && (runs || self.merge_group > 1 && self.step < self.sync_accesses) {
+            if miss != 0 && (runs || self.merge_group > 1 && (self.in_step_runs || self.step < self.sync_accesses)) {
                 for b in 0..4 {
                     if miss & (1 << b) != 0 {
                         let key = ((line * SECTORS_PER_LINE + b as i64) << 16) + group;
@@ -948,6 +991,61 @@ impl CacheModel {
     pub fn l2_state(&self, line: i64) -> Option<L2Line> {
         self.l2.iter_mru().find(|(k, _)| *k == line).map(|(_, v)| *v)
     }
+}
+
+/// The multiplier and offset of round `round` of wave `wave` (`round`: the slots `round x SMs`
+/// to `round x SMs + SMs - 1`): an affine permutation `x -> (a x + b) mod groups` of the merge
+/// groups, `a` a unit modulo `groups`, both from a hash of the pair.
+fn shuffle(groups: u64, wave: u64, round: u64) -> (u64, u64) {
+    let mut h = LineHasher::default();
+    h.write_u64(wave.wrapping_mul(0x9e37_79b9) ^ round);
+    h.write_u64(round.wrapping_add(wave << 20));
+    let x = h.finish();
+    let units: Vec<u64> = (1..groups.max(2)).filter(|&a| gcd(a, groups) == 1).collect();
+    let a = units.get((x % units.len().max(1) as u64) as usize).copied().unwrap_or(1);
+    (a, (x >> 32) % groups.max(1))
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// The SM of slot `slot` of a later wave (`wave` >= 1); without `shuffled` (profiles whose
+/// placement was not measured) the round-robin turned by [`WAVE_ROTATION`] SMs. Later waves are placed dynamically (a
+/// block goes to whichever SM frees a slot first, measured on the H200): consecutive blocks
+/// still went to the two SMs of one TPC (`validate/results/reuse/probes/place.csv.gz`, the
+/// second wave: 128, 129, 102, 103, 128, 129, 102, 103, 58, ...), but which TPC bore no fixed
+/// relation to the block's place. So each round of a later wave (every SM's `r`-th block)
+/// deals its merge groups in an order of their own, an affine permutation from a hash of the
+/// wave and round: an SM's blocks of one wave are not a fixed stride apart (a fixed stride puts
+/// every block of an SM in one column of a grid whose width divides it).
+pub fn later_wave_sm(shuffled: bool, sms: u64, group: u64, wave: u64, slot: u64) -> u64 {
+    let g = group.max(1);
+    if !shuffled || !sms.is_multiple_of(g) {
+        return (slot % sms + wave * WAVE_ROTATION) % sms;
+    }
+    let groups = sms / g;
+    let (round, p) = (slot / sms, slot % sms);
+    let (a, b) = shuffle(groups, wave, round);
+    ((a * (p / g) + b) % groups) * g + p % g
+}
+
+/// The slot of a later wave's round `round` that [`later_wave_sm`] puts on SM `sm`.
+pub fn later_wave_slot(shuffled: bool, sms: u64, group: u64, wave: u64, round: u64, sm: u64) -> u64 {
+    let g = group.max(1);
+    if !shuffled || !sms.is_multiple_of(g) {
+        let turn = wave * WAVE_ROTATION % sms;
+        return round * sms + (sm + sms - turn) % sms;
+    }
+    let groups = sms / g;
+    let (a, b) = shuffle(groups, wave, round);
+    let inv = (1..groups.max(2)).find(|&i| a * i % groups == 1 % groups).unwrap_or(1);
+    let x = (sm / g + groups - b) % groups * inv % groups;
+    round * sms + x * g + sm % g
 }
 
 /// Whether some loop of the kernel holds a barrier: its blocks wait for each other every

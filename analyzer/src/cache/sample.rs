@@ -94,16 +94,29 @@ struct Shape {
     together: u64,
     /// Blocks per SM sent (all `together`, fewer when one unit is over the budget).
     rounds: u64,
+    /// Whether later waves are shuffled ([`crate::gpu::Dealing::shuffles`]).
+    shuffled: bool,
 }
 
-/// The blocks of unit `(wave, group)` in launch order (see [`CacheModel::sm_of`]).
-fn unit_blocks(s: Shape, blocks: u64, wave: u64, group: u64) -> impl Iterator<Item = u64> {
-    let Shape { sms, group: g, together, rounds } = s;
+/// The blocks of unit `(wave, group)`, each SM's `r`-th block of the wave before any SM's
+/// `r + 1`-th (see [`CacheModel::sm_of`]; `slots_of`: each SM's slots of the first wave in
+/// dealing order).
+fn unit_blocks(
+    s: Shape,
+    slots_of: &[Vec<u32>],
+    blocks: u64,
+    wave: u64,
+    group: u64,
+) -> impl Iterator<Item = u64> + '_ {
+    let Shape { sms, group: g, together, rounds, shuffled } = s;
     let base = wave * sms * together;
-    let turn = wave * super::WAVE_ROTATION % sms;
     (0..rounds.min(together)).flat_map(move |r| {
         (group * g..((group + 1) * g).min(sms))
-            .map(move |sm| base + r * sms + (sm + sms - turn) % sms)
+            .filter_map(move |sm| match wave {
+                0 => slots_of[sm as usize].get(r as usize).map(|&slot| slot as u64),
+                _ => Some(super::later_wave_slot(shuffled, sms, g, wave, r, sm)),
+            })
+            .map(move |slot| base + slot)
             .filter(move |&b| b < blocks)
     })
 }
@@ -205,7 +218,11 @@ pub fn stream_with(
     let picks: Vec<(u64, u64)> = if cost <= budget {
         (0..total_units).map(|u| (u / groups, u % groups)).collect()
     } else {
-        let per_unit = (cost / total_units).max(1);
+        // A whole unit's cost (the launch's mean per block times a unit's blocks): a launch
+        // whose last wave is partial, or whose grid fills few SMs, has fewer blocks than
+        // `total_units` whole units, and the sample should cost at most the budget.
+        let unit_size = (m.merge_group as u64 * together).min(blocks.max(1));
+        let per_unit = ((cost as f64 / blocks.max(1) as f64 * unit_size as f64).ceil() as u64).max(1);
         let n = (budget / per_unit).clamp(1, total_units);
         over = per_unit > budget;
         if over && !windows {
@@ -234,13 +251,22 @@ pub fn stream_with(
             (0..groups).map(|g| (w, g)).collect()
         } else {
             // Less than a wave: neighbouring groups of the middle wave (neighbouring blocks,
-            // so that what they share in L2 is seen), among the groups that have blocks.
+            // so that what they share in L2 is seen), among the groups that have blocks, in
+            // the order their first block of the wave is dealt.
             let w = total_waves / 2;
-            let in_wave = (blocks - w * per_wave).min(per_wave).min(m.profile.sms.max(1) as u64);
-            let here = in_wave.div_ceil(m.merge_group as u64).max(1);
-            let n = n.min(here);
-            let first = (here - n) / 2;
-            (first..first + n).map(|g| (w, g)).collect()
+            let mut here: Vec<u64> = Vec::new();
+            for b in w * per_wave..((w + 1) * per_wave).min(blocks) {
+                let g = m.unit_of(b).1;
+                if !here.contains(&g) {
+                    here.push(g);
+                }
+                if here.len() as u64 == groups {
+                    break;
+                }
+            }
+            let n = (n as usize).min(here.len()).max(1);
+            let first = (here.len().max(n) - n) / 2;
+            here.iter().skip(first).take(n).map(|&g| (w, g)).collect()
         }
     };
     let sampled = picks.len() as u64 != total_units || rounds < together;
@@ -262,8 +288,15 @@ pub fn stream_with(
     m.budget = u64::MAX;
     m.warm_waves = warm;
     let mut info = Sample { rounds, units: counted, total_units, waves: waves.len() as u64, total_waves, l2_share };
-    let mut shape = Shape { sms: m.profile.sms.max(1) as u64, group: m.merge_group as u64, together, rounds };
-    let picked: u64 = picks.iter().map(|&(w, g)| unit_blocks(shape, blocks, w, g).count() as u64).sum();
+    let slots_of = m.slots_of.clone();
+    let mut shape = Shape {
+        sms: m.profile.sms.max(1) as u64,
+        group: m.merge_group as u64,
+        together,
+        rounds,
+        shuffled: m.profile.dealing.shuffles(),
+    };
+    let picked: u64 = picks.iter().map(|&(w, g)| unit_blocks(shape, &slots_of, blocks, w, g).count() as u64).sum();
     // A sample in iteration windows gets half the budget: the engine's steps in windows cost
     // more than in whole loops (the jumps), and the estimate should stay near half a second.
     let window_budget = budget / 2;
@@ -282,27 +315,21 @@ pub fn stream_with(
         // The first block alone shows what a block costs in windows (a loop gives only so few
         // windows); where the sample's blocks would still be over the budget, its SMs run fewer
         // of their resident blocks, as without windows.
-        let mut order = picks.iter().flat_map(|&(w, g)| unit_blocks(shape, blocks, w, g));
+        let mut order = picks.iter().flat_map(|&(w, g)| unit_blocks(shape, &slots_of, blocks, w, g));
         let first = order.next();
         run(setup, &mut first.into_iter(), &mut m).and_then(|work| {
             let per_block = (work + m.simulated_sectors).max(1);
             let affordable = (window_budget / per_block).max(1);
-            if std::env::var("WT26_DEBUG").is_ok() {
-                #[allow(clippy::print_stderr)]
-                {
-                    eprintln!("FIRST work {work} per_block {per_block} affordable {affordable} picked {picked}");
-                }
-            }
             if affordable < picked {
                 let per_round = (picks.len() as u64 * m.merge_group as u64).max(1);
                 shape.rounds = (affordable / per_round).clamp(1, shape.rounds);
                 info.rounds = shape.rounds;
             }
-            let mut rest = picks.iter().flat_map(|&(w, g)| unit_blocks(shape, blocks, w, g)).skip(1);
+            let mut rest = picks.iter().flat_map(|&(w, g)| unit_blocks(shape, &slots_of, blocks, w, g)).skip(1);
             run(setup, &mut rest, &mut m)
         })
     } else {
-        let mut order = picks.iter().flat_map(|&(w, g)| unit_blocks(shape, blocks, w, g));
+        let mut order = picks.iter().flat_map(|&(w, g)| unit_blocks(shape, &slots_of, blocks, w, g));
         run(setup, &mut order, &mut m)
     };
     match r {
@@ -322,12 +349,6 @@ pub fn stream_with(
         Err(d) => return Err(d),
     }
     m.flush();
-    if std::env::var("WT26_DEBUG").is_ok() {
-        #[allow(clippy::print_stderr)]
-        {
-            eprintln!("DEBUG cost {cost} budget {budget} blocks {blocks} frac {} jumps {} skipped it {} acc {} simsect {} elapsed {:?} picks {}", m.loop_fraction, m.jumps, m.skipped_iterations, m.skipped_accesses, m.simulated_sectors, start.elapsed(), picks.len());
-        }
-    }
     m.sample = (sampled || m.windowed_warps > 0 || m.jumps > 0).then_some(info);
     Ok(m)
 }

@@ -25,6 +25,7 @@ const TINY_PROFILE: Profile = Profile {
     merge_group_sms: 1,
     run_blocks: 0,
     run_merge_sms: 0,
+    dealing: crate::gpu::Dealing::RoundRobin,
     source: "test",
 };
 static TINY: Profile = TINY_PROFILE;
@@ -246,8 +247,16 @@ fn units_are_waves_times_groups() {
     assert_eq!(m.unit_of(0), (0, 0));
     assert_eq!(m.unit_of(131), (0, 65)); // SM 131
     assert_eq!(m.unit_of(132 + 5), (0, 2)); // SM 5
-    assert_eq!(m.unit_of(1056 + 8), (1, 34)); // next wave, turned by 61 SMs: SM 69
-    assert_eq!(m.sm_of(2 * 1056 + 10), (10 + 122) % 132);
+    // Later waves: every round of 132 blocks on all 132 SMs, consecutive pairs on one TPC.
+    for wave in 1..3u64 {
+        let sms: std::collections::BTreeSet<u64> = (0..132).map(|p| m.sm_of(wave * 1056 + 264 + p)).collect();
+        assert_eq!(sms.len(), 132);
+        for p in (0..132).step_by(2) {
+            let b = wave * 1056 + p;
+            assert_eq!(m.unit_of(b), m.unit_of(b + 1));
+            assert_eq!(m.unit_of(b).0, wave);
+        }
+    }
 }
 
 /// A kernel whose blocks all behave alike: each block's 8 warps read the same 32 floats
@@ -388,4 +397,31 @@ fn loop_barrier_needs_a_barrier_inside_a_loop() {
                  for (int i = 0; i < n; ++i) { s[threadIdx.x] = a[i * 32 + threadIdx.x]; __syncthreads(); \
                  if (threadIdx.x == 0) t += s[5]; __syncthreads(); } a[threadIdx.x] = t; }";
     assert!(loop_barrier(&lowered(tiled)));
+}
+
+#[test]
+fn later_waves_keep_tpc_pairs_and_invert() {
+    // Every round of a later wave puts one block on each SM, consecutive slots 2k, 2k+1 on the
+    // two SMs of one TPC, and `later_wave_slot` finds the slot again.
+    for wave in 1..4u64 {
+        for round in 0..3u64 {
+            let mut seen = [false; 132];
+            for p in 0..132u64 {
+                let slot = round * 132 + p;
+                let sm = super::later_wave_sm(true, 132, 2, wave, slot);
+                assert!(!seen[sm as usize], "wave {wave} round {round}: SM {sm} twice");
+                seen[sm as usize] = true;
+                assert_eq!(sm % 2, p % 2);
+                if p % 2 == 1 {
+                    assert_eq!(sm - 1, super::later_wave_sm(true, 132, 2, wave, slot - 1));
+                }
+                assert_eq!(super::later_wave_slot(true, 132, 2, wave, round, sm), slot);
+            }
+        }
+    }
+    // An SM's blocks of one wave are not a fixed stride apart: with 8 rounds, a grid 12 blocks
+    // wide (12 divides 132) puts them in more than one column.
+    let cols: std::collections::BTreeSet<u64> =
+        (0..8).map(|r| (1056 + super::later_wave_slot(true, 132, 2, 1, r, 0)) % 12).collect();
+    assert!(cols.len() > 1, "{cols:?}");
 }

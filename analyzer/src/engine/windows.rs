@@ -316,15 +316,6 @@ impl Engine<'_> {
                     self.give_up(a);
                     return;
                 }
-                if std::env::var("WT26_DEBUG2").is_ok() {
-                    #[allow(clippy::print_stderr)]
-                    {
-                        eprintln!(
-                            "DECIDE total {total} w {w} n {n} c {c} frac {} t {} r {r} per_iter {}",
-                            a.frac, a.t, a.per_iter
-                        );
-                    }
-                }
                 a.cycle = Some(c);
                 a.target = w;
                 // Loops inside this one run whole (see the module's doc).

@@ -292,7 +292,11 @@ fn profile_assumptions(p: &Profile, o: &Occupancy, together: u64, sync_accesses:
             p.dram_granule_bytes
         ),
         "DRAM writes: dirty lines evicted during the kernel; what stays dirty in L2 at the end is written after the kernel".to_string(),
-        format!("later waves placed dynamically (on the H200 a block of the next wave went to whichever SM freed a slot first, and the blocks of a wave started within about a microsecond of each other): each wave's round-robin assignment is turned by {} SMs, so an SM's blocks of one wave bear no fixed relation to those of the wave before; L1 contents outlive a wave", crate::cache::WAVE_ROTATION),
+        if p.dealing.shuffles() {
+            "later waves placed dynamically (on the H200 a block of the next wave went to whichever SM freed a slot first, consecutive blocks still to the two SMs of one TPC, and the blocks of a wave started within about a microsecond of each other): each round of a later wave (every SM's next block) deals the TPCs in an order of its own (a hashed affine permutation), so an SM's blocks of one wave are no fixed stride apart and bear no fixed relation to those of the wave before; L1 contents outlive a wave".to_string()
+        } else {
+            format!("later waves placed dynamically (on the H200 a block of the next wave went to whichever SM freed a slot first, and the blocks of a wave started within about a microsecond of each other): each wave's round-robin assignment is turned by {} SMs, so an SM's blocks of one wave bear no fixed relation to those of the wave before; L1 contents outlive a wave", crate::cache::WAVE_ROTATION)
+        },
         "misses to one sector by warps of one SM while it is in flight: one L2 read, the others L1 hits (measured: 1 to 32 warps of a block reading a line together gave one SM's misses)".to_string(),
         "global atomics (RED, ATOM) are performed in L2: no L1 lookup, not in the L1->L2 read and write sectors (as the H200 counts them), but a sector absent from L2 is read from DRAM first and left dirty (the H200 read one DRAM sector per atomic sector of a fresh array)".to_string(),
         format!(
@@ -435,7 +439,7 @@ fn boundaries(
     }
     if m.in_step_runs {
         assumptions.push(format!(
-            "a loop of the kernel holds a barrier, which keeps blocks in step: in the first wave, misses to one sector by the blocks of one run of {} consecutive blocks (dealt to one GPC, as measured) in the same replay step reach L2 once per {} SMs, for the warps' whole run (the H200 merged a third of a single-wave tiled product's misses); later waves, placed dynamically, merge as TPC mates only{}",
+            "a loop of the kernel holds a barrier, which keeps blocks in step: in the first wave, misses to one sector by the blocks of one run of {} consecutive blocks (dealt to one GPC, as measured) in the same replay step reach L2 once per {} SMs, for the warps' whole run (the H200 merged a third of a single-wave tiled product's misses); later waves, placed dynamically, merge as TPC mates, for the warps' whole run too (the barriers keep the two SMs of a TPC together; the H200's TPC mates kept merging when one started 10 us late){}",
             p.run_blocks,
             p.run_merge_sms,
             if m.sample.is_some_and(|s| s.total_waves > 1) { " (the sampled waves are later waves: their ratios leave the first wave's merging out, an upper estimate of L2 reads)" } else { "" }
