@@ -2,8 +2,9 @@
 //! (a unit over the budget runs fewer of its resident blocks, each block's loops whole) against
 //! the iteration windows (long loops of the sampled blocks in windows, jumps over the rest), in
 //! one run, on the launches whose trip counts made the estimate run out: the register-tiled
-//! 4096^3 SGEMM, the naive 4096^3 product and the triangular nest (8 blocks of 256 threads,
-//! n = 2048; the windows alone). Each is the whole analysis as the library runs it, without a
+//! 4096^3 SGEMM, the naive 4096^3 product, the triangular nest (8 blocks of 256 threads,
+//! n = 2048; the windows alone) and the shared-memory tiled products (4096^3, and 768^3, the
+//! slowest example launch's estimate). Each is the whole analysis as the library runs it, without a
 //! time limit (so that today's model is timed to its end, not to the CLI's 1 s).
 //!
 //! `cargo bench -p sector-analyzer --features bench --bench windows`; `-- sgemm_4096` for the first alone.
@@ -48,6 +49,10 @@ fn launches() -> Vec<(&'static str, PathBuf, AnalyzeOptions)> {
             opts("gemm_naive", "256,256", "16,16", &[("n", "4096")]),
         ),
         ("tri_nest_2048", file("tests/estimate/tri_nest.cu"), opts("tri_nest", "8", "256", &[("n", "2048")])),
+        // The shared-memory tiled products: 4096^3 in 16 x 16 tiles, and the slowest example
+        // launch's estimate (reuse_gemm_tiled_768_t16).
+        ("tiled_4096_t16", file("../examples/reuse_gemm_tiled.cu"), opts("gemm_tiled", "256,256", "16,16", &[("n", "4096")])),
+        ("tiled_768_t16", file("../examples/reuse_gemm_tiled.cu"), opts("gemm_tiled", "48,48", "16,16", &[("n", "768")])),
     ]
 }
 
