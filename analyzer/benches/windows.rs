@@ -51,8 +51,16 @@ fn launches() -> Vec<(&'static str, PathBuf, AnalyzeOptions)> {
         ("tri_nest_2048", file("tests/estimate/tri_nest.cu"), opts("tri_nest", "8", "256", &[("n", "2048")])),
         // The shared-memory tiled products: 4096^3 in 16 x 16 tiles, and the slowest example
         // launch's estimate (reuse_gemm_tiled_768_t16).
-        ("tiled_4096_t16", file("../examples/reuse_gemm_tiled.cu"), opts("gemm_tiled", "256,256", "16,16", &[("n", "4096")])),
-        ("tiled_768_t16", file("../examples/reuse_gemm_tiled.cu"), opts("gemm_tiled", "48,48", "16,16", &[("n", "768")])),
+        (
+            "tiled_4096_t16",
+            file("../examples/reuse_gemm_tiled.cu"),
+            opts("gemm_tiled", "256,256", "16,16", &[("n", "4096")]),
+        ),
+        (
+            "tiled_768_t16",
+            file("../examples/reuse_gemm_tiled.cu"),
+            opts("gemm_tiled", "48,48", "16,16", &[("n", "768")]),
+        ),
     ]
 }
 

@@ -1,19 +1,11 @@
 //! C++ constructs the census of public CUDA code (scripts/census.py) met: each test's numbers
 //! are worked out by hand in its comment.
 
+use crate::support::{failure, options as opts, sheet_with, total};
 use sector_analyzer::{analyze_source, AnalyzeOptions, Sheet};
 
-fn opts(grid: &str, block: &str, args: &[(&str, &str)]) -> AnalyzeOptions {
-    AnalyzeOptions {
-        grid: grid.into(),
-        block: block.into(),
-        args: args.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-        ..Default::default()
-    }
-}
-
 fn run_with(src: &str, o: AnalyzeOptions) -> Sheet {
-    analyze_source("m.cu", src, &o).unwrap_or_else(|f| panic!("{}", f.one_line())).sheet
+    sheet_with(src, &o)
 }
 
 fn run(src: &str, grid: &str, block: &str, args: &[(&str, &str)]) -> Sheet {
@@ -21,18 +13,7 @@ fn run(src: &str, grid: &str, block: &str, args: &[(&str, &str)]) -> Sheet {
 }
 
 fn fail(src: &str, args: &[(&str, &str)]) -> String {
-    match analyze_source("m.cu", src, &opts("1", "32", args)) {
-        Ok(_) => panic!("expected an error"),
-        Err(f) => f.one_line(),
-    }
-}
-
-/// (requests, sectors) of the rows with this op and space.
-fn total(s: &Sheet, space: &str, op: &str) -> (u64, u64) {
-    s.instructions
-        .iter()
-        .filter(|r| r.space == space && r.op == op)
-        .fold((0, 0), |(a, b), r| (a + r.requests, b + r.sectors))
+    failure(src, &opts("1", "32", args))
 }
 
 /// (requests, wavefronts) of the shared rows with this op.

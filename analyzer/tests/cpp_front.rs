@@ -1,38 +1,19 @@
 //! The C++ the CUDA front end accepts (docs/src/cpp.md): each test's numbers are worked out by hand
 //! in its comment.
 
-use sector_analyzer::{analyze_source, AnalyzeOptions, Sheet};
-
-fn opts(grid: &str, block: &str, args: &[(&str, &str)]) -> AnalyzeOptions {
-    AnalyzeOptions {
-        grid: grid.into(),
-        block: block.into(),
-        args: args.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-        ..Default::default()
-    }
-}
+use crate::support::{failure, options as opts, sheet_with, total};
+use sector_analyzer::{analyze_source, Sheet};
 
 fn run(src: &str, kernel: &str, grid: &str, block: &str, args: &[(&str, &str)]) -> Sheet {
     let mut o = opts(grid, block, args);
     o.kernel = Some(kernel.into());
-    analyze_source("m.cu", src, &o).unwrap_or_else(|f| panic!("{}", f.one_line())).sheet
+    sheet_with(src, &o)
 }
 
 fn fail(src: &str, kernel: &str, args: &[(&str, &str)]) -> String {
     let mut o = opts("1", "32", args);
     o.kernel = Some(kernel.into());
-    match analyze_source("m.cu", src, &o) {
-        Ok(_) => panic!("expected an error"),
-        Err(f) => f.one_line(),
-    }
-}
-
-/// (requests, sectors) of the rows with this op and space.
-fn total(s: &Sheet, space: &str, op: &str) -> (u64, u64) {
-    s.instructions
-        .iter()
-        .filter(|r| r.space == space && r.op == op)
-        .fold((0, 0), |(a, b), r| (a + r.requests, b + r.sectors))
+    failure(src, &o)
 }
 
 #[test]

@@ -2,34 +2,15 @@
 //! numbers are worked out by hand in its comment (a warp is 32 lanes; a sector 32 bytes;
 //! pointer parameters start 256-byte aligned).
 
+use crate::support::{failure, options as opts, sheet, total};
 use sector_analyzer::{analyze_source, AnalyzeOptions, Sheet};
 
-fn opts(grid: &str, block: &str, args: &[(&str, &str)]) -> AnalyzeOptions {
-    AnalyzeOptions {
-        grid: grid.into(),
-        block: block.into(),
-        args: args.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-        ..Default::default()
-    }
-}
-
 fn run(src: &str, grid: &str, block: &str, args: &[(&str, &str)]) -> Sheet {
-    analyze_source("m.cu", src, &opts(grid, block, args)).unwrap_or_else(|f| panic!("{}", f.one_line())).sheet
+    sheet(src, grid, block, args)
 }
 
 fn fail(src: &str, args: &[(&str, &str)]) -> String {
-    match analyze_source("m.cu", src, &opts("1", "32", args)) {
-        Ok(_) => panic!("expected an error"),
-        Err(f) => f.one_line(),
-    }
-}
-
-/// (requests, sectors) of the rows with this op and space.
-fn total(s: &Sheet, space: &str, op: &str) -> (u64, u64) {
-    s.instructions
-        .iter()
-        .filter(|r| r.space == space && r.op == op)
-        .fold((0, 0), |(a, b), r| (a + r.requests, b + r.sectors))
+    failure(src, &opts("1", "32", args))
 }
 
 #[test]

@@ -2,19 +2,11 @@
 //! trees. Each test's numbers are worked out by hand in its comment (a warp is 32 lanes; a
 //! sector 32 bytes; pointer parameters start 256-byte aligned).
 
-use sector_analyzer::{analyze_source, AnalyzeOptions, Sheet};
+use crate::support::{sheet, total};
+use sector_analyzer::Sheet;
 
 fn run(src: &str, grid: &str, block: &str) -> Sheet {
-    let o = AnalyzeOptions { grid: grid.into(), block: block.into(), ..Default::default() };
-    analyze_source("m.cu", src, &o).unwrap_or_else(|f| panic!("{}", f.one_line())).sheet
-}
-
-/// (requests, sectors) of the rows with this op and space.
-fn total(s: &Sheet, space: &str, op: &str) -> (u64, u64) {
-    s.instructions
-        .iter()
-        .filter(|r| r.space == space && r.op == op)
-        .fold((0, 0), |(a, b), r| (a + r.requests, b + r.sectors))
+    sheet(src, grid, block, &[])
 }
 
 #[test]

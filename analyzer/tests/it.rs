@@ -39,6 +39,7 @@ mod sass;
 mod scale;
 mod seed;
 mod structure;
+mod support;
 mod sweep;
 
 /// `autotests = false` (Cargo.toml) builds only this file: a new `tests/*.rs` must be listed

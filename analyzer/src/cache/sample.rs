@@ -101,13 +101,7 @@ struct Shape {
 /// The blocks of unit `(wave, group)`, each SM's `r`-th block of the wave before any SM's
 /// `r + 1`-th (see [`CacheModel::sm_of`]; `slots_of`: each SM's slots of the first wave in
 /// dealing order).
-fn unit_blocks(
-    s: Shape,
-    slots_of: &[Vec<u32>],
-    blocks: u64,
-    wave: u64,
-    group: u64,
-) -> impl Iterator<Item = u64> + '_ {
+fn unit_blocks(s: Shape, slots_of: &[Vec<u32>], blocks: u64, wave: u64, group: u64) -> impl Iterator<Item = u64> + '_ {
     let Shape { sms, group: g, together, rounds, shuffled } = s;
     let base = wave * sms * together;
     (0..rounds.min(together)).flat_map(move |r| {

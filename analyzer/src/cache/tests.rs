@@ -247,7 +247,7 @@ fn units_are_waves_times_groups() {
     assert_eq!(m.unit_of(0), (0, 0));
     assert_eq!(m.unit_of(131), (0, 65)); // SM 131
     assert_eq!(m.unit_of(132 + 5), (0, 2)); // SM 5
-    // Later waves: every round of 132 blocks on all 132 SMs, consecutive pairs on one TPC.
+                                            // Later waves: every round of 132 blocks on all 132 SMs, consecutive pairs on one TPC.
     for wave in 1..3u64 {
         let sms: std::collections::BTreeSet<u64> = (0..132).map(|p| m.sm_of(wave * 1056 + 264 + p)).collect();
         assert_eq!(sms.len(), 132);
