@@ -350,21 +350,3 @@ fn an_explicit_specialization_of_a_method_keeps_its_own_body() {
     assert_eq!(row("p[2 * i]"), Some((1, 16)));
     assert_eq!(total(&s, "global", "store"), (1, 4));
 }
-
-#[test]
-fn a_pointer_through_a_pointer_member_of_a_constant_structure_reaches_memory() {
-    // heartwall's `float *d_in = &d_unique[bx].d_T[d_unique[bx].in_pointer];`: d_T is a pointer
-    // member, so d_in points at global memory and d_in[t] is a global load (one request per
-    // warp, 2 warps), never a constant-memory read.
-    let src = r#"
-    struct params_unique { int point_no; float *d_T; int in_pointer; };
-    __constant__ params_unique d_unique[4];
-    __global__ void k(float *out) {
-        int bx = blockIdx.x;
-        float *d_in = &d_unique[bx].d_T[d_unique[bx].in_pointer];
-        out[bx * 32 + threadIdx.x] = d_in[threadIdx.x];
-    }"#;
-    let s = run(src, "2", "32");
-    assert_eq!(total(&s, "global", "load").0, 2);
-    assert_eq!(total(&s, "global", "store"), (2, 8));
-}
