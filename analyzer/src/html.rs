@@ -628,28 +628,18 @@ fn rows_table(o: &mut String, sheet: &Sheet, worst_global: u64, worst_shared: u6
 fn totals_table(o: &mut String, sheet: &Sheet) {
     let t = &sheet.totals;
     o.push_str("<table class=\"rows\"><tr><th class=\"t\"></th><th>requests</th><th>sectors</th><th>ideal</th><th>logical bytes</th></tr>\n");
-    for (name, g, always) in [
-        ("global load", &t.global_load, true),
-        ("global store", &t.global_store, true),
-        ("global red", &t.global_red, false),
-        ("global atom", &t.global_atom, false),
-        ("async copy (in loads)", &t.global_async_copy, false),
-        ("async bypass (in loads)", &t.global_async_copy_bypass, false),
-    ] {
-        if always || g.requests > 0 {
-            let _ = writeln!(
-                o,
-                "<tr><td class=\"t\">{name}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                thousands(g.requests),
-                thousands(g.sectors),
-                thousands(g.ideal_sectors),
-                thousands(g.logical_bytes)
-            );
-        }
+    for group in t.global_groups().iter().filter(|g| g.listed()) {
+        let (name, g, note) = (group.name, group.totals, if group.in_loads { " (in loads)" } else { "" });
+        let _ = writeln!(
+            o,
+            "<tr><td class=\"t\">{name}{note}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            thousands(g.requests),
+            thousands(g.sectors),
+            thousands(g.ideal_sectors),
+            thousands(g.logical_bytes)
+        );
     }
-    for (name, s) in
-        [("shared load", &t.shared_load), ("shared store", &t.shared_store), ("shared atom", &t.shared_atom)]
-    {
+    for (name, s) in t.shared_groups() {
         if s.requests > 0 {
             let _ = writeln!(
                 o,

@@ -35,7 +35,8 @@ pub fn render(sheet: &Sheet) -> String {
     let t = &sheet.totals;
     let _ = writeln!(o, "\n| totals | requests | sectors | ideal | logical bytes |");
     let _ = writeln!(o, "|---|---:|---:|---:|---:|");
-    for (n, g) in [("global load", &t.global_load), ("global store", &t.global_store)] {
+    for g in t.global_groups().iter().filter(|g| g.listed()) {
+        let (n, g) = (g.name, g.totals);
         let _ = writeln!(
             o,
             "| {n} | {} | {} | {} | {} |",
@@ -45,43 +46,18 @@ pub fn render(sheet: &Sheet) -> String {
             thousands(g.logical_bytes)
         );
     }
-    for (n, g) in [
-        ("global red", &t.global_red),
-        ("global atom", &t.global_atom),
-        ("async copy", &t.global_async_copy),
-        ("async bypass", &t.global_async_copy_bypass),
-    ] {
-        if g.requests > 0 {
+    // Shared loads and stores always (this table's own layout), atomics where there are some.
+    for (n, s) in t.shared_groups() {
+        if n != "shared atom" || s.requests > 0 {
             let _ = writeln!(
                 o,
-                "| {n} | {} | {} | {} | {} |",
-                thousands(g.requests),
-                thousands(g.sectors),
-                thousands(g.ideal_sectors),
-                thousands(g.logical_bytes)
+                "| {n} | {} | {} wavefronts | {} | {} |",
+                thousands(s.requests),
+                thousands(s.wavefronts),
+                thousands(s.ideal_wavefronts),
+                thousands(s.logical_bytes)
             );
         }
-    }
-    for (n, s) in [("shared load", &t.shared_load), ("shared store", &t.shared_store)] {
-        let _ = writeln!(
-            o,
-            "| {n} | {} | {} wavefronts | {} | {} |",
-            thousands(s.requests),
-            thousands(s.wavefronts),
-            thousands(s.ideal_wavefronts),
-            thousands(s.logical_bytes)
-        );
-    }
-    if t.shared_atom.requests > 0 {
-        let s = &t.shared_atom;
-        let _ = writeln!(
-            o,
-            "| shared atom | {} | {} wavefronts | {} | {} |",
-            thousands(s.requests),
-            thousands(s.wavefronts),
-            thousands(s.ideal_wavefronts),
-            thousands(s.logical_bytes)
-        );
     }
     let b = &sheet.boundaries;
     if b.bounds_only {

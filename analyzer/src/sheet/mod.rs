@@ -171,6 +171,43 @@ impl SharedTotals {
     }
 }
 
+/// One kind of global access's totals, as every renderer lists them.
+pub(crate) struct GlobalGroup<'a> {
+    pub(crate) name: &'static str,
+    pub(crate) totals: &'a GlobalTotals,
+    /// Listed even when zero: loads and stores.
+    pub(crate) always: bool,
+    /// Also inside the loads' totals: the asynchronous copies.
+    pub(crate) in_loads: bool,
+}
+
+impl GlobalGroup<'_> {
+    /// Whether a renderer lists it: loads and stores always, the others where the kernel has them.
+    pub(crate) fn listed(&self) -> bool {
+        self.always || self.totals.requests > 0
+    }
+}
+
+impl Totals {
+    /// The global kinds in the order every renderer lists them.
+    pub(crate) fn global_groups(&self) -> [GlobalGroup<'_>; 6] {
+        let group = |name, totals, always, in_loads| GlobalGroup { name, totals, always, in_loads };
+        [
+            group("global load", &self.global_load, true, false),
+            group("global store", &self.global_store, true, false),
+            group("global red", &self.global_red, false, false),
+            group("global atom", &self.global_atom, false, false),
+            group("async copy", &self.global_async_copy, false, true),
+            group("async bypass", &self.global_async_copy_bypass, false, true),
+        ]
+    }
+
+    /// The shared kinds in the order every renderer lists them.
+    pub(crate) fn shared_groups(&self) -> [(&'static str, &SharedTotals); 3] {
+        [("shared load", &self.shared_load), ("shared store", &self.shared_store), ("shared atom", &self.shared_atom)]
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
 pub struct Bound {
     pub min: u64,

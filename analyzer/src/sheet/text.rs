@@ -209,21 +209,11 @@ pub fn render(sheet: &Sheet) -> String {
             String::new(),
         ]
     };
-    totals.push(global("global load", &t.global_load));
-    totals.push(global("global store", &t.global_store));
-    for (name, g) in [
-        ("global red", &t.global_red),
-        ("global atom", &t.global_atom),
-        ("async copy (in loads)", &t.global_async_copy),
-        ("async bypass (in loads)", &t.global_async_copy_bypass),
-    ] {
-        if g.requests > 0 {
-            totals.push(global(name, g));
-        }
+    for g in t.global_groups().iter().filter(|g| g.listed()) {
+        let name = if g.in_loads { format!("{} (in loads)", g.name) } else { g.name.to_string() };
+        totals.push(global(&name, g.totals));
     }
-    for (name, s) in
-        [("shared load", &t.shared_load), ("shared store", &t.shared_store), ("shared atom", &t.shared_atom)]
-    {
+    for (name, s) in t.shared_groups() {
         if s.requests > 0 {
             totals.push(vec![
                 String::new(),
@@ -422,11 +412,13 @@ pub fn render_verbose(sheet: &Sheet) -> String {
     }
     let _ = writeln!(o);
     let _ = writeln!(o, "3. totals");
-    for (name, g) in [("global load ", &t.global_load), ("global store", &t.global_store)] {
+    let groups = t.global_groups();
+    for g in groups.iter().filter(|g| g.always) {
+        let (name, g) = (g.name, g.totals);
         let spr = if g.requests == 0 { 0.0 } else { g.sectors as f64 / g.requests as f64 };
         let _ = writeln!(
             o,
-            "  {name}  requests {:>12}  sectors {:>12}  ideal {:>12}  sectors/request {:.2}  ({} sector bytes for {} logical)",
+            "  {name:<12}  requests {:>12}  sectors {:>12}  ideal {:>12}  sectors/request {:.2}  ({} sector bytes for {} logical)",
             thousands(g.requests),
             thousands(g.sectors),
             thousands(g.ideal_sectors),
@@ -436,33 +428,25 @@ pub fn render_verbose(sheet: &Sheet) -> String {
         );
     }
     // Atomics and asynchronous copies have counters of their own; shown when the kernel has them.
-    for (name, g) in [
-        ("global red  ", &t.global_red),
-        ("global atom ", &t.global_atom),
-        ("async copy  ", &t.global_async_copy),
-        ("async bypass", &t.global_async_copy_bypass),
-    ] {
-        if g.requests > 0 {
-            let _ = writeln!(
-                o,
-                "  {name}  requests {:>12}  sectors {:>12}  ideal {:>12}  sectors/request {:.2}",
-                thousands(g.requests),
-                thousands(g.sectors),
-                thousands(g.ideal_sectors),
-                g.sectors as f64 / g.requests as f64
-            );
-        }
+    for g in groups.iter().filter(|g| !g.always && g.listed()) {
+        let (name, g) = (g.name, g.totals);
+        let _ = writeln!(
+            o,
+            "  {name:<12}  requests {:>12}  sectors {:>12}  ideal {:>12}  sectors/request {:.2}",
+            thousands(g.requests),
+            thousands(g.sectors),
+            thousands(g.ideal_sectors),
+            g.sectors as f64 / g.requests as f64
+        );
     }
-    if t.global_async_copy.requests + t.global_async_copy_bypass.requests > 0 {
+    if groups.iter().any(|g| g.in_loads && g.totals.requests > 0) {
         let _ = writeln!(o, "  (global load includes the asynchronous copies, as the H200's load counters do)");
     }
-    for (name, s) in
-        [("shared load ", &t.shared_load), ("shared store", &t.shared_store), ("shared atom ", &t.shared_atom)]
-    {
+    for (name, s) in t.shared_groups() {
         if s.requests > 0 {
             let _ = writeln!(
                 o,
-                "  {name}  requests {:>12}  wavefronts {:>9}  ideal {:>12}  bank conflicts {}",
+                "  {name:<12}  requests {:>12}  wavefronts {:>9}  ideal {:>12}  bank conflicts {}",
                 thousands(s.requests),
                 thousands(s.wavefronts),
                 thousands(s.ideal_wavefronts),
