@@ -229,7 +229,15 @@ def main():
     ap.add_argument("--timeout", type=float, default=20.0)
     ap.add_argument("--jsonl")
     ap.add_argument("--extra", default="", help="more flags for every analysis, e.g. '--via sass'")
+    ap.add_argument("--retry", metavar="JSONL", help="keep the sheets of an earlier run's --jsonl and analyse only the rest again")
     a = ap.parse_args()
+    kept = {}
+    if a.retry:
+        with open(a.retry) as fh:
+            for line in fh:
+                r = json.loads(line)
+                if r["result"] == "sheet":
+                    kept[(os.path.normpath(r["file"]), r["kernel"])] = r
     incs = [x for d in a.include for x in ("-I", d)]
     launch_site = has_flag(a.tool, "--launch-site")
     files = []
@@ -253,7 +261,8 @@ def main():
             continue
         params = int_pointer_params(a.tool, path, tu_incs, a.timeout)
         for k in names:
-            rows.append(analyse(a, tu_incs, path, k, src, launch_site, params.get(k, set())))
+            old = kept.get((os.path.normpath(path), k))
+            rows.append(old or analyse(a, tu_incs, path, k, src, launch_site, params.get(k, set())))
     report(rows, a)
 
 
@@ -281,7 +290,11 @@ def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset()):
                 break
             if rc == 0:
                 own = launch_site and cmd[: len(tries[0])] == tries[0] and "--grid" not in cmd and not guessed
-                return dict(file=path, kernel=k, result="sheet", seconds=round(dt, 3), launch_site=own, fills=fills or None)
+                try:
+                    via = json.loads(out).get("via", "source")
+                except ValueError:
+                    via = "source"
+                return dict(file=path, kernel=k, result="sheet", seconds=round(dt, 3), launch_site=own, fills=fills or None, via=via)
             m = ASK_TEMPLATE.search(err) or ASK_ARG.search(err)
             if m and m.group(1) not in args:
                 args[m.group(1)] = "256"
@@ -356,10 +369,11 @@ def report(rows, a):
     total = len(rows)
     by = Counter(r["result"] for r in rows)
     site = sum(1 for r in rows if r["result"] == "sheet" and r.get("launch_site"))
-    print("| kernels | sheets | of them with the file's own launch | deliberate refusals | other refusals | timeouts |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: |")
+    sass = sum(1 for r in rows if r["result"] == "sheet" and r.get("via") == "sass")
+    print("| kernels | sheets | of them with the file's own launch | of them from the SASS | deliberate refusals | other refusals | timeouts |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     pct = lambda n: f"{n} ({100.0 * n / total:.0f}%)" if total else "0"
-    print(f"| {total} | {pct(by['sheet'])} | {site} | {pct(by['deliberate'])} | {pct(by['refused'])} | {pct(by['timeout'])} |")
+    print(f"| {total} | {pct(by['sheet'])} | {site} | {sass} | {pct(by['deliberate'])} | {pct(by['refused'])} | {pct(by['timeout'])} |")
     print()
     print("| kernels | first refusal |")
     print("| ---: | --- |")

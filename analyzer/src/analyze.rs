@@ -43,6 +43,10 @@ pub enum Via {
     Sass,
     /// SASS where a CUDA toolkit is found, else the source.
     Auto,
+    /// The source; where its front end or engine refuses a construct (what the compiler makes
+    /// of `wmma` fragments, cuRAND's state, a virtual call), the SASS when a CUDA toolkit is
+    /// found. The sheet says which was counted and what the source path refused.
+    Fallback,
 }
 
 /// Which engine counts.
@@ -577,7 +581,7 @@ pub fn counts_sass(input: &Input, opts: &AnalyzeOptions) -> bool {
     };
     is_binary_input(input)
         || match opts.via {
-            Via::Source => false,
+            Via::Source | Via::Fallback => false,
             Via::Sass => true,
             Via::Auto => !rust && toolkit_found(),
         }
@@ -592,10 +596,52 @@ fn analyze_inner(
     if counts_sass(input, opts) {
         return sass::analyze(input, opts, files);
     }
-    let module = lower(input, opts, loader, files)?;
-    let kernel = pick_kernel(&module, opts.kernel.as_deref(), files)?;
-    let sheet = sheet_of(kernel, opts, files)?;
-    Ok((sheet, module.warnings.clone()))
+    let from_source = |files: &mut SourceFiles| -> Result<(Sheet, Vec<Diagnostic>)> {
+        let module = lower(input, opts, loader, files)?;
+        let kernel = pick_kernel(&module, opts.kernel.as_deref(), files)?;
+        let sheet = sheet_of(kernel, opts, files)?;
+        Ok((sheet, module.warnings.clone()))
+    };
+    match from_source(files) {
+        Err(refused) if falls_back(input, opts, &refused) => {
+            let mut sass_files = SourceFiles::default();
+            match sass::analyze(input, opts, &mut sass_files) {
+                Ok((mut sheet, warnings)) => {
+                    let at = refused.span.map(|s| format!(" at {}", files.describe(s))).unwrap_or_default();
+                    sheet.assumptions.insert(
+                        0,
+                        format!(
+                            "counted from the SASS because the source path refuses{at}: {} (--via source shows the refusal)",
+                            refused.message
+                        ),
+                    );
+                    *files = sass_files;
+                    Ok((sheet, warnings))
+                }
+                // A value the SASS needs is the user's to give: ask for it, saying why.
+                Err(also) if matches!(also.kind, ErrorKind::MissingArgument) => {
+                    *files = sass_files;
+                    Err(also.note(format!("counting the SASS because the source path refuses: {}", refused.message)))
+                }
+                Err(also) => Err(refused.note(format!("the SASS could not be counted either: {}", also.message))),
+            }
+        }
+        r => r,
+    }
+}
+
+/// Whether a refusal of the source path is retried on the SASS ([`Via::Fallback`]): a construct
+/// the front end or an engine does not model, in CUDA source, with a toolkit to compile it.
+/// Missing values, bad launches and limits are the user's to fix and are never retried.
+fn falls_back(input: &Input, opts: &AnalyzeOptions, refused: &Diagnostic) -> bool {
+    let cuda = match input {
+        Input::File(p) => p.extension().is_some_and(|e| e != "rs"),
+        Input::Source { name, .. } => !name.ends_with(".rs"),
+    };
+    opts.via == Via::Fallback
+        && cuda
+        && matches!(refused.kind, ErrorKind::Unsupported | ErrorKind::Syntax)
+        && toolkit_found()
 }
 
 /// The sheet of a kernel lowered from source (`files` holds its source files): its rows'

@@ -118,7 +118,8 @@ fn unsupported_constructs_are_errors_at_their_place() {
         "asm.cu",
         b"__global__ void k(float* a) {\n  float v; asm(\"ld.shared.f32 %0, [%1];\" : \"=f\"(v) : \"r\"(0));\n  a[threadIdx.x] = v;\n}\n",
     );
-    let o = analyze(&p, &["--grid", "1", "--block", "32"]);
+    // (`--via source`: by default a toolkit, where one is found, would count the SASS instead.)
+    let o = analyze(&p, &["--grid", "1", "--block", "32", "--via", "source"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("asm.cu:2:") && stderr(&o).contains("ld.shared"), "{}", stderr(&o));
     // Inline PTX that moves no memory never blocks a kernel.

@@ -118,7 +118,7 @@ fn messages_as_a_compiler_words_them() {
         "__global__ void k(float *a, int mode) {\n    for (int x : {1, 2}) {\n    a[0] = 1.0f;\n    a[1] = 2.0f;\n    }\n}\n",
     )
     .unwrap();
-    let o = run(&["analyze", p.to_str().unwrap(), "--grid", "1", "--block", "32", "--arg", "mode=0"]);
+    let o = run(&["analyze", p.to_str().unwrap(), "--grid", "1", "--block", "32", "--arg", "mode=0", "--via", "source"]);
     let err = text(&o.stderr);
     assert!(err.contains("is not supported: `for (int x : {1, 2}) { ...`") && !err.contains("a[0] = 1.0f;  "), "{err}");
     // A fill shorter than the reads: index[1000..] has no value (an out-of-bounds read on a GPU).

@@ -526,6 +526,37 @@ fn the_naive_product_through_sass_counts_the_hand_derivation() {
     assert_eq!(counter(&a, "global_store_sectors"), 8192 * 4);
 }
 
+/// By default (`Via::Fallback`) a construct the source path refuses is counted from the SASS.
+/// The m16n16k16 `matrix_a` fragment (row-major halves) follows PTX's `mma.m16n8k16` layout:
+/// lane `l` holds the pairs at row `l/4` and `l/4 + 8`, columns `2(l%4)` and `2(l%4) + 8`, and
+/// each pair is one 4-byte load. With `ldm = 16` (32-byte rows) each of the 4 loads touches 8
+/// rows' 16 bytes: 8 sectors, where the warp's 512 bytes need 16 in all (ideal 4 a load).
+#[test]
+fn a_refused_construct_is_counted_from_the_sass_by_default() {
+    if !toolkit() {
+        return;
+    }
+    let src = "#include <mma.h>\nusing namespace nvcuda;\n__global__ void frag(const half *a, float *out) {\n  wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;\n  wmma::load_matrix_sync(fa, a + blockIdx.x * 256, 16);\n  float s = 0.0f;\n  for (int i = 0; i < fa.num_elements; i++) s += __half2float(fa.x[i]);\n  out[blockIdx.x * 32 + threadIdx.x] = s;\n}\n";
+    let dir = std::env::temp_dir().join(format!("se-fallback-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("frag.cu");
+    std::fs::write(&path, src).unwrap();
+    let opts = AnalyzeOptions { via: Via::Fallback, grid: "4".into(), block: "32".into(), ..Default::default() };
+    let sheet = match analyze(Input::File(&path), &opts, &DiskLoader) {
+        Ok(a) => a.sheet,
+        Err(f) => panic!("{}", f.one_line()),
+    };
+    assert_eq!(sheet.via, Some("sass"));
+    assert!(sheet.assumptions[0].contains("source path refuses") && sheet.assumptions[0].contains("frag.cu:4:"));
+    assert_eq!(counter(&sheet, "global_load_requests"), 4 * 4);
+    assert_eq!(counter(&sheet, "global_load_sectors"), 4 * 4 * 8);
+    assert_eq!(counter(&sheet, "global_store_requests"), 4);
+    assert_eq!(counter(&sheet, "global_store_sectors"), 4 * 4);
+    // Asked for the source alone, the refusal stands.
+    let strict = AnalyzeOptions { via: Via::Source, ..opts };
+    assert!(analyze(Input::File(&path), &strict, &DiskLoader).is_err());
+}
+
 #[test]
 #[allow(clippy::print_stderr)]
 fn examples_through_sass_equal_the_h200_and_differ_from_source_only_as_documented() {

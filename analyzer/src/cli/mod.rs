@@ -194,8 +194,10 @@ enum Cmd {
         #[arg(long, value_enum)]
         emit: Option<Emit>,
         /// Count the source as written, or the SASS the toolkit compiles it to (auto: SASS when a
-        /// CUDA toolkit is found). A .cubin, fatbin or executable is always counted as SASS.
-        #[arg(long, value_enum, default_value = "source")]
+        /// CUDA toolkit is found; fallback: the source, and the SASS where the source path
+        /// refuses a construct and a toolkit is found). A .cubin, fatbin or executable is always
+        /// counted as SASS.
+        #[arg(long, value_enum, default_value = "fallback")]
         via: sector_analyzer::analyze::Via,
         /// The architecture to compile for with --via sass (default: the --gpu profile's, sm_90
         /// for h200).
