@@ -255,6 +255,20 @@ impl Setup {
         let mut fills: Vec<Option<(Fill, Option<Vec<u32>>)>> = vec![None; kernel.params.len()];
         for (name, fill) in &opts.fills {
             let p = pointer_param(kernel, name, "--fill")?;
+            // Only integer elements are read back from a fill: one given for another array would
+            // be accepted and never used.
+            if let Ty::Ptr(pt) = &kernel.params[p].ty {
+                if !pt.pointee.is_int() {
+                    return Err(Diagnostic::new(
+                        ErrorKind::Usage,
+                        format!(
+                            "--fill {name}={fill}: the elements of `{name}` are {}, and fills give the values of integer arrays only",
+                            pt.pointee.display()
+                        ),
+                    )
+                    .note("fills describe the integer indices, offsets and counts that decide addresses and loops"));
+                }
+            }
             // Values the elements cannot hold would be read back as other numbers.
             if let Ty::Ptr(pt) = &kernel.params[p].ty {
                 if let Ty::Int(t) = pt.pointee {

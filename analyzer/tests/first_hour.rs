@@ -139,6 +139,14 @@ fn messages_as_a_compiler_words_them() {
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
     let err = text(&o.stderr);
     assert!(err.contains("the fill of `index` ran out: the kernel reads element 1000"), "{err}");
+    // A fill for an array of floats would never be read back: a usage error, not ignored.
+    let o = run(&[
+        "analyze", &ex("gather.cu"), "--kernel", "gather", "--grid", "8", "--block", "256", "--arg", "n=2048",
+        "--fill", "data=constant:1",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stdout));
+    let err = text(&o.stderr);
+    assert!(err.contains("--fill data=constant:1: the elements of `data` are float"), "{err}");
 }
 
 #[test]
@@ -461,7 +469,7 @@ fn doc_commands_print_what_the_docs_show() {
         "--time-limit",
         "--message-format",
         "--emit dot|ir|sass",
-        "--via source|sass|auto",
+        "--via fallback|source|sass|auto",
         "--verbose",
         "--launch-site",
     ] {
