@@ -264,3 +264,39 @@ fn file_constants_keep_c_types_and_undefined_values_are_named() {
     assert!(e.contains("undefined behaviour in C") && e.contains("overflows int"), "{e}");
     assert!(e.contains("--grid X,Y,Z"), "{e}");
 }
+
+/// C-style host code sets a `dim3`'s members one by one (`dim3 grid; grid.x = ...;`, as
+/// cuda-samples' tensor-core GEMMs do): 1,024 elements in blocks of 128 x 2 threads, 4 blocks
+/// in x; each warp stores 32 consecutive floats (4 sectors): 32 warps, 32 requests, 128 sectors.
+/// A member written inside a branch gives the variable no value.
+#[test]
+fn dim3_members_assigned_before_the_launch_are_read() {
+    let src = r#"__global__ void fill(float *out) {
+  int i = (blockIdx.x * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+  out[i] = 1.0f;
+}
+int main(int argc, char **argv) {
+  const int n = 1024;
+  dim3 gridDim;
+  dim3 blockDim;
+  blockDim.x = 128;
+  blockDim.y = 2;
+  gridDim.x = n / (blockDim.x * blockDim.y);
+  float *out;
+  fill<<<gridDim, blockDim>>>(out);
+  dim3 other(1);
+  if (argc > 1) other.x = 8;
+  fill<<<other, blockDim>>>(out);
+  return 0;
+}
+"#;
+    let p = write_tmp("dim3_members.cu", src);
+    let v = json(&analyze(&p, &["--launch-site", "13", "--format", "json"]));
+    assert_eq!(v["launch"]["grid"], serde_json::json!([4, 1, 1]));
+    assert_eq!(v["launch"]["block"], serde_json::json!([128, 2, 1]));
+    assert_eq!(v["totals"]["global_store"]["requests"], 32);
+    assert_eq!(v["totals"]["global_store"]["sectors"], 128);
+    let o = analyze(&p, &["--launch-site", "16", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("`other` is assigned on line 15"), "{}", stderr(&o));
+}

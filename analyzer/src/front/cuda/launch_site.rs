@@ -422,6 +422,9 @@ struct Def<'t> {
     /// The declaration, for messages.
     decl: Node<'t>,
     line: u32,
+    /// A `dim3`'s members assigned after its declaration, before the launch and in a block that
+    /// holds it (`dim3 grid; grid.x = n / 256;`): their values win over the initializer's.
+    members: [Option<Node<'t>>; 3],
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -481,7 +484,7 @@ fn file_constant<'t>(
             _ => continue,
         };
         let Some(name) = name.filter(|x| matches!(x.kind(), "identifier" | "field_identifier")) else { continue };
-        out.entry(text(name)).or_insert(Def { value, ty: dty, decl: n, line });
+        out.entry(text(name)).or_insert(Def { value, ty: dty, decl: n, line, members: [None; 3] });
     }
 }
 
@@ -497,7 +500,7 @@ fn enumerators<'t>(
     for e in list.named_children(&mut c).filter(|e| e.kind() == "enumerator") {
         let Some(name) = e.child_by_field_name("name") else { continue };
         let line = pre.locate(e.start_position().row, e.start_position().column, 1).line;
-        out.entry(text(name)).or_insert(Def { value: Some(e), ty: DTy::Int(CType::Int), decl: e, line });
+        out.entry(text(name)).or_insert(Def { value: Some(e), ty: DTy::Int(CType::Int), decl: e, line, members: [None; 3] });
     }
 }
 
@@ -588,6 +591,7 @@ fn host_variables<'t>(
             }
         }
     }
+    let mut member_writes: Vec<(String, usize, Node<'t>, Node<'t>)> = Vec::new();
     let mut stack = f.child_by_field_name("body").into_iter().collect::<Vec<_>>();
     while let Some(n) = stack.pop() {
         match n.kind() {
@@ -625,7 +629,7 @@ fn host_variables<'t>(
                             continue;
                         }
                     }
-                    if vars.insert(name.clone(), Def { value, ty: dty, decl: n, line: line(n) }).is_some() {
+                    if vars.insert(name.clone(), Def { value, ty: dty, decl: n, line: line(n), members: [None; 3] }).is_some() {
                         opaque.insert(name.clone(), format!("declared more than once in `{fname}`"));
                     }
                 }
@@ -633,7 +637,25 @@ fn host_variables<'t>(
             "assignment_expression" => {
                 if let Some(l) = n.child_by_field_name("left") {
                     let root = base_name(l, text);
-                    opaque.insert(root, format!("assigned on line {} (`{}`)", line(n), short(n)));
+                    // `grid.x = ...;` as a statement of its own before the launch, in a block
+                    // that holds it: a member of a `dim3` the launch may read.
+                    let member = (l.kind() == "field_expression"
+                        && n.child_by_field_name("operator").is_some_and(|o| text(o) == "=")
+                        && l.child_by_field_name("argument").is_some_and(|a| a.kind() == "identifier")
+                        && n.parent().is_some_and(|st| st.kind() == "expression_statement" && visible_at(st, call)))
+                    .then(|| match l.child_by_field_name("field").map(text).as_deref() {
+                        Some("x") => Some(0),
+                        Some("y") => Some(1),
+                        Some("z") => Some(2),
+                        _ => None,
+                    })
+                    .flatten();
+                    match (member, n.child_by_field_name("right")) {
+                        (Some(k), Some(r)) => member_writes.push((root, k, r, n)),
+                        _ => {
+                            opaque.insert(root, format!("assigned on line {} (`{}`)", line(n), short(n)));
+                        }
+                    }
                 }
             }
             "update_expression" => {
@@ -674,6 +696,19 @@ fn host_variables<'t>(
         }
         let mut c = n.walk();
         stack.extend(n.named_children(&mut c));
+    }
+    // Member writes land on a `dim3` declared before them; one member written twice, or a
+    // member of anything else, leaves the variable without a value.
+    for (root, k, value, at) in member_writes {
+        let why = format!("assigned on line {} (`{}`)", line(at), short(at));
+        match vars.get_mut(&root) {
+            Some(d) if d.ty == DTy::Dim3 && d.members[k].is_none() && d.decl.end_byte() <= at.start_byte() => {
+                d.members[k] = Some(value);
+            }
+            _ => {
+                opaque.entry(root).or_insert(why);
+            }
+        }
     }
     vars.retain(|k, _| !opaque.contains_key(k));
     (vars, opaque)
@@ -843,10 +878,16 @@ impl<'t> Eval<'_, 't> {
             if let Some(d) = self.def(t).filter(|d| d.ty == DTy::Dim3) {
                 if !self.opaque.contains_key(t) {
                     self.note_def(d);
-                    return match d.value {
-                        None => Some([1, 1, 1]),
-                        Some(v) => self.dims(v),
+                    let mut out = match d.value {
+                        None => [1, 1, 1],
+                        Some(v) => self.dims(v)?,
                     };
+                    for (k, m) in d.members.iter().enumerate() {
+                        if let Some(m) = m {
+                            out[k] = convert(self.eval(*m, &Locals::new())?, DTy::Int(CType::UInt));
+                        }
+                    }
+                    return Some(out);
                 }
             }
         }
