@@ -39,6 +39,7 @@ DELIBERATE = re.compile(
 ASK_ARG = re.compile(r"pass --arg ([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)=")
 # A template kernel's note names all its parameters (`--arg T=float --arg N=VALUE`); the error
 # names the first one without a value.
+ASK_MORE = re.compile(r"^VALUE \(and ([A-Za-z_][A-Za-z0-9_.]*(?:, [A-Za-z_][A-Za-z0-9_.]*)*)\)")
 ASK_TEMPLATE = re.compile(r"template parameter `([A-Za-z_][A-Za-z0-9_]*)` has no value")
 ASK_SHARED = re.compile(r"give its size with --shared-bytes")
 OUT_OF_RANGE = re.compile(r"--arg ([A-Za-z_][A-Za-z0-9_.]*)=\S+: parameter `[^`]*` is [^,]*, which holds (-?\d+)\.\.=(-?\d+)")
@@ -226,7 +227,7 @@ def main():
     ap.add_argument("roots", nargs="+")
     ap.add_argument("--tool", default="target/release/sector-estimate")
     ap.add_argument("--include", "-I", action="append", default=[])
-    ap.add_argument("--timeout", type=float, default=20.0)
+    ap.add_argument("--timeout", type=float, default=60.0, help="seconds one analysis may take (an nvcc compile for the SASS included)")
     ap.add_argument("--jsonl")
     ap.add_argument("--extra", default="", help="more flags for every analysis, e.g. '--via sass'")
     ap.add_argument("--retry", metavar="JSONL", help="keep the sheets of an earlier run's --jsonl and analyse only the rest again")
@@ -298,6 +299,10 @@ def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset()):
             m = ASK_TEMPLATE.search(err) or ASK_ARG.search(err)
             if m and m.group(1) not in args:
                 args[m.group(1)] = "256"
+                # The SASS path names the rest at once: `pass --arg m_ld=VALUE (and k_ld, n_ld)`.
+                more = ASK_MORE.search(err[m.end():m.end() + 400])
+                for n in (more.group(1).split(", ") if more else []):
+                    args.setdefault(n.strip(), "256")
                 continue
             g = GIVE_THEM.search(err)
             if g:

@@ -623,7 +623,11 @@ fn analyze_inner(
                     *files = sass_files;
                     Err(also.note(format!("counting the SASS because the source path refuses: {}", refused.message)))
                 }
-                Err(also) => Err(refused.note(format!("the SASS could not be counted either: {}", also.message))),
+                Err(also) => {
+                    // nvcc's first error line says why (a header not installed, a library).
+                    let why = also.notes.first().and_then(|n| n.lines().next()).map(|n| format!(" ({})", n.trim()));
+                    Err(refused.note(format!("the SASS could not be counted either: {}{}", also.message, why.unwrap_or_default())))
+                }
             }
         }
         r => r,
