@@ -635,7 +635,8 @@ fn analyze_inner(
 }
 
 /// Whether a refusal of the source path is retried on the SASS ([`Via::Fallback`]): a construct
-/// the front end or an engine does not model, in CUDA source, with a toolkit to compile it.
+/// the front end or an engine does not model (or source it cannot read or preprocess), in CUDA
+/// source, with a toolkit to compile it.
 /// Missing values, bad launches and limits are the user's to fix and are never retried.
 fn falls_back(input: &Input, opts: &AnalyzeOptions, refused: &Diagnostic) -> bool {
     let cuda = match input {
@@ -644,7 +645,7 @@ fn falls_back(input: &Input, opts: &AnalyzeOptions, refused: &Diagnostic) -> boo
     };
     opts.via == Via::Fallback
         && cuda
-        && matches!(refused.kind, ErrorKind::Unsupported | ErrorKind::Syntax)
+        && matches!(refused.kind, ErrorKind::Unsupported | ErrorKind::Syntax | ErrorKind::Preprocess)
         && toolkit_found()
 }
 
