@@ -325,3 +325,40 @@ fn a_fetch_without_a_known_value_type_is_refused_by_name() {
     let e = failure(src, &options("1", "32", &[]));
     assert!(e.contains("m.cu:3:") && e.contains("the type of the value it reads is not known"), "{e}");
 }
+
+#[test]
+fn the_sass_path_counts_the_texture_instructions_alike() {
+    // TLD, TEX, SULD and SUST counted by executions from the machine code: the same rows'
+    // numbers as the source path, the handles given no value (they are not integers the code
+    // computes with). Skipped without a toolkit.
+    if !sector_analyzer::analyze::toolkit_found() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("sector-texture-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("probe.cu");
+    std::fs::write(&file, PROBE).unwrap();
+    for (kernel, grid, block, args) in [
+        ("tex1d_lin", "256", "256", vec![("n", "65536")]),
+        ("tex1d_f4", "256", "256", vec![("n", "65536")]),
+        ("tex2d_arr", "16,16", "16,16", vec![("w", "256"), ("h", "256")]),
+        ("surf_rw", "16,16", "16,16", vec![("w", "256"), ("h", "256")]),
+    ] {
+        let mut o = options(grid, block, &args);
+        o.kernel = Some(kernel.into());
+        let source = sector_analyzer::analyze(sector_analyzer::Input::File(&file), &o, &sector_analyzer::source::DiskLoader)
+            .unwrap_or_else(|f| panic!("{kernel}: {}", f.one_line()))
+            .sheet;
+        o.via = sector_analyzer::analyze::Via::Sass;
+        let sass = sector_analyzer::analyze(sector_analyzer::Input::File(&file), &o, &sector_analyzer::source::DiskLoader)
+            .unwrap_or_else(|f| panic!("{kernel} via sass: {}", f.one_line()))
+            .sheet;
+        let t = |s: &Sheet| {
+            let t = &s.totals;
+            (t.texture, t.surface_load, t.surface_store, t.global_load, t.global_store)
+        };
+        assert_eq!(t(&sass), t(&source), "{kernel}");
+        assert_eq!(sass.boundaries.excludes, source.boundaries.excludes, "{kernel}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
