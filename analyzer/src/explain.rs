@@ -822,7 +822,15 @@ fn render_access(s: &mut String, a: &AccessExplanation, files: &SourceFiles, col
     };
     s.push_str(&finding::render(files, &f, color));
 
-    // Lanes.
+    // Lanes: a texture or surface operation has no address of its own to map.
+    if !a.space.has_address() {
+        let _ = writeln!(s, "no lane map: the texture unit computes the lanes' addresses from the coordinates\n");
+        let _ = writeln!(s, "why:");
+        for w in &a.why {
+            let _ = writeln!(s, "  - {w}");
+        }
+        return;
+    }
     let shared = a.space == Space::Shared;
     let _ = writeln!(
         s,
