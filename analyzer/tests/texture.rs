@@ -268,7 +268,11 @@ fn what_a_fetch_reads_is_data_nobody_knows() {
     // and stops on it is refused at the loop.
     let head = "__global__ void k(cudaTextureObject_t t, float *out) {\n  int i = threadIdx.x;\n  int v = tex1Dfetch<int>(t, i);\n";
     let s = sheet(&format!("{head}  if (v > 0) out[i] = 1.0f;\n}}\n"), "1", "32", &[]);
-    assert!(s.assumptions.iter().any(|a| a.contains("branch at 4:") && a.contains("assumed taken")), "{:?}", s.assumptions);
+    assert!(
+        s.assumptions.iter().any(|a| a.contains("branch at 4:") && a.contains("assumed taken")),
+        "{:?}",
+        s.assumptions
+    );
     assert_eq!(total(&s, "global", "store"), (1, 4));
     let s = sheet(&format!("{head}  out[v] = 1.0f;\n}}\n"), "1", "32", &[]);
     let row = s.instructions.iter().find(|r| r.space == Space::Global).unwrap();
@@ -346,13 +350,15 @@ fn the_sass_path_counts_the_texture_instructions_alike() {
     ] {
         let mut o = options(grid, block, &args);
         o.kernel = Some(kernel.into());
-        let source = sector_analyzer::analyze(sector_analyzer::Input::File(&file), &o, &sector_analyzer::source::DiskLoader)
-            .unwrap_or_else(|f| panic!("{kernel}: {}", f.one_line()))
-            .sheet;
+        let source =
+            sector_analyzer::analyze(sector_analyzer::Input::File(&file), &o, &sector_analyzer::source::DiskLoader)
+                .unwrap_or_else(|f| panic!("{kernel}: {}", f.one_line()))
+                .sheet;
         o.via = sector_analyzer::analyze::Via::Sass;
-        let sass = sector_analyzer::analyze(sector_analyzer::Input::File(&file), &o, &sector_analyzer::source::DiskLoader)
-            .unwrap_or_else(|f| panic!("{kernel} via sass: {}", f.one_line()))
-            .sheet;
+        let sass =
+            sector_analyzer::analyze(sector_analyzer::Input::File(&file), &o, &sector_analyzer::source::DiskLoader)
+                .unwrap_or_else(|f| panic!("{kernel} via sass: {}", f.one_line()))
+                .sheet;
         let t = |s: &Sheet| {
             let t = &s.totals;
             (t.texture, t.surface_load, t.surface_store, t.global_load, t.global_store)

@@ -61,7 +61,8 @@ pub fn render(sheet: &Sheet) -> String {
     }
     for (n, x) in t.texture_groups() {
         if x.requests > 0 {
-            let _ = writeln!(o, "| {n} | {} | not predicted | - | {} |", thousands(x.requests), thousands(x.logical_bytes));
+            let _ =
+                writeln!(o, "| {n} | {} | not predicted | - | {} |", thousands(x.requests), thousands(x.logical_bytes));
         }
     }
     let b = &sheet.boundaries;

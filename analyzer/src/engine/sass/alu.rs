@@ -1529,7 +1529,9 @@ pub(super) fn texture_result(m: &mut Machine, i: usize, class: MemClass, exec: u
     if class.space == Some(Space::Texture) {
         if let [hi, lo, ..] = regs.as_slice() {
             written.extend((0..n.min(2)).map(|k| lo.index as u32 + k).filter(|_| lo.index != RZ && !lo.uniform));
-            written.extend((0..n.saturating_sub(2)).map(|k| hi.index as u32 + k).filter(|_| hi.index != RZ && !hi.uniform));
+            written.extend(
+                (0..n.saturating_sub(2)).map(|k| hi.index as u32 + k).filter(|_| hi.index != RZ && !hi.uniform),
+            );
         }
     } else if let Some(d) = regs.first().filter(|d| d.index != RZ && !d.uniform) {
         written.extend((0..n).map(|k| d.index as u32 + k));

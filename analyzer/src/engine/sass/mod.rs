@@ -733,7 +733,13 @@ impl<'a> Machine<'a> {
             // unknown.
             self.out.spaces[n] = Some(space);
             if exec != 0 {
-                let e = Execution { addrs: &[], n_unknown: 0, lanes_active: exec.count_ones() as u64, data: false, base: None };
+                let e = Execution {
+                    addrs: &[],
+                    n_unknown: 0,
+                    lanes_active: exec.count_ones() as u64,
+                    data: false,
+                    base: None,
+                };
                 record(&mut self.ops[n], n, &self.ir.mem_ops[n], &e, &mut self.scratch, sink);
             }
             alu::texture_result(self, i, class, exec);

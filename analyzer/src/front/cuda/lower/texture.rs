@@ -221,7 +221,15 @@ impl Lowerer<'_, '_> {
             }
         };
         let width = value.size();
-        let op = self.builder.memory_operation(tf.kind, tf.space, width, CacheOp::Default, false, self.text(n), self.span(n));
+        let op = self.builder.memory_operation(
+            tf.kind,
+            tf.space,
+            width,
+            CacheOp::Default,
+            false,
+            self.text(n),
+            self.span(n),
+        );
         let addr = Expr::Opaque { args: operands, what: TEXTURE_OPERANDS.into() };
         if let Some((v, _)) = data {
             self.builder.pending.push(Stmt::Store { op, addr, value: v });

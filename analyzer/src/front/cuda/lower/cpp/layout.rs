@@ -793,7 +793,8 @@ pub(in crate::front::cuda::lower) fn global_values<'a>(unit: &Unit<'a>, decls: &
             let ds: Vec<Node> = n.children_by_field_name("declarator", &mut c).collect();
             for d in ds {
                 if let Some(name) = l.declared_name(d) {
-                    l.scopes[0].insert(name, Sym::Texture(super::super::texture::TextureRef::declared(unit, unit.text(t))));
+                    l.scopes[0]
+                        .insert(name, Sym::Texture(super::super::texture::TextureRef::declared(unit, unit.text(t))));
                 }
             }
             continue;
