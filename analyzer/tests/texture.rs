@@ -368,3 +368,24 @@ fn the_sass_path_counts_the_texture_instructions_alike() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn an_inline_asm_result_keeps_the_loads_and_fetches_that_fill_its_inputs() {
+    // cuda-samples' stereoDisparity: `cost = __usad4(imLeft, imRight)`, a `vabsdiff4` in inline
+    // PTX, of a fetched value. The asm's output depends on its inputs, so the fetch and the
+    // loads a[i], b[i] are live (nvcc emits TEX and LDGs for them). One warp: one execution
+    // each, 4 sectors per load.
+    let src = r#"
+    __device__ unsigned int sad(unsigned int A, unsigned int B) {
+        unsigned int r;
+        asm("vabsdiff4.u32.u32.u32.add %0, %1, %2, %3;" : "=r"(r) : "r"(A), "r"(B), "r"(0));
+        return r;
+    }
+    __global__ void k(cudaTextureObject_t t, const unsigned *a, const unsigned *b, unsigned *out) {
+        int i = threadIdx.x;
+        out[i] = sad(a[i], b[i]) + sad(a[i], tex2D<unsigned int>(t, i, 0));
+    }"#;
+    let s = sheet(src, "1", "32", &[]);
+    assert_eq!(total(&s, "global", "load"), (2, 8));
+    assert_eq!(pipe(&s, "texture", "load").0, 1);
+}
