@@ -389,3 +389,27 @@ fn an_inline_asm_result_keeps_the_loads_and_fetches_that_fill_its_inputs() {
     assert_eq!(total(&s, "global", "load"), (2, 8));
     assert_eq!(pipe(&s, "texture", "load").0, 1);
 }
+
+#[test]
+fn a_sweep_says_that_its_columns_leave_the_texture_pipeline_out() {
+    // tex1d_lin over n = 1024 and 2048, blocks of 256: 1024 / 32 = 32 and 64 warps, one fetch
+    // each.
+    use sector_analyzer::sweep::{parse_values, render_text, sweep, Axis, SweepOptions};
+    let base = sector_analyzer::AnalyzeOptions {
+        kernel: Some("tex1d_lin".into()),
+        grid: "ceil(n/256)".into(),
+        ..Default::default()
+    };
+    let args = vec![Axis { name: "n".into(), values: parse_values("--arg", "1024,2048", false).unwrap() }];
+    let opts = SweepOptions { base, args, blocks: parse_values("--block ", "256", true).unwrap() };
+    let r = sweep(
+        sector_analyzer::Input::Source { name: "m.cu", text: PROBE },
+        &opts,
+        &sector_analyzer::source::NoFiles,
+        &|| {},
+    )
+    .unwrap();
+    let fetches: Vec<u64> = r.cells.iter().map(|c| c.metrics.as_ref().unwrap().texture_requests).collect();
+    assert_eq!(fetches, [32, 64]);
+    assert!(render_text(&r).contains("texture and surface accesses, and their DRAM traffic, not included"));
+}
