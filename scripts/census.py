@@ -33,7 +33,7 @@ import time
 from collections import Counter
 
 DELIBERATE = re.compile(
-    r"texture|surface|grid-wide|grid sync|this_grid|recursi|dynamic parallelism|device-side launch|cuRAND generator state|wmma|tensor core|device-heap|virtual function",
+    r"grid-wide|grid sync|this_grid|recursi|dynamic parallelism|device-side launch|cuRAND generator state|wmma|tensor core|device-heap|virtual function",
     re.I,
 )
 ASK_ARG = re.compile(r"pass --arg ([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)=")

@@ -370,7 +370,8 @@ fn explain_one(kernel: &Kernel, setup: &Setup, id: MemOpId, c: &Capture, row: Op
     };
     let requests = u64::from(active != 0 && !c.promoted);
     let (mut sectors, mut ideal_sectors, mut wavefronts, mut ideal_wavefronts) = (0, 0, None, None);
-    if requests == 1 {
+    // A texture or surface operation: one instruction, no sectors predicted.
+    if requests == 1 && op.space.has_address() {
         if shared {
             let wf = engine::wavefronts(&abs, width);
             wavefronts = Some(wf.wavefronts);
@@ -502,6 +503,17 @@ fn why(
         return out;
     }
     let n_active = active.count_ones() as u64;
+    if !e.space.has_address() {
+        out.push(format!(
+            "{} x {} bytes = {} bytes asked for, through the texture pipeline: one {} instruction for the warp; the texture unit computes its addresses from the {}'s binding and layout (host code), so its sectors are not predicted (none on the LSU global counters)",
+            plural(n_active, "active lane", "active lanes"),
+            e.width,
+            thousands(n_active * e.width as u64),
+            e.space,
+            e.space
+        ));
+        return out;
+    }
     out.push(format!(
         "{} x {} bytes = {} bytes asked for{}",
         plural(n_active, "active lane", "active lanes"),
@@ -784,6 +796,8 @@ fn render_access(s: &mut String, a: &AccessExplanation, files: &SourceFiles, col
         )
     } else if a.requests == 0 {
         format!("{}-byte {} {}: no request in this execution", a.width, a.space, a.op)
+    } else if !a.space.has_address() {
+        format!("{n_active} x {}-byte {} {}: one instruction, sectors not predicted", a.width, a.space, a.op)
     } else {
         format!(
             "{n_active} x {}-byte {} {}: {} for {} useful bytes (fewest {})",
@@ -808,7 +822,15 @@ fn render_access(s: &mut String, a: &AccessExplanation, files: &SourceFiles, col
     };
     s.push_str(&finding::render(files, &f, color));
 
-    // Lanes.
+    // Lanes: a texture or surface operation has no address of its own to map.
+    if !a.space.has_address() {
+        let _ = writeln!(s, "no lane map: the texture unit computes the lanes' addresses from the coordinates\n");
+        let _ = writeln!(s, "why:");
+        for w in &a.why {
+            let _ = writeln!(s, "  - {w}");
+        }
+        return;
+    }
     let shared = a.space == Space::Shared;
     let _ = writeln!(
         s,

@@ -53,6 +53,8 @@ fn excess(r: &Row) -> u64 {
     match r.space {
         Space::Shared => r.wavefronts.unwrap_or(0).saturating_sub(r.ideal_wavefronts.unwrap_or(0)),
         Space::Global => r.excess_sectors(),
+        // Not predicted: no excess to colour.
+        Space::Texture | Space::Surface => 0,
     }
 }
 
@@ -84,6 +86,7 @@ fn per_request(r: &Row) -> String {
     match r.space {
         Space::Shared => format!("{:.2} wf/req", r.wavefronts.unwrap_or(0) as f64 / r.requests as f64),
         Space::Global => format!("{:.2} sect/req", r.sectors_per_request()),
+        Space::Texture | Space::Surface => "-".into(),
     }
 }
 
@@ -110,6 +113,13 @@ fn row_summary(r: &Row) -> String {
             thousands(r.ideal_sectors),
             thousands(r.excess_sectors()),
             per_request(r)
+        ),
+        Space::Texture | Space::Surface => format!(
+            "{} {} {} B: {} executions, sectors not predicted (the texture unit's)",
+            r.space,
+            r.op,
+            r.width,
+            thousands(r.requests)
         ),
     }
 }
@@ -340,6 +350,7 @@ fn source_table(o: &mut String, sheet: &Sheet, source: &str, worst_global: u64, 
                 Space::Global => {
                     format!("{} sectors · +{} excess", thousands(r.sectors), thousands(r.excess_sectors()))
                 }
+                Space::Texture | Space::Surface => "sectors not predicted".to_string(),
             };
             let _ = write!(
                 chips,
@@ -404,6 +415,7 @@ fn detail(o: &mut String, i: usize, r: &Row, x: Option<&LaneMap>, shown: bool) {
             num("excess sectors", thousands(r.excess_sectors()));
             num("sectors per request", per_request(r).replace(" sect/req", ""));
         }
+        Space::Texture | Space::Surface => num("sectors", "not predicted (the texture unit's)".to_string()),
     }
     if r.sectors_min != r.sectors_max {
         num("sectors, whatever the data", format!("{}..{}", thousands(r.sectors_min), thousands(r.sectors_max)));
@@ -599,6 +611,7 @@ fn rows_table(o: &mut String, sheet: &Sheet, worst_global: u64, worst_shared: u6
                 if r.requests == 0 { "-".into() } else { format!("{:.2}", r.sectors_per_request()) },
                 thousands(r.excess_sectors()),
             ),
+            Space::Texture | Space::Surface => ("-".to_string(), "-".to_string(), "-".to_string(), "-".to_string()),
         };
         let wf = match (r.wavefronts, r.ideal_wavefronts) {
             (Some(w), Some(iw)) => format!("{} (ideal {})", thousands(w), thousands(iw)),
@@ -651,6 +664,16 @@ fn totals_table(o: &mut String, sheet: &Sheet) {
             );
         }
     }
+    for (name, x) in t.texture_groups() {
+        if x.requests > 0 {
+            let _ = writeln!(
+                o,
+                "<tr><td class=\"t\">{name}</td><td>{}</td><td>not predicted</td><td>-</td><td>{}</td></tr>",
+                thousands(x.requests),
+                thousands(x.logical_bytes)
+            );
+        }
+    }
     o.push_str("</table>\n");
 }
 
@@ -685,6 +708,9 @@ fn boundaries_chart(o: &mut String, sheet: &Sheet) {
             format!("{} cache model, {}: bars are estimates in sectors, whiskers the bounds that hold without a cache model", b.gpu, b.method)
         })
     );
+    if let Some(line) = crate::sheet::text::excluded_line(b) {
+        let _ = writeln!(o, "<div class=\"sub\">{}</div>", escape(&line));
+    }
     let _ = writeln!(
         o,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"boundaries\" font-family=\"system-ui, DejaVu Sans, sans-serif\" font-size=\"12\">"

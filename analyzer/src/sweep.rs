@@ -49,6 +49,14 @@ pub struct Metrics {
     pub efficiency: f64,
     /// Predicted DRAM bytes (reads and writes) under the sheet's boundary model.
     pub dram_bytes: u64,
+    /// Texture fetches and surface reads and writes executed (warp-level): in none of the
+    /// columns above, their traffic not in `dram_bytes` (in the JSON only when there are some).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub texture_requests: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -354,6 +362,7 @@ pub fn sweep_within(
                             bytes_per_useful_byte: round4(ratio((sectors * 32) as f64, logical as f64)),
                             efficiency: round4(if sectors == 0 { 1.0 } else { ideal as f64 / sectors as f64 }),
                             dram_bytes: (b.dram_read_sectors + b.dram_write_sectors) * 32,
+                            texture_requests: s.totals.texture_groups().iter().map(|(_, t)| t.requests).sum(),
                         }),
                         error: None,
                     };
@@ -398,12 +407,14 @@ fn shape(d: [u32; 3]) -> String {
 pub fn render_text(r: &SweepResult) -> String {
     let failed = r.cells.iter().filter(|c| c.error.is_some()).count();
     let kernel = if r.kernel.is_empty() { String::new() } else { format!("kernel `{}` in ", r.kernel) };
+    let texture = r.cells.iter().any(|c| c.metrics.as_ref().is_some_and(|m| m.texture_requests > 0));
     let mut s = format!(
-        "sector-estimate sweep: {kernel}{}, grid {}\n{} ({} analysed, {failed} failed); global loads and stores together\n\n",
+        "sector-estimate sweep: {kernel}{}, grid {}\n{} ({} analysed, {failed} failed); global loads and stores together{}\n\n",
         r.file,
         r.grid,
         if r.cells.len() == 1 { "1 configuration".to_string() } else { format!("{} configurations", r.cells.len()) },
-        r.cells.len() - failed
+        r.cells.len() - failed,
+        if texture { " (texture and surface accesses, and their DRAM traffic, not included)" } else { "" }
     );
     let mut head: Vec<String> = r.axes.iter().map(|a| a.name.clone()).collect();
     head.extend(

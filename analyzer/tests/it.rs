@@ -41,6 +41,7 @@ mod seed;
 mod structure;
 mod support;
 mod sweep;
+mod texture;
 
 /// `autotests = false` (Cargo.toml) builds only this file: a new `tests/*.rs` must be listed
 /// above, or it would never run.

@@ -25,7 +25,11 @@ fn run_listing(
 ) -> Vec<(u64, u64)> {
     let params = slots.iter().map(|&(offset, size)| ParamSlot { offset, size }).collect();
     let k = front::from_listing(listing, "k", params, 0).expect("the listing reads");
-    let decl = Declaration { template_params: Vec::new(), params: names.iter().map(|s| s.to_string()).collect() };
+    let decl = Declaration {
+        template_params: Vec::new(),
+        params: names.iter().map(|s| s.to_string()).collect(),
+        handles: Vec::new(),
+    };
     let mut files = SourceFiles::default();
     let mut lines = lift::Lines::new(&mut files, None);
     let mut kernel = lift::kernel(&k, Some(&decl), &mut lines).expect("lifts");
@@ -139,7 +143,7 @@ k:
 fn listing_both_ways(listing: &str, grid: &str, block: &str, n: &str) -> (engine::SassTrace, engine::SassTrace) {
     let params = [(0x210, 8), (0x218, 4)].iter().map(|&(offset, size)| ParamSlot { offset, size }).collect();
     let k = front::from_listing(listing, "k", params, 0).expect("the listing reads");
-    let decl = Declaration { template_params: Vec::new(), params: vec!["a".into(), "n".into()] };
+    let decl = Declaration { template_params: Vec::new(), params: vec!["a".into(), "n".into()], handles: Vec::new() };
     let mut files = SourceFiles::default();
     let mut lines = lift::Lines::new(&mut files, None);
     let mut kernel = lift::kernel(&k, Some(&decl), &mut lines).expect("lifts");

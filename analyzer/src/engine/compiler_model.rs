@@ -73,11 +73,16 @@ pub(crate) enum HeldEffect {
 
 /// Whether the compiler may remove this access because the lane holds its value.
 pub(crate) fn is_reuse_candidate(op: &MemOp) -> bool {
-    op.kind == AccessKind::Load && !op.volatile
+    op.kind == AccessKind::Load && !op.volatile && op.space.has_address()
 }
 
-/// What an execution of `op` does to the held values.
+/// What an execution of `op` does to the held values. Texture and surface operations change
+/// nothing: nvcc (CUDA 13, sm_90) kept a global load's value across a texture fetch, a surface
+/// read and a surface write (one LDG for `in[i]` read before and after each).
 pub(crate) fn effect(op: &MemOp) -> HeldEffect {
+    if !op.space.has_address() {
+        return HeldEffect::None;
+    }
     match op.kind {
         AccessKind::Load if op.volatile => HeldEffect::None,
         AccessKind::Load => HeldEffect::HoldLoaded,

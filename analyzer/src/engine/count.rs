@@ -224,6 +224,10 @@ pub fn record(
             s.wavefronts += w.wavefronts;
             s.ideal_wavefronts += w.ideal;
         }
+        // The texture pipeline: its executions are counted above; its sectors depend on the
+        // texture's binding and layout (host code), and none reach the global counters or the
+        // sector stream (measured on the H200: 0 on every LSU global counter).
+        Space::Texture | Space::Surface => {}
     }
 }
 

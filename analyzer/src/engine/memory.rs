@@ -26,6 +26,17 @@ impl Engine<'_> {
     /// (shared). What the lanes read is [`Engine::loaded`].
     pub(super) fn access(&mut self, id: MemOpId, a: &Vals, m: u32, st: &mut WarpState) -> Result<()> {
         let op = self.k.mem_op(id);
+        if !op.space.has_address() {
+            // A texture or surface operation: one execution per warp with an active lane, at an
+            // address the texture unit computes (`a` holds its handle and coordinates).
+            if self.probe.is_some() {
+                self.observe(id, a, m, 0, false);
+            }
+            if m == 0 {
+                return Ok(());
+            }
+            return self.record(id, &[], 0, m.count_ones() as u64, false, None);
+        }
         let key = self.held_key(id, m, st);
         let mut addrs: [i64; WARP] = [0; WARP];
         let mut n_known = 0usize;

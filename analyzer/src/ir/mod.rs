@@ -116,13 +116,22 @@ impl Ty {
     }
 }
 
-/// Where a pointer points. A sheet row and the JSON name it `global` or `shared`.
+/// Where a pointer points, or where a memory operation goes. A sheet row and the JSON name it
+/// `global`, `shared`, `texture` or `surface`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Space {
     #[default]
     Global,
     Shared,
+    /// A texture fetch (`tex1Dfetch`, `tex2D`, ...: TEX, TLD, TLD4 in SASS). Never a pointer's
+    /// space: the texture unit computes the address from the texture's handle and the
+    /// coordinates, through a binding and a layout the kernel's source does not give. Its
+    /// operation has no address ([`Space::has_address`]).
+    Texture,
+    /// A surface read or write (`surf2Dread`, `surf2Dwrite`, ...: SULD, SUST). Like
+    /// [`Space::Texture`], never a pointer's space and without an address.
+    Surface,
 }
 
 impl Space {
@@ -131,7 +140,15 @@ impl Space {
         match self {
             Space::Global => "global",
             Space::Shared => "shared",
+            Space::Texture => "texture",
+            Space::Surface => "surface",
         }
+    }
+    /// Whether an operation in this space reads or writes at an address the engines compute
+    /// (global and shared memory); texture and surface operations have only their handle and
+    /// coordinates ([`Expr::Load`]).
+    pub fn has_address(self) -> bool {
+        matches!(self, Space::Global | Space::Shared)
     }
 }
 
@@ -458,7 +475,11 @@ pub enum Expr {
     /// `p - q` in bytes, for pointers into the same object.
     PtrDiff { lhs: Box<Expr>, rhs: Box<Expr> },
     /// A read of memory operation `op` at byte address `addr` (a pointer value): `a[i]` is
-    /// `Load { op, addr: PtrOffset { ptr: Param(a), bytes: i * 4 } }`.
+    /// `Load { op, addr: PtrOffset { ptr: Param(a), bytes: i * 4 } }`. For a texture fetch or
+    /// a surface read (`op` in [`Space::Texture`] or [`Space::Surface`]) `addr` is not an
+    /// address but the operands the texture unit takes, an [`Expr::Opaque`] of the handle and
+    /// the coordinates ([`TEXTURE_OPERANDS`]): evaluated for the loads inside them, never
+    /// turned into sectors. Its value is one the analysis does not know.
     Load { op: MemOpId, addr: Box<Expr> },
     /// A value the analysis cannot compute (result of a math function, a vector constructor):
     /// the arguments are still evaluated, for the loads inside them.
@@ -542,6 +563,12 @@ impl Expr {
 /// memory, not counted): a value written there is used later, so never dead.
 pub const LOCAL_ARRAY: &str = "a thread's own array";
 
+/// The `what` of the [`Expr::Opaque`] that stands for a texture or surface operation's address:
+/// its handle (a texture object or reference, a surface) and coordinates, in that order.
+/// `tex2D<float>(t, x, y)` is `Load { op, addr: Opaque { args: [t, x, y], what:
+/// TEXTURE_OPERANDS } }` with `op` in [`Space::Texture`].
+pub const TEXTURE_OPERANDS: &str = "a texture or surface handle and coordinates";
+
 /// Whether evaluating `e` reads memory.
 pub fn contains_load(e: &Expr) -> bool {
     let mut found = false;
@@ -556,7 +583,8 @@ pub enum Stmt {
     Assign { local: LocalId, value: Expr, span: Span },
     /// A write of memory operation `op` (a store, an atomic, an asynchronous copy) at byte
     /// address `addr`: `c[i] = v` is `Store { op, addr: PtrOffset { ptr: Param(c), bytes: i * 4
-    /// }, value: v }`.
+    /// }, value: v }`. A surface write (`surf2Dwrite(v, s, x, y)`) has the surface's handle and
+    /// coordinates as `addr`, as [`Expr::Load`] describes.
     Store { op: MemOpId, addr: Expr, value: Expr },
     /// Evaluate for the loads inside it.
     Eval(Expr),

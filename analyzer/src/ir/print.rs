@@ -30,10 +30,7 @@ pub fn kernel(k: &Kernel) -> String {
         if m.cache != CacheOp::Default {
             let _ = write!(flags, " cache={}", m.cache.name());
         }
-        let space = match m.space {
-            Space::Global => "global",
-            Space::Shared => "shared",
-        };
+        let space = m.space.name();
         let _ =
             writeln!(o, "  {kind}#{i} {space} {}B{flags} `{}` at {}:{}", m.width, m.text, m.span.line, m.span.column);
     }

@@ -54,6 +54,9 @@ fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup,
             "inside a loop whose trip count differs between lanes of a warp: nvcc may unroll it (by 4, with a remainder loop), which splits executions differently; counted as the source loop".into(),
         );
     }
+    if !op.space.has_address() {
+        assumptions.push(TEXTURE_ROW.to_string());
+    }
     let shared = op.space == Space::Shared;
     let exact = st.unknown_executions == 0 && !st.varying_trip;
     Row {
@@ -86,6 +89,10 @@ fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup,
     }
 }
 
+/// What a texture or surface row counts, and why it gives no sectors: one text for every such
+/// row, so that the compact sheet says it once.
+const TEXTURE_ROW: &str = "texture pipeline: requests are warp-level executions (smsp__sass_inst_executed_op_texture for fetches, smsp__inst_executed_op_surface_{ld,st}_pred_on_any for surfaces); sectors not predicted: the texture unit computes the addresses from the binding and layout the host sets up (arrays are block-linear, a layout NVIDIA does not document); none reach the LSU global counters (0 on the H200), and their L2 traffic is not in the boundaries";
+
 /// The sheet of one launch from the engine's trace and the cache model that took its sector
 /// stream (unfed when the stream was not simulated).
 pub fn build(kernel: &Kernel, setup: &Setup, trace: Trace, mut cache: CacheModel, files: &SourceFiles) -> Sheet {
@@ -101,6 +108,15 @@ pub fn build(kernel: &Kernel, setup: &Setup, trace: Trace, mut cache: CacheModel
     let mut totals = Totals::default();
     for r in &rows {
         match (r.space, r.op) {
+            (Space::Texture | Space::Surface, op) => {
+                let t = match (r.space, op) {
+                    (Space::Texture, _) => &mut totals.texture,
+                    (_, AccessKind::Load) => &mut totals.surface_load,
+                    _ => &mut totals.surface_store,
+                };
+                t.requests += r.requests;
+                t.logical_bytes += r.logical_bytes;
+            }
             (Space::Global, op) => {
                 // The H200 counts an asynchronous copy in the global-load counters too.
                 let into: &mut [&mut GlobalTotals] = match op {
@@ -192,6 +208,8 @@ pub fn build(kernel: &Kernel, setup: &Setup, trace: Trace, mut cache: CacheModel
     } else {
         boundaries_unsimulated(kernel, setup, &totals, &footprints)
     };
+    let mut boundaries = boundaries;
+    exclude_texture_traffic(&mut boundaries, &rows);
     let file = files.files.first().map(|f| f.path.display().to_string()).unwrap_or_default();
     Sheet {
         kernel: kernel.name.clone(),
@@ -529,6 +547,7 @@ fn boundaries(
         resident_blocks_per_sm: o.resident_blocks,
         l1_bytes_per_sm: o.l1_bytes,
         l2_bytes: p.l2_bytes,
+        excludes: Vec::new(),
     }
 }
 
@@ -593,6 +612,7 @@ pub fn boundaries_bounds_only(m: &CacheModel, totals: &Totals, launch_blocks: u6
         resident_blocks_per_sm: o.resident_blocks,
         l1_bytes_per_sm: o.l1_bytes,
         l2_bytes: p.l2_bytes,
+        excludes: Vec::new(),
     }
 }
 
@@ -605,6 +625,26 @@ pub fn dram_write_max(p: &Profile, totals: &Totals) -> u64 {
     let to_l2 = totals.global_load.sectors + own;
     let l2_sectors = p.l2_bytes / p.sector_bytes.max(1) as u64;
     own + l2_sectors.min(to_l2.saturating_mul(4))
+}
+
+/// A kernel with texture or surface rows: the boundaries say that their traffic is left out.
+/// The H200 counts texture and surface misses in the same L2 counters as global ones
+/// (`lts__t_sectors_srcunit_tex_op_{read,write}`) and their DRAM traffic with them, so the
+/// estimates and the upper bounds cover the global accesses only; the lower bounds still hold
+/// (more traffic only adds to the counters).
+pub fn exclude_texture_traffic(b: &mut Boundaries, rows: &[Row]) {
+    let mut spaces: Vec<Space> = rows.iter().filter(|r| r.texture_pipe()).map(|r| r.space).collect();
+    spaces.sort();
+    spaces.dedup();
+    if spaces.is_empty() {
+        return;
+    }
+    let names: Vec<&str> = spaces.iter().map(|s| s.name()).collect();
+    b.assumptions.push(format!(
+        "{} traffic not included: the estimates and the upper bounds cover the global accesses only (the H200 counts texture and surface sectors in the same L2 read and write counters, and their DRAM traffic, so a kernel with them shows more there); the lower bounds still hold",
+        names.join(" and ")
+    ));
+    b.excludes = spaces;
 }
 
 /// Sectors in the byte range a footprint spans.
@@ -685,5 +725,6 @@ pub fn boundaries_unsimulated(kernel: &Kernel, setup: &Setup, totals: &Totals, f
         resident_blocks_per_sm: o.resident_blocks,
         l1_bytes_per_sm: o.l1_bytes,
         l2_bytes: p.l2_bytes,
+        excludes: Vec::new(),
     }
 }

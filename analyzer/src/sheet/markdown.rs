@@ -24,10 +24,10 @@ pub fn render(sheet: &Sheet) -> String {
             r.op,
             r.width,
             thousands(r.requests),
-            thousands(r.sectors),
-            thousands(r.ideal_sectors),
-            if r.requests == 0 { "-".into() } else { format!("{:.2}", r.sectors_per_request()) },
-            thousands(r.excess_sectors()),
+            if r.texture_pipe() { "-".into() } else { thousands(r.sectors) },
+            if r.texture_pipe() { "-".into() } else { thousands(r.ideal_sectors) },
+            if r.requests == 0 || r.texture_pipe() { "-".into() } else { format!("{:.2}", r.sectors_per_request()) },
+            if r.texture_pipe() { "-".into() } else { thousands(r.excess_sectors()) },
             r.wavefronts.map(thousands).unwrap_or_else(|| "-".into()),
             if r.exact { "yes" } else { "no" }
         );
@@ -57,6 +57,12 @@ pub fn render(sheet: &Sheet) -> String {
                 thousands(s.ideal_wavefronts),
                 thousands(s.logical_bytes)
             );
+        }
+    }
+    for (n, x) in t.texture_groups() {
+        if x.requests > 0 {
+            let _ =
+                writeln!(o, "| {n} | {} | not predicted | - | {} |", thousands(x.requests), thousands(x.logical_bytes));
         }
     }
     let b = &sheet.boundaries;
@@ -90,6 +96,9 @@ pub fn render(sheet: &Sheet) -> String {
         thousands(b.bounds.dram_read_sectors.max),
         thousands(b.dram_write_sectors)
     );
+    }
+    if let Some(line) = super::text::excluded_line(b) {
+        let _ = writeln!(o, "{}.\n", line[..1].to_uppercase() + &line[1..]);
     }
     let per_row: Vec<_> = sheet.instructions.iter().filter_map(|r| r.boundary.map(|rb| (r, rb))).collect();
     if per_row.len() > 1 {

@@ -33,7 +33,8 @@ pub struct Row {
     pub line: u32,
     pub column: u32,
     pub text: String,
-    /// `global` or `shared` in the JSON.
+    /// `global`, `shared`, `texture` or `surface` in the JSON. A texture or surface row counts
+    /// executions only ([`Row::texture_pipe`]).
     pub space: Space,
     /// `load`, `store`, `red`, `atom` or `async_copy` in the JSON ([`AccessKind::name`]).
     pub op: AccessKind,
@@ -43,7 +44,8 @@ pub struct Row {
     pub executions: u64,
     /// Thread-level executions (active lanes summed over executions).
     pub thread_executions: u64,
-    /// Global: one per execution (`l1tex__t_requests_*`); shared: instructions executed.
+    /// Global: one per execution (`l1tex__t_requests_*`); shared, texture and surface:
+    /// instructions executed.
     pub requests: u64,
     pub sectors: u64,
     pub ideal_sectors: u64,
@@ -117,6 +119,12 @@ impl Row {
     pub fn excess_sectors(&self) -> u64 {
         self.sectors.saturating_sub(self.ideal_sectors)
     }
+    /// A texture fetch or a surface read or write: its executions are counted, its sectors are
+    /// the texture unit's and not predicted (its `sectors` are 0, as the H200's LSU global
+    /// counters show them).
+    pub fn texture_pipe(&self) -> bool {
+        !self.space.has_address()
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
@@ -157,6 +165,31 @@ pub struct Totals {
     /// Shared-memory atomics (ATOMS); absent from the JSON when there are none.
     #[serde(skip_serializing_if = "SharedTotals::is_empty")]
     pub shared_atom: SharedTotals,
+    /// Texture fetches (TEX, TLD: `smsp__sass_inst_executed_op_texture`); absent from the JSON
+    /// when there are none.
+    #[serde(skip_serializing_if = "TextureTotals::is_empty")]
+    pub texture: TextureTotals,
+    /// Surface reads (SULD) and writes (SUST); absent from the JSON when there are none.
+    #[serde(skip_serializing_if = "TextureTotals::is_empty")]
+    pub surface_load: TextureTotals,
+    #[serde(skip_serializing_if = "TextureTotals::is_empty")]
+    pub surface_store: TextureTotals,
+}
+
+/// Texture fetches, surface reads or surface writes: warp-level instructions executed (with at
+/// least one active lane) and the bytes their lanes ask for. Their sectors are the texture
+/// unit's, not predicted; none of them is in the global totals (the H200 counts them on none
+/// of the LSU global counters).
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct TextureTotals {
+    pub requests: u64,
+    pub logical_bytes: u64,
+}
+
+impl TextureTotals {
+    pub fn is_empty(&self) -> bool {
+        *self == TextureTotals::default()
+    }
 }
 
 impl GlobalTotals {
@@ -200,6 +233,12 @@ impl Totals {
             group("async copy", &self.global_async_copy, false, true),
             group("async bypass", &self.global_async_copy_bypass, false, true),
         ]
+    }
+
+    /// The texture pipeline's kinds in the order every renderer lists them (where the kernel
+    /// has them).
+    pub(crate) fn texture_groups(&self) -> [(&'static str, &TextureTotals); 3] {
+        [("texture", &self.texture), ("surface load", &self.surface_load), ("surface store", &self.surface_store)]
     }
 
     /// The shared kinds in the order every renderer lists them.
@@ -253,6 +292,11 @@ pub struct Boundaries {
     pub resident_blocks_per_sm: u32,
     pub l1_bytes_per_sm: u64,
     pub l2_bytes: u64,
+    /// The spaces whose traffic the estimate and its bounds leave out (`texture`, `surface`):
+    /// the H200 counts texture and surface sectors in the same L2 counters, so a kernel that has
+    /// them shows more there. Absent from the JSON when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub excludes: Vec<Space>,
 }
 
 /// Lowest and highest byte a pointer parameter's accesses touch (relative to the pointer),

@@ -71,6 +71,21 @@ fn spr(r: &Row) -> String {
     }
 }
 
+/// A row's sectors, ideal sectors, sectors per request and excess cells: wavefronts and bank
+/// conflicts for shared memory; none for the texture pipeline, whose sectors are not predicted.
+fn cost_cells(r: &Row) -> [String; 4] {
+    match r.space {
+        Space::Shared => [
+            format!("{} wf", thousands(r.wavefronts.unwrap_or(0))),
+            format!("{} wf", thousands(r.ideal_wavefronts.unwrap_or(0))),
+            "-".into(),
+            format!("{} conflicts", thousands(r.bank_conflicts.unwrap_or(0))),
+        ],
+        Space::Texture | Space::Surface => ["-".into(), "-".into(), "-".into(), "-".into()],
+        Space::Global => [thousands(r.sectors), thousands(r.ideal_sectors), spr(r), thousands(r.excess_sectors())],
+    }
+}
+
 /// Sheet-level assumptions that change no number on the sheet: the counting rule's thread
 /// order, how the engine went about it, what was inlined. The compact sheet leaves them to
 /// `--verbose`.
@@ -165,15 +180,7 @@ pub fn render(sheet: &Sheet) -> String {
     let header = ["line:col", "access", "space", "op", "B", "requests", "sectors", "ideal", "sect/req", "excess", ""];
     let mut table: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
     for r in &sheet.instructions {
-        let (sectors, ideal, excess) = if r.space == Space::Shared {
-            (
-                format!("{} wf", thousands(r.wavefronts.unwrap_or(0))),
-                format!("{} wf", thousands(r.ideal_wavefronts.unwrap_or(0))),
-                format!("{} conflicts", thousands(r.bank_conflicts.unwrap_or(0))),
-            )
-        } else {
-            (thousands(r.sectors), thousands(r.ideal_sectors), thousands(r.excess_sectors()))
-        };
+        let [sectors, ideal, per_request, excess] = cost_cells(r);
         table.push(vec![
             r.place(),
             clip(&r.text, 32),
@@ -183,7 +190,7 @@ pub fn render(sheet: &Sheet) -> String {
             thousands(r.requests),
             sectors,
             ideal,
-            if r.space == Space::Shared { "-".into() } else { spr(r) },
+            per_request,
             excess,
             if r.exact { String::new() } else { "*".into() },
         ]);
@@ -226,6 +233,24 @@ pub fn render(sheet: &Sheet) -> String {
                 format!("{} wf", thousands(s.ideal_wavefronts)),
                 "-".into(),
                 format!("{} conflicts", thousands(s.bank_conflicts)),
+                String::new(),
+            ]);
+        }
+    }
+    for (name, x) in t.texture_groups() {
+        if x.requests > 0 {
+            let dash = || "-".to_string();
+            totals.push(vec![
+                String::new(),
+                name.to_string(),
+                String::new(),
+                String::new(),
+                String::new(),
+                thousands(x.requests),
+                dash(),
+                dash(),
+                dash(),
+                dash(),
                 String::new(),
             ]);
         }
@@ -319,6 +344,9 @@ pub fn render(sheet: &Sheet) -> String {
             thousands(b.dram_write_sectors)
         );
     }
+    if let Some(line) = excluded_line(b) {
+        let _ = writeln!(o, "  {line}");
+    }
     let said = compact_assumptions(sheet);
     if !said.is_empty() {
         let _ = writeln!(o);
@@ -335,6 +363,18 @@ pub fn render(sheet: &Sheet) -> String {
         if b.assumptions.len() == 1 { "" } else { "s" }
     );
     o
+}
+
+/// What the boundaries leave out, on one line (texture and surface traffic), if anything.
+pub(crate) fn excluded_line(b: &super::Boundaries) -> Option<String> {
+    if b.excludes.is_empty() {
+        return None;
+    }
+    let names: Vec<&str> = b.excludes.iter().map(|s| s.name()).collect();
+    Some(format!(
+        "{} traffic not included: these boundaries and their upper bounds are the global accesses' only",
+        names.join(" and ")
+    ))
 }
 
 /// The whole sheet (`--verbose`): the engine, logical bytes, every instruction, the totals, the
@@ -360,15 +400,7 @@ pub fn render_verbose(sheet: &Sheet) -> String {
     let header = ["line:col", "access", "space", "op", "B", "requests", "sectors", "ideal", "sect/req", "excess", ""];
     let mut table: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
     for r in &sheet.instructions {
-        let (sectors, ideal, excess) = if r.space == Space::Shared {
-            (
-                format!("{} wf", thousands(r.wavefronts.unwrap_or(0))),
-                format!("{} wf", thousands(r.ideal_wavefronts.unwrap_or(0))),
-                format!("{} conflicts", thousands(r.bank_conflicts.unwrap_or(0))),
-            )
-        } else {
-            (thousands(r.sectors), thousands(r.ideal_sectors), thousands(r.excess_sectors()))
-        };
+        let [sectors, ideal, per_request, excess] = cost_cells(r);
         table.push(vec![
             r.place(),
             r.text.clone(),
@@ -378,7 +410,7 @@ pub fn render_verbose(sheet: &Sheet) -> String {
             thousands(r.requests),
             sectors,
             ideal,
-            if r.space == Space::Shared { "-".into() } else { spr(r) },
+            per_request,
             excess,
             if r.exact { String::new() } else { "*".into() },
         ]);
@@ -454,6 +486,15 @@ pub fn render_verbose(sheet: &Sheet) -> String {
             );
         }
     }
+    for (name, x) in t.texture_groups() {
+        if x.requests > 0 {
+            let _ = writeln!(
+                o,
+                "  {name:<12}  requests {:>12}  sectors not predicted (the texture unit's; in no global counter)",
+                thousands(x.requests)
+            );
+        }
+    }
     let b = &sheet.boundaries;
     let _ = writeln!(o);
     if b.bounds_only {
@@ -485,6 +526,9 @@ pub fn render_verbose(sheet: &Sheet) -> String {
             thousands(b.bounds.dram_read_sectors.max),
             thousands(b.dram_write_sectors)
         );
+    }
+    if let Some(line) = excluded_line(b) {
+        let _ = writeln!(o, "  {line}");
     }
     let per_row: Vec<_> = sheet.instructions.iter().filter_map(|r| r.boundary.map(|rb| (r, rb))).collect();
     if per_row.len() > 1 {

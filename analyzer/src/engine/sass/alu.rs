@@ -1513,6 +1513,34 @@ pub(super) fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()
 
 /// A memory instruction's result registers: a load's value (from the fill, where the launch
 /// gives one), an atomic's old value; unknown otherwise.
+/// What a texture fetch or a surface read writes: its destination registers, unknown in the
+/// lanes of `exec`. A fetch writes its first components to the second register operand (a pair)
+/// and the rest to the first (`TLD.LZ R10, R8, R5, ...`: R8, R9, R10, R11; `RZ, R7`: R7 alone,
+/// for one component); a surface read writes consecutive registers from its first.
+pub(super) fn texture_result(m: &mut Machine, i: usize, class: MemClass, exec: u32) {
+    if class.kind != AccessKind::Load {
+        return;
+    }
+    let ins = &m.k.instrs[i];
+    let regs: Vec<Reg> =
+        ins.operands.iter().filter_map(|o| if let Operand::Reg(r) = o { Some(*r) } else { None }).collect();
+    let n = class.width.div_ceil(4);
+    let mut written: Vec<u32> = Vec::new();
+    if class.space == Some(Space::Texture) {
+        if let [hi, lo, ..] = regs.as_slice() {
+            written.extend((0..n.min(2)).map(|k| lo.index as u32 + k).filter(|_| lo.index != RZ && !lo.uniform));
+            written.extend(
+                (0..n.saturating_sub(2)).map(|k| hi.index as u32 + k).filter(|_| hi.index != RZ && !hi.uniform),
+            );
+        }
+    } else if let Some(d) = regs.first().filter(|d| d.index != RZ && !d.uniform) {
+        written.extend((0..n).map(|k| d.index as u32 + k));
+    }
+    for idx in written.into_iter().filter(|&x| x < RZ as u32) {
+        m.w.rk[idx as usize] &= !exec;
+    }
+}
+
 pub(super) fn memory_result(
     m: &mut Machine,
     i: usize,

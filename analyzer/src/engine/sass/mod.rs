@@ -97,11 +97,11 @@ fn run_inner(
 ) -> Result<SassTrace> {
     for ins in &k.instrs {
         if unsupported_memory(ins) {
-            // Texture and surface instructions: the source path's deliberate refusal, in its words.
+            // Surface atomics, texture queries, multicast and matrix stores.
             return Err(stop(
                 ins,
                 if crate::ir::sass::is_texture(ins) {
-                    "is a texture or surface access: textures and surfaces are not modelled (their reads go through the texture pipeline)"
+                    "is a surface atomic or a texture query: only texture fetches and surface reads and writes are counted"
                 } else {
                     "moves memory in a way this model does not count yet"
                 },
@@ -727,6 +727,24 @@ impl<'a> Machine<'a> {
         let class = self.class[n];
         let k = self.k;
         let ins = &k.instrs[i];
+        if let Some(space @ (Space::Texture | Space::Surface)) = class.space {
+            // The texture pipeline: one execution per warp with an active lane; its operand in
+            // brackets (a surface's) holds coordinates, not an address, and what it reads is
+            // unknown.
+            self.out.spaces[n] = Some(space);
+            if exec != 0 {
+                let e = Execution {
+                    addrs: &[],
+                    n_unknown: 0,
+                    lanes_active: exec.count_ones() as u64,
+                    data: false,
+                    base: None,
+                };
+                record(&mut self.ops[n], n, &self.ir.mem_ops[n], &e, &mut self.scratch, sink);
+            }
+            alu::texture_result(self, i, class, exec);
+            return Ok(());
+        }
         let Some(a) = self.address_operand(i) else {
             return Err(stop(ins, "has no address this reader can read"));
         };

@@ -74,6 +74,13 @@ impl SymbolicRun<'_> {
 
     pub(super) fn access(&mut self, id: MemOpId, a: &WarpValues, m: u32, st: &mut AbstractWarp) -> Outcome<()> {
         let op = self.k.mem_op(id);
+        if !op.space.has_address() {
+            // A texture or surface operation: executions only, as in the reference engine.
+            if m == 0 {
+                return Ok(());
+            }
+            return self.record(id, &[], 0, m.count_ones() as u64, false, None);
+        }
         let key = self.held_key(id, m, st)?;
         let gvn = compiler_model::is_reuse_candidate(op);
         let mut known: Vec<(usize, Base, Form)> = Vec::with_capacity(WARP);
@@ -235,6 +242,8 @@ impl SymbolicRun<'_> {
                     s.ideal_wavefronts = s.ideal_wavefronts.saturating_add(count.saturating_mul(w.ideal as u128));
                 }
             }
+            // Executions only (`count::record`).
+            Space::Texture | Space::Surface => {}
         }
         Ok(())
     }

@@ -33,6 +33,7 @@ mod intrinsics;
 mod overload;
 mod place;
 mod stmt;
+mod texture;
 
 /// Deepest chain of distinct `__device__` calls inlined (recursion is refused on its own).
 const MAX_INLINE: usize = 64;
@@ -428,8 +429,9 @@ enum Sym {
     },
     /// A file-scope `__device__` variable (`__device__ int n;`, `__device__ float a[N];`):
     /// global memory of its own, reached through a kernel parameter made on first use.
-    /// A file-scope texture or surface reference (`texture<float, 1> t;`): refused where used.
-    Texture(String),
+    /// A file-scope texture or surface reference (`texture<float, 1> t;`): read only by the
+    /// texture functions ([`texture`]), as their handle.
+    Texture(texture::TextureRef),
     DeviceVar {
         name: String,
         elem: Ty,

@@ -25,11 +25,13 @@ pub(crate) fn named_type(name: &str) -> Option<Ty> {
         | "ulong"
         | "ulonglong"
         | "cudaGraphConditionalHandle"
-        // Texture and surface objects are handles (`unsigned long long`): a kernel may take one
-        // and never read through it where it runs (a branch on a constant flag); a fetch is
-        // refused where it runs.
+        // Texture and surface objects are handles (`unsigned long long` in the runtime's
+        // headers, `CUtexObject` and `CUsurfObject` in the driver's): their fetches, reads and
+        // writes are the texture functions' memory operations.
         | "cudaTextureObject_t"
-        | "cudaSurfaceObject_t" => int(64, false),
+        | "cudaSurfaceObject_t"
+        | "CUtexObject"
+        | "CUsurfObject" => int(64, false),
         "clock_t" | "time_t" | "longlong" => int(64, true),
         "float" => Some(Ty::Float(4)),
         "double" => Some(Ty::Float(8)),

@@ -140,6 +140,14 @@ pub fn kernel(k: &SassKernel, decl: Option<&Declaration>, lines: &mut Lines) -> 
                 }
             }
         };
+        // A texture or surface object is a handle the texture instructions take: a value moved
+        // whole, which the launch need not give (an integer parameter the code reads must be).
+        let handle = numba.is_none() && decl.is_some_and(|d| d.handles.get(i) == Some(&true));
+        let ty = if handle && slot.size == 8 {
+            Ty::Vector { name: "texture or surface object".into(), bytes: 8 }
+        } else {
+            ty
+        };
         kernel.params.push(Param { name, ty, span: root_span, device_variable: false });
     }
     if guessed && !k.params.is_empty() {

@@ -513,6 +513,16 @@ fn split_top(s: &str, sep: char) -> Vec<String> {
 pub struct Declaration {
     pub template_params: Vec<String>,
     pub params: Vec<String>,
+    /// By parameter: declared as a texture or surface object (`cudaTextureObject_t`,
+    /// `cudaSurfaceObject_t`, `CUtexObject`, `CUsurfObject`), a handle only the texture
+    /// instructions read (empty where not known).
+    pub handles: Vec<bool>,
+}
+
+/// Whether a parameter's declaration (`cudaTextureObject_t tex`) is a texture or surface object.
+fn is_handle(p: &str) -> bool {
+    p.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(|w| matches!(w, "cudaTextureObject_t" | "cudaSurfaceObject_t" | "CUtexObject" | "CUsurfObject"))
 }
 
 /// Finds `__global__ ... name(...)` in `text` (comments removed) and reads its parameter names
@@ -536,11 +546,10 @@ pub fn declaration(text: &str, name: &str) -> Option<Declaration> {
             continue;
         }
         let close = matching(rest, '(', ')')?;
-        let params = split_top(&rest[1..close], ',')
-            .iter()
-            .filter(|p| p.trim() != "void")
-            .map(|p| last_ident(p.split('=').next().unwrap_or(p)))
-            .collect();
+        let declared: Vec<String> =
+            split_top(&rest[1..close], ',').into_iter().filter(|p| p.trim() != "void").collect();
+        let params = declared.iter().map(|p| last_ident(p.split('=').next().unwrap_or(p))).collect();
+        let handles = declared.iter().map(|p| !p.contains('*') && is_handle(p)).collect();
         let template_params = head
             .find("template")
             .and_then(|t| {
@@ -551,7 +560,7 @@ pub fn declaration(text: &str, name: &str) -> Option<Declaration> {
                 )
             })
             .unwrap_or_default();
-        return Some(Declaration { template_params, params });
+        return Some(Declaration { template_params, params, handles });
     }
     None
 }
@@ -568,7 +577,7 @@ pub fn python_declaration(text: &str, name: &str) -> Option<Declaration> {
         .map(|p| p.split([':', '=']).next().unwrap_or(p).trim().to_string())
         .filter(|p| !p.is_empty())
         .collect();
-    Some(Declaration { template_params: Vec::new(), params })
+    Some(Declaration { template_params: Vec::new(), params, handles: Vec::new() })
 }
 
 fn matching(s: &str, open: char, close: char) -> Option<usize> {

@@ -62,6 +62,11 @@ pub fn classify(i: &Instr) -> Option<MemClass> {
         "ATOM" => mk(None, AccessKind::Atom, atomic_width(i)),
         "ATOMS" => mk(Some(Space::Shared), AccessKind::Atom, atomic_width(i)),
         "LDGSTS" => mk(Some(Space::Global), AccessKind::AsyncCopy, w),
+        // The texture pipeline: counted by executions; the width is the components written
+        // (4 bytes each) or the surface access's own.
+        "TEX" | "TLD" | "TLD4" | "TXD" => mk(Some(Space::Texture), AccessKind::Load, 4 * texture_components(i)),
+        "SULD" => mk(Some(Space::Surface), AccessKind::Load, w),
+        "SUST" => mk(Some(Space::Surface), AccessKind::Store, w),
         "LDSM" => {
             let n = if i.has("4") {
                 4
@@ -73,6 +78,19 @@ pub fn classify(i: &Instr) -> Option<MemClass> {
             Some(MemClass { space: Some(Space::Shared), kind: AccessKind::Load, width: 16, cache: c, matrix: Some(n) })
         }
         _ => None,
+    }
+}
+
+/// Components a texture instruction writes: its write mask (`TLD.LZ RZ, R7, R5, UR4, 0x0, 1D,
+/// 0x1` writes one), all four where none follows the shape (`TEX.LL R10, R8, R4, R9, UR4, 0x0,
+/// 3D`) and for a gather (`TLD4`).
+fn texture_components(i: &Instr) -> u32 {
+    if i.opcode == "TLD4" {
+        return 4;
+    }
+    match i.operands.as_slice() {
+        [.., super::Operand::Other(_), super::Operand::Int(mask)] => (*mask as u32 & 0xf).count_ones().max(1),
+        _ => 4,
     }
 }
 
@@ -97,12 +115,13 @@ pub fn bulk_copy(i: &Instr) -> bool {
 /// name rather than be skipped.
 pub fn unsupported_memory(i: &Instr) -> bool {
     let o = i.opcode.as_str();
-    is_texture(i) || o == "LDGMC" || o == "STSM" || o == "ATOMGMC"
+    (is_texture(i) && classify(i).is_none()) || o == "LDGMC" || o == "STSM" || o == "ATOMGMC"
 }
 
-/// A texture or surface instruction (`TEX`, `TLD`, `TLD4`, `SULD`, `SUST`, ...): the texture
-/// pipeline, which neither path models.
+/// A texture or surface instruction (`TEX`, `TLD`, `TLD4`, `TXD`, `SULD`, `SUST`, `SURED`,
+/// `SUATOM`, `TXQ`, `TMML`): the texture pipeline. Fetches, surface reads and writes are
+/// counted by executions ([`classify`]); surface atomics and texture queries are refused.
 pub fn is_texture(i: &Instr) -> bool {
     let o = i.opcode.as_str();
-    o.starts_with("SU") || o.starts_with("TEX") || o.starts_with("TLD")
+    o.starts_with("SU") || o.starts_with("TEX") || o.starts_with("TLD") || o.starts_with("TX") || o == "TMML"
 }

@@ -260,9 +260,12 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 }
             }
         }
-        // Outputs: what was computed above, anything else a value nobody knows.
+        // Outputs: what was computed above, anything else a value nobody knows, computed from the
+        // inputs (so that what fills them stays live: `vabsdiff4 %0, %1, %2` of two loads keeps
+        // both loads).
+        let inputs: Vec<Expr> = in_vals.iter().flatten().map(|(e, _)| e.clone()).collect();
         for (i, o) in outs.iter().enumerate() {
-            let v = out_vals[i].take().unwrap_or(Expr::Opaque { args: Vec::new(), what: "asm".into() });
+            let v = out_vals[i].take().unwrap_or_else(|| Expr::Opaque { args: inputs.clone(), what: "asm".into() });
             let place = self.place(*o)?;
             let ty = match &place {
                 Place::Local(_, t) | Place::Memory(MemoryPlace { ty: t, .. }) | Place::ThreadArray(t) => t.clone(),

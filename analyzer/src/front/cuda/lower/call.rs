@@ -13,23 +13,13 @@ impl Lowerer<'_, '_> {
             return Ok(r);
         }
         // Texture and surface reads and writes (`tex1Dfetch<float>(tex, i)`, `tex2D(texRef, x, y)`,
-        // `surf2Dwrite(v, surf, x, y)`) go through the texture pipeline: refused where they run,
-        // by name (the object they take is a plain handle).
+        // `surf2Dwrite(v, surf, x, y)`): memory operations of the texture pipeline.
         let callee = match f.kind() {
             "template_function" => f.child_by_field_name("name").map_or("", |x| self.text(x)),
             _ => self.text(f),
         };
-        // A texture reference as the argument is named by its own message, where it is read.
-        let reference = arg_nodes.first().is_some_and(|a| matches!(self.lookup(self.text(*a)), Some(Sym::Texture(_))));
-        if is_texture_call(callee) && !self.unit.device_fns.contains_key(callee) && !reference {
-            return Err(Diagnostic::at(
-                ErrorKind::Unsupported,
-                self.span(n),
-                format!(
-                    "`{callee}`: textures and surfaces are not modelled (their reads go through the texture pipeline)"
-                ),
-            )
-            .note("read the array through a plain pointer (`const T *__restrict__`) to analyse the kernel"));
+        if texture::is_texture_call(callee) && !self.unit.device_fns.contains_key(callee) {
+            return self.texture_call(n, f, callee, &arg_nodes);
         }
         // `ns::load<BM, BN>(..)`: a function template inside a namespace (not a class's member).
         let f = match f.kind() {
@@ -773,11 +763,4 @@ pub(super) fn is_comparison_functor(name: &str) -> bool {
             | "logical_and"
             | "logical_or"
     )
-}
-
-/// The CUDA runtime's texture fetches and surface reads and writes.
-fn is_texture_call(name: &str) -> bool {
-    let name = name.rsplit("::").next().unwrap_or(name);
-    let rest = name.strip_prefix("tex").or_else(|| name.strip_prefix("surf"));
-    rest.is_some_and(|r| r.starts_with("1D") || r.starts_with("2D") || r.starts_with("3D") || r.starts_with("Cubemap"))
 }

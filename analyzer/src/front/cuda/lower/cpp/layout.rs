@@ -704,15 +704,15 @@ fn member_type_of_instance(unit: &Unit, t: Node, tmpl: &HashMap<String, Template
 /// The error for a type the front end does not know, naming what is deliberately not modelled.
 pub(in crate::front::cuda::lower) fn unknown_type(span: Span, text: &str) -> Diagnostic {
     let lower = text.to_ascii_lowercase();
-    if lower.contains("texture") || lower.contains("surface") || lower.contains("cutexobject") {
+    if lower.contains("texture") || lower.contains("surface") {
         return Diagnostic::at(
             ErrorKind::Unsupported,
             span,
             format!(
-                "type `{text}`: textures and surfaces are not modelled (their reads go through the texture pipeline)"
+                "type `{text}`: texture and surface objects (`cudaTextureObject_t`, `cudaSurfaceObject_t`) and file-scope references (`texture<float, 2> t;`) are read through the texture functions; this type is not one of them"
             ),
         )
-        .note("read the array through a plain pointer (`const T *__restrict__`) to analyse the kernel");
+        .note("pass the texture object itself, or name the file-scope reference in the fetch (`tex2D(t, x, y)`)");
     }
     if matches!(text.trim(), "cudaStream_t" | "cudaEvent_t") {
         return Diagnostic::at(
@@ -793,7 +793,8 @@ pub(in crate::front::cuda::lower) fn global_values<'a>(unit: &Unit<'a>, decls: &
             let ds: Vec<Node> = n.children_by_field_name("declarator", &mut c).collect();
             for d in ds {
                 if let Some(name) = l.declared_name(d) {
-                    l.scopes[0].insert(name, Sym::Texture(unit.text(t).to_string()));
+                    l.scopes[0]
+                        .insert(name, Sym::Texture(super::super::texture::TextureRef::declared(unit, unit.text(t))));
                 }
             }
             continue;

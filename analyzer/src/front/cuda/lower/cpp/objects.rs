@@ -299,15 +299,15 @@ impl Lowerer<'_, '_> {
             Sym::DeviceVar { ref dims, .. } if !dims.is_empty() => {
                 Err(self.unsupported(n, "assigning to a `__device__` array as a whole"))
             }
-            Sym::Texture(ty) => Err(Diagnostic::at(
+            Sym::Texture(r) => Err(Diagnostic::at(
                 ErrorKind::Unsupported,
                 self.span(n),
                 format!(
-                    "`{}` is a texture reference (`{ty}`): textures and surfaces are not modelled (their reads go through the texture pipeline)",
-                    self.text(n)
+                    "`{}` is a texture or surface reference (`{}`): it is read and written only as the handle of the texture and surface functions (`tex1Dfetch({0}, i)`, `tex2D({0}, x, y)`, `surf2Dwrite(v, {0}, x, y)`)",
+                    self.text(n),
+                    r.decl
                 ),
-            )
-            .note("read the array through a plain pointer (`const T *__restrict__`) to analyse the kernel")),
+            )),
             Sym::DeviceVar { ref elem, volatile, .. } => {
                 let ty = elem.clone();
                 let p = self.device_var_param(&sym);
