@@ -54,6 +54,11 @@ fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup,
             "inside a loop whose trip count differs between lanes of a warp: nvcc may unroll it (by 4, with a remainder loop), which splits executions differently; counted as the source loop".into(),
         );
     }
+    if op.matrix > 0 && op.kind != AccessKind::Load {
+        assumptions.push(
+            "stmatrix (STSM) is not measured on the H200: counted as ldmatrix is (lanes 8k..8k+7 give matrix k's row addresses, each matrix's wavefronts those of a quarter-warp of 16-byte stores; in shared_store's wavefronts, not its requests)".into(),
+        );
+    }
     let shared = op.space == Space::Shared;
     let exact = st.unknown_executions == 0 && !st.varying_trip;
     Row {
@@ -64,6 +69,7 @@ fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup,
         space: op.space,
         op: op.kind,
         width: op.width,
+        matrix: (op.matrix > 0).then_some(op.matrix),
         cache_op: op.cache.name(),
         executions: st.executions,
         thread_executions: st.lanes,
@@ -84,6 +90,14 @@ fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup,
         op_id: i,
         span: op.span,
     }
+}
+
+/// A shared row's wavefronts, bank conflicts and bytes added to totals `t` (not its requests).
+fn add_shared(t: &mut SharedTotals, r: &Row) {
+    t.wavefronts += r.wavefronts.unwrap_or(0);
+    t.ideal_wavefronts += r.ideal_wavefronts.unwrap_or(0);
+    t.bank_conflicts += r.bank_conflicts.unwrap_or(0);
+    t.logical_bytes += r.logical_bytes;
 }
 
 /// The sheet of one launch from the engine's trace and the cache model that took its sector
@@ -126,11 +140,17 @@ pub fn build(kernel: &Kernel, setup: &Setup, trace: Trace, mut cache: CacheModel
                     AccessKind::Atom => &mut totals.shared_atom,
                     _ => &mut totals.shared_store,
                 };
-                t.requests += r.requests;
-                t.wavefronts += r.wavefronts.unwrap_or(0);
-                t.ideal_wavefronts += r.ideal_wavefronts.unwrap_or(0);
-                t.bank_conflicts += r.bank_conflicts.unwrap_or(0);
-                t.logical_bytes += r.logical_bytes;
+                // A matrix load's instructions are not in the shared-load instruction counter,
+                // its wavefronts are (measured on the H200): its requests go to its own totals.
+                if r.matrix.is_none() {
+                    t.requests += r.requests;
+                }
+                add_shared(t, r);
+                if r.matrix.is_some() {
+                    let m = if op == AccessKind::Load { &mut totals.shared_matrix_load } else { &mut totals.shared_matrix_store };
+                    m.requests += r.requests;
+                    add_shared(m, r);
+                }
             }
         }
     }
