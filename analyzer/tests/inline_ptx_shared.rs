@@ -298,3 +298,57 @@ fn other_shapes_and_cluster_memory_are_refused_by_name() {
     let e = failure(src, &options("1", "32", &[]));
     assert!(e.contains("ld.shared::cluster.f32") && e.contains("m.cu:5:"), "{e}");
 }
+
+#[test]
+fn the_sass_path_counts_ldsm_as_the_source_path_counts_ldmatrix() {
+    // With a CUDA toolkit: the same kernel through nvcc's LDSM.16.M88{.4,.2,} and through the
+    // source. Per warp at stride 16: 4 + 2 + 1 = 7 wavefronts; at stride 128: 32 + 16 + 8 = 56.
+    // 2 blocks of 2 warps: 4 executions of each instruction.
+    if !sector_analyzer::analyze::toolkit_found() {
+        return;
+    }
+    let src = format!(
+        "{MACROS}{}",
+        r#"
+__global__ void k(unsigned *out, int stride) {
+    __shared__ __align__(128) unsigned char s[4096];
+    int lane = threadIdx.x % 32;
+    uint32_t a = __cvta_generic_to_shared(&s[lane * stride]);
+    uint32_t r0, r1, r2, r3, q0, q1, p0;
+    LDMATRIX_X4(r0, r1, r2, r3, a);
+    LDMATRIX_X2(q0, q1, a);
+    LDMATRIX_X1(p0, a);
+    out[blockIdx.x * blockDim.x + threadIdx.x] = r0 + r1 + r2 + r3 + q0 + q1 + p0;
+}
+"#
+    );
+    let dir = std::env::temp_dir().join(format!("sector-ldsm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("ldsm.cu");
+    std::fs::write(&file, &src).unwrap();
+    for (stride, per_warp) in [("16", 7), ("32", 14), ("128", 56)] {
+        let mut o = options("2", "64", &[("stride", stride)]);
+        let mut counts = Vec::new();
+        for via in [sector_analyzer::analyze::Via::Source, sector_analyzer::analyze::Via::Sass] {
+            o.via = via;
+            let s = sector_analyzer::analyze(
+                sector_analyzer::Input::File(&file),
+                &o,
+                &sector_analyzer::source::DiskLoader,
+            )
+            .unwrap_or_else(|f| panic!("{}", f.one_line()))
+            .sheet;
+            let rows: Vec<_> = s
+                .instructions
+                .iter()
+                .filter(|r| r.matrix.is_some())
+                .map(|r| (r.line, r.matrix, r.requests, r.wavefronts, r.bank_conflicts))
+                .collect();
+            let t = &s.totals;
+            assert_eq!((t.shared_load.requests, t.shared_load.wavefronts), (0, 4 * per_warp), "stride {stride}");
+            counts.push((rows, t.shared_load, t.shared_matrix_load));
+        }
+        assert_eq!(counts[0], counts[1], "stride {stride}: source, then SASS");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

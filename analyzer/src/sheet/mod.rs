@@ -233,8 +233,9 @@ impl Totals {
             ("shared load", &self.shared_load),
             ("shared store", &self.shared_store),
             ("shared atom", &self.shared_atom),
-            ("ldmatrix", &self.shared_matrix_load),
-            ("stmatrix", &self.shared_matrix_store),
+            // Their wavefronts are also in the shared loads' (stores') totals, their requests not.
+            ("ldmatrix (wf in loads)", &self.shared_matrix_load),
+            ("stmatrix (wf in stores)", &self.shared_matrix_store),
         ]
     }
 }
