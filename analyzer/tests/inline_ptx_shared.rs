@@ -352,3 +352,36 @@ __global__ void k(unsigned *out, int stride) {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_pointer_that_views_a_threads_own_array_moves_no_memory() {
+    // LeetCUDA's flash attention (tiling_qk, tiling_qkv: 14 kernels stopped here once ldmatrix
+    // was read): `uint32_t *t = reinterpret_cast<uint32_t *>(&(R_Q[0][0])); t[0] = ...;` writes
+    // registers, and `LDST128BITS(O[..]) = LDST128BITS(t[0])` stores them: only that store moves
+    // memory, 16 bytes a lane from O + 16 t, 512 contiguous bytes from a 256-byte boundary: 1
+    // request, 16 sectors.
+    let src = r#"
+    #define LDST128BITS(value) (reinterpret_cast<float4 *>(&(value))[0])
+    __global__ void k(float *O) {
+        uint32_t R_Q[2][4];
+        uint32_t R_D[4];
+        for (int i = 0; i < 4; ++i) R_D[i] = threadIdx.x + i;
+        uint32_t *t_uptr = reinterpret_cast<uint32_t *>(&(R_Q[0][0]));
+        t_uptr[0] = R_D[0];
+        t_uptr[1] = __shfl_sync(0xffffffff, R_D[1], threadIdx.x + 1, 4);
+        LDST128BITS(O[threadIdx.x * 4]) = LDST128BITS(t_uptr[0]);
+    }"#;
+    let s = sheet(src, "1", "32", &[]);
+    assert_eq!(s.instructions.len(), 1, "{:?}", s.instructions);
+    assert_eq!((s.totals.global_store.requests, s.totals.global_store.sectors), (1, 16));
+    // A pointer the kernel moves cannot be followed: refused, at its place.
+    let moved = r#"
+    __global__ void k(unsigned *out) {
+        uint32_t R_Q[8];
+        uint32_t *t = reinterpret_cast<uint32_t *>(&(R_Q[0]));
+        t += 1;
+        out[threadIdx.x] = t[0];
+    }"#;
+    let e = failure(moved, &options("1", "32", &[]));
+    assert!(e.contains("m.cu:5:") && e.contains("changing a pointer to a thread's own variable"), "{e}");
+}
