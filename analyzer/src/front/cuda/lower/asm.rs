@@ -241,6 +241,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     if store {
                         out.push(Stmt::Store { op, addr, value: Expr::Opaque { args: Vec::new(), what: "asm".into() } });
                     } else {
+                        let note = "ldmatrix counted at every execution: ptxas removes one whose registers are never read afterwards (seen in LeetCUDA's HGEMM: the fragments loaded after the last k tile), which the source path does not detect; `--via sass` counts what the compiler kept".to_string();
+                        if !self.builder.kernel.notes.contains(&note) {
+                            self.builder.kernel.notes.push(note);
+                        }
                         out.push(Stmt::Eval(Expr::Load { op, addr: Box::new(addr) }));
                     }
                 }
