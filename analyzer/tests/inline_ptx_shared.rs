@@ -226,7 +226,10 @@ fn matrix_rows_in_json_and_text() {
     let rows = json["instructions"].as_array().unwrap();
     let matrix: Vec<_> = rows.iter().filter(|r| r.get("matrix").is_some()).collect();
     assert_eq!(matrix.len(), 1);
-    assert_eq!((matrix[0]["matrix"].as_u64(), matrix[0]["space"].as_str(), matrix[0]["op"].as_str()), (Some(4), Some("shared"), Some("load")));
+    assert_eq!(
+        (matrix[0]["matrix"].as_u64(), matrix[0]["space"].as_str(), matrix[0]["op"].as_str()),
+        (Some(4), Some("shared"), Some("load"))
+    );
     let text = sector_analyzer::sheet::text::render(&s);
     assert!(text.contains("ldsm.x4") && text.contains("ldmatrix"), "{text}");
     // ptxas drops an ldmatrix whose registers are dead; the source path says it counts them all.
@@ -333,13 +336,10 @@ __global__ void k(unsigned *out, int stride) {
         let mut counts = Vec::new();
         for via in [sector_analyzer::analyze::Via::Source, sector_analyzer::analyze::Via::Sass] {
             o.via = via;
-            let s = sector_analyzer::analyze(
-                sector_analyzer::Input::File(&file),
-                &o,
-                &sector_analyzer::source::DiskLoader,
-            )
-            .unwrap_or_else(|f| panic!("{}", f.one_line()))
-            .sheet;
+            let s =
+                sector_analyzer::analyze(sector_analyzer::Input::File(&file), &o, &sector_analyzer::source::DiskLoader)
+                    .unwrap_or_else(|f| panic!("{}", f.one_line()))
+                    .sheet;
             let rows: Vec<_> = s
                 .instructions
                 .iter()

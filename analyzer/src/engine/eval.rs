@@ -188,12 +188,10 @@ impl Engine<'_> {
                     let v = a.at(l);
                     out[l] = match v.k {
                         K::Ptr(Base::Shared(_), _) | K::PtrUnknown(Base::Shared(_)) => v,
-                        K::Int(x) => {
-                            match shared_array_at(self.k, &layout, x) {
-                                Some(id) => V { k: K::Ptr(Base::Shared(id), x as i64), data: v.data },
-                                None => return Err(not_shared(self.k, *span, None, Some(x))),
-                            }
-                        }
+                        K::Int(x) => match shared_array_at(self.k, &layout, x) {
+                            Some(id) => V { k: K::Ptr(Base::Shared(id), x as i64), data: v.data },
+                            None => return Err(not_shared(self.k, *span, None, Some(x))),
+                        },
                         K::Ptr(b, _) | K::PtrUnknown(b) => return Err(not_shared(self.k, *span, Some(b), None)),
                         K::Float(_) | K::Unknown => return Err(not_shared(self.k, *span, None, None)),
                         K::Missing(_) | K::Undef => v,

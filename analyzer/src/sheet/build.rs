@@ -147,7 +147,11 @@ pub fn build(kernel: &Kernel, setup: &Setup, trace: Trace, mut cache: CacheModel
                 }
                 add_shared(t, r);
                 if r.matrix.is_some() {
-                    let m = if op == AccessKind::Load { &mut totals.shared_matrix_load } else { &mut totals.shared_matrix_store };
+                    let m = if op == AccessKind::Load {
+                        &mut totals.shared_matrix_load
+                    } else {
+                        &mut totals.shared_matrix_store
+                    };
                     m.requests += r.requests;
                     add_shared(m, r);
                 }

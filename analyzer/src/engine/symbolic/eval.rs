@@ -180,8 +180,12 @@ impl SymbolicRun<'_> {
                             let (lo, hi) = self.scope.range(&x);
                             let layout = &self.shared_base;
                             match (shared_array_at(self.k, layout, lo), shared_array_at(self.k, layout, hi)) {
-                                (Some(a), Some(b)) if a == b => LaneValue { k: ValueKind::Ptr(Base::Shared(a), x), data: v.data },
-                                _ => return give_up("a shared-memory address of inline assembly in more than one array"),
+                                (Some(a), Some(b)) if a == b => {
+                                    LaneValue { k: ValueKind::Ptr(Base::Shared(a), x), data: v.data }
+                                }
+                                _ => {
+                                    return give_up("a shared-memory address of inline assembly in more than one array")
+                                }
                             }
                         }
                         ValueKind::Missing(_) | ValueKind::Undef => v,

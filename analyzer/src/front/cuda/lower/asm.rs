@@ -20,7 +20,10 @@ enum Role {
     AsyncCopy,
     Wait,
     /// `ldmatrix` (`store` false) or `stmatrix` of `n` 8x8 matrices of 16-bit elements.
-    Matrix { n: u8, store: bool },
+    Matrix {
+        n: u8,
+        store: bool,
+    },
 }
 
 /// Bytes of a PTX type suffix (`.f32`, `.v4.u32`, `.b128`), vector width included.
@@ -60,7 +63,11 @@ fn matrix_count(opcode: &str, parts: &[&str]) -> std::result::Result<u8, String>
             "x1" => n = Some(1),
             "x2" => n = Some(2),
             "x4" => n = Some(4),
-            other => return Err(format!("`{opcode}`: `.{other}` is not modelled (only .m8n8 .x1/.x2/.x4 .b16 in shared memory)")),
+            other => {
+                return Err(format!(
+                    "`{opcode}`: `.{other}` is not modelled (only .m8n8 .x1/.x2/.x4 .b16 in shared memory)"
+                ))
+            }
         }
     }
     if !parts.contains(&"m8n8") || !parts.contains(&"b16") {
@@ -239,7 +246,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     let op = asm_access(&mut self.builder, kind, Space::Shared, 16, CacheOp::Default);
                     self.builder.kernel.mem_ops[op.0 as usize].matrix = count;
                     if store {
-                        out.push(Stmt::Store { op, addr, value: Expr::Opaque { args: Vec::new(), what: "asm".into() } });
+                        out.push(Stmt::Store {
+                            op,
+                            addr,
+                            value: Expr::Opaque { args: Vec::new(), what: "asm".into() },
+                        });
                     } else {
                         let note = "ldmatrix counted at every execution: ptxas removes one whose registers are never read afterwards (seen in LeetCUDA's HGEMM: the fragments loaded after the last k tile), which the source path does not detect; `--via sass` counts what the compiler kept".to_string();
                         if !self.builder.kernel.notes.contains(&note) {
@@ -364,10 +375,7 @@ mod tests {
         assert!(matches!(role("ld.shared.f32"), Ok(Role::Load(4, Space::Shared))));
         assert!(matches!(role("ld.shared::cta.v4.u32"), Ok(Role::Load(16, Space::Shared))));
         assert!(matches!(role("st.shared.v2.f32"), Ok(Role::Store(8, Space::Shared))));
-        assert!(matches!(
-            role("ldmatrix.sync.aligned.x4.m8n8.shared.b16"),
-            Ok(Role::Matrix { n: 4, store: false })
-        ));
+        assert!(matches!(role("ldmatrix.sync.aligned.x4.m8n8.shared.b16"), Ok(Role::Matrix { n: 4, store: false })));
         assert!(matches!(
             role("ldmatrix.sync.aligned.m8n8.x2.trans.shared::cta.b16"),
             Ok(Role::Matrix { n: 2, store: false })
