@@ -96,7 +96,7 @@ fn row_summary(r: &Row) -> String {
         Space::Shared => format!(
             "{} {} {} B: {} requests, {} wavefronts (ideal {}), {} bank conflicts",
             r.space,
-            r.op,
+            r.op_label(),
             r.width,
             thousands(r.requests),
             thousands(r.wavefronts.unwrap_or(0)),
@@ -106,7 +106,7 @@ fn row_summary(r: &Row) -> String {
         Space::Global => format!(
             "{} {} {} B: {} requests, {} sectors (ideal {}), excess {}, {}",
             r.space,
-            r.op,
+            r.op_label(),
             r.width,
             thousands(r.requests),
             thousands(r.sectors),
@@ -306,7 +306,7 @@ fn cards(o: &mut String, sheet: &Sheet) {
         card(format!("{:.0}%", ideal as f64 / sectors as f64 * 100.0), "efficiency (ideal / sectors)");
     }
     let shared = [t.shared_load, t.shared_store, t.shared_atom];
-    if shared.iter().any(|s| s.requests > 0) {
+    if shared.iter().any(|s| s.requests > 0 || s.wavefronts > 0) {
         card(thousands(shared.iter().map(|s| s.bank_conflicts).sum()), "shared bank conflicts");
     }
     let b = &sheet.boundaries;
@@ -357,7 +357,7 @@ fn source_table(o: &mut String, sheet: &Sheet, source: &str, worst_global: u64, 
                 "<span class=\"chip\" data-row=\"{i}\"><code>{}</code> {} {} · {} · {}{}</span>",
                 escape(&r.text),
                 r.space,
-                r.op,
+                r.op_label(),
                 escape(&per_request(r)),
                 escape(&what),
                 if r.exact { "" } else { " *" }
@@ -394,7 +394,7 @@ fn detail(o: &mut String, i: usize, r: &Row, x: Option<&LaneMap>, shown: bool) {
         escape(&r.place()),
         escape(&r.text),
         r.space,
-        r.op,
+        r.op_label(),
         r.width
     );
     o.push_str("<table class=\"nums\">");
@@ -624,7 +624,7 @@ fn rows_table(o: &mut String, sheet: &Sheet, worst_global: u64, worst_shared: u6
             escape(&r.place()),
             escape(&r.text),
             r.space,
-            r.op,
+            r.op_label(),
             r.width,
             thousands(r.requests),
             sectors,
@@ -653,7 +653,7 @@ fn totals_table(o: &mut String, sheet: &Sheet) {
         );
     }
     for (name, s) in t.shared_groups() {
-        if s.requests > 0 {
+        if s.requests > 0 || s.wavefronts > 0 {
             let _ = writeln!(
                 o,
                 "<tr><td class=\"t\">{name}</td><td>{}</td><td>{} wf</td><td>{} wf</td><td>{}</td></tr>",

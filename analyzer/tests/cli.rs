@@ -113,10 +113,10 @@ fn unsupported_constructs_are_errors_at_their_place() {
     assert_eq!(v["totals"]["global_red"]["requests"], 1);
     assert_eq!(v["totals"]["global_red"]["sectors"], 4);
     assert_eq!(v["totals"]["global_load"]["requests"], 0);
-    // Inline PTX that reads shared memory is refused by name, at its place.
+    // Inline PTX that reads another block's shared memory (a cluster's) is refused by name, at its place.
     let p = write_tmp(
         "asm.cu",
-        b"__global__ void k(float* a) {\n  float v; asm(\"ld.shared.f32 %0, [%1];\" : \"=f\"(v) : \"r\"(0));\n  a[threadIdx.x] = v;\n}\n",
+        b"__global__ void k(float* a) {\n  float v; asm(\"ld.shared::cluster.f32 %0, [%1];\" : \"=f\"(v) : \"r\"(0));\n  a[threadIdx.x] = v;\n}\n",
     );
     // (`--via source`: by default a toolkit, where one is found, would count the SASS instead.)
     let o = analyze(&p, &["--grid", "1", "--block", "32", "--via", "source"]);
@@ -203,7 +203,7 @@ fn emit_dot_prints_the_control_flow_graph() {
 #[test]
 fn emit_ir_of_a_refused_kernel_gives_its_error_not_no_such_kernel() {
     // Once "Error: no such kernel" (a usage error) for a kernel that exists but is refused.
-    let p = write_tmp("refused.cu", b"__global__ void k(float *a) {\n  float v; asm(\"ld.shared.f32 %0, [%1];\" : \"=f\"(v) : \"r\"(0));\n  a[threadIdx.x] = v;\n}\n");
+    let p = write_tmp("refused.cu", b"__global__ void k(float *a) {\n  float v; asm(\"ld.shared::cluster.f32 %0, [%1];\" : \"=f\"(v) : \"r\"(0));\n  a[threadIdx.x] = v;\n}\n");
     for args in [&["--emit", "ir"][..], &["--kernel", "k", "--emit", "ir"][..]] {
         let o = analyze(&p, args);
         assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));

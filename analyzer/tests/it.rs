@@ -28,6 +28,7 @@ mod gpu_census;
 mod hostile;
 mod hostile3;
 mod html;
+mod inline_ptx_shared;
 mod launch_site;
 mod layers;
 mod lowering;

@@ -229,6 +229,15 @@ pub const COUNTERS: &[CounterDef] = &[
         rows: Some(("shared", "atom")),
     },
     CounterDef {
+        key: "shared_matrix_load_instructions",
+        label: "matrix loads (LDSM, ldmatrix) instructions",
+        metric: "smsp__inst_executed_op_ldsm.sum",
+        class: Class::Engine,
+        predicted: |s| Some(s.totals.shared_matrix_load.requests),
+        bounds: no_bounds,
+        rows: None,
+    },
+    CounterDef {
         key: "global_red_instructions",
         label: "executed RED instructions",
         metric: "smsp__sass_inst_executed_op_global_red.sum",

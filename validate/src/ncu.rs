@@ -51,6 +51,7 @@ pub const OPTIONAL_METRICS: &[&str] = &[
     "smsp__sass_inst_executed_op_global_red.sum",
     "smsp__sass_inst_executed_op_global_atom.sum",
     "smsp__sass_inst_executed_op_ldgsts.sum",
+    "smsp__inst_executed_op_ldsm.sum",
 ];
 
 /// [`METRICS`] plus those of [`OPTIONAL_METRICS`] that `ncu --query-metrics` lists for `chip`.

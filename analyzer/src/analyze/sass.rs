@@ -458,14 +458,15 @@ fn stream(
 
 /// Rows of one source line, column, text and kind of access become one, listing its
 /// instructions (an unrolled loop's copies, the pieces of a split copy).
-/// What makes two SASS rows one: place, access, space, kind, width and cache operator.
-type RowKey = (u32, u32, String, crate::ir::Space, crate::ir::AccessKind, u32, &'static str);
+/// What makes two SASS rows one: place, access, space, kind, width, cache operator and matrix
+/// count (an LDSM and an LDS.128 of one line stay apart: only one is a shared-load instruction).
+type RowKey = (u32, u32, String, crate::ir::Space, crate::ir::AccessKind, u32, &'static str, Option<u8>);
 
 fn merge_rows(sheet: &mut Sheet, per_instr: &[SassInstruction]) {
     let mut merged: Vec<Row> = Vec::new();
     let mut at: BTreeMap<RowKey, usize> = BTreeMap::new();
     for r in std::mem::take(&mut sheet.instructions) {
-        let key = (r.line, r.column, r.text.clone(), r.space, r.op, r.width, r.cache_op);
+        let key = (r.line, r.column, r.text.clone(), r.space, r.op, r.width, r.cache_op, r.matrix);
         let ins = per_instr.get(r.op_id).cloned();
         match at.get(&key) {
             Some(&i) => {

@@ -231,6 +231,18 @@ pub fn record(
     }
 }
 
+/// The lanes of the active lanes `m` whose addresses instruction `op` uses. `ldmatrix` and
+/// `stmatrix` of `n` matrices take the row addresses of matrix `k` from lanes `8k..8k+7` and
+/// ignore the other lanes' (measured on the H200: `LDSM.16.M88.x` for one warp costs the
+/// wavefronts of its `n` quarter-warps of 16-byte rows); with a 16-byte width, [`wavefronts`]'
+/// phases of eight lanes are then exactly the matrices. Every other access uses all of `m`.
+pub fn address_lanes(op: &crate::ir::MemOp, m: u32) -> u32 {
+    match op.matrix {
+        0 => m,
+        n => m & (u32::MAX >> (32 - 8 * u32::from(n.min(4)))),
+    }
+}
+
 /// A sink that drops the stream (engines run for their counts alone).
 pub struct NoSink;
 

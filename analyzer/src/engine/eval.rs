@@ -180,7 +180,28 @@ impl Engine<'_> {
                     })
                 })?
             }
+            Expr::SharedAddress { addr, span } => {
+                let a = self.eval(addr, m, st)?;
+                let layout: Vec<i64> = self.shared_base.iter().map(|b| b - SHARED_WINDOW).collect();
+                let mut out = self.pool.lanes();
+                for l in lanes(m) {
+                    let v = a.at(l);
+                    out[l] = match v.k {
+                        K::Ptr(Base::Shared(_), _) | K::PtrUnknown(Base::Shared(_)) => v,
+                        K::Int(x) => match shared_array_at(self.k, &layout, x) {
+                            Some(id) => V { k: K::Ptr(Base::Shared(id), x as i64), data: v.data },
+                            None => return Err(not_shared(self.k, *span, None, Some(x))),
+                        },
+                        K::Ptr(b, _) | K::PtrUnknown(b) => return Err(not_shared(self.k, *span, Some(b), None)),
+                        K::Float(_) | K::Unknown => return Err(not_shared(self.k, *span, None, None)),
+                        K::Missing(_) | K::Undef => v,
+                    };
+                }
+                self.pool.put(a);
+                self.pool.pack(m, out)
+            }
             Expr::Load { op, addr } => {
+                let m = count::address_lanes(self.k.mem_op(*op), m);
                 let a = self.eval(addr, m, st)?;
                 self.access(*op, &a, m, st)?;
                 let v = self.loaded(&a, m, self.k.mem_op(*op).width);

@@ -136,6 +136,7 @@ impl Engine<'_> {
                 self.tick(span)?;
                 let v = self.eval(value, m, st)?;
                 self.pool.put(v);
+                let m = count::address_lanes(self.k.mem_op(*op), m);
                 let a = self.eval(addr, m, st)?;
                 self.access(*op, &a, m, st)?;
                 // A store reads nothing, but its address's fill counts as used, as for a load.

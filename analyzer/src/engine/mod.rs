@@ -287,6 +287,33 @@ pub(crate) fn shared_layout(k: &Kernel) -> Vec<i64> {
     at
 }
 
+/// The shared array holding byte `addr` of the shared window, given each array's first byte
+/// (`layout`, from [`shared_layout`]): the last array starting at or before `addr`, when `addr`
+/// is inside it (an `extern` array reaches to the end of the window). What
+/// [`Expr::SharedAddress`] turns an integer address into.
+pub(crate) fn shared_array_at(k: &Kernel, layout: &[i64], addr: i128) -> Option<SharedId> {
+    let (i, start) = layout
+        .iter()
+        .enumerate()
+        .filter(|(_, &start)| i128::from(start) <= addr)
+        .max_by_key(|(i, &start)| (start, *i))?;
+    let a = &k.shared[i];
+    (a.is_extern || addr < i128::from(*start) + a.bytes() as i128).then_some(SharedId(i as u32))
+}
+
+/// The error of an [`Expr::SharedAddress`] at `span` that is not an address in shared memory.
+pub(crate) fn not_shared(k: &Kernel, span: Span, what: Option<Base>, addr: Option<i128>) -> Diagnostic {
+    let why = match (what, addr) {
+        (Some(Base::Param(p)), _) => {
+            format!("the address is in global memory (parameter `{}`), where a shared-memory address is needed", k.param(p).name)
+        }
+        (_, Some(a)) => format!("the shared-memory address {a} is in no shared array of the kernel"),
+        _ => "the shared-memory address is not known (it is computed from memory contents, or from values the analysis does not follow, such as another asm statement's output)".to_string(),
+    };
+    Diagnostic::at(ErrorKind::Unsupported, span, format!("inline assembly: {why}"))
+        .note("the address must come from `__cvta_generic_to_shared` of a pointer into a `__shared__` array")
+}
+
 /// Whether the kernel has a loop the engine may run in iteration windows when it feeds a
 /// sampled cache model (`windows.rs`).
 pub fn has_window_loops(kernel: &Kernel) -> bool {

@@ -136,7 +136,17 @@ impl KernelBuilder {
         // any GPU has: kept as u32::MAX, which the front end refuses at the access.
         let width = u32::try_from(width).unwrap_or(u32::MAX);
         let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-        self.kernel.mem_ops.push(MemOp { kind, space, width, cache, volatile, text, span, warp_aggregated: false });
+        self.kernel.mem_ops.push(MemOp {
+            kind,
+            space,
+            width,
+            cache,
+            volatile,
+            text,
+            span,
+            warp_aggregated: false,
+            matrix: 0,
+        });
         id
     }
 

@@ -342,6 +342,10 @@ pub struct MemOp {
     /// An atomic whose address is the same in every lane as far as the compiler can tell: nvcc
     /// performs it once per warp (one lane), so its lanes cost one pass.
     pub warp_aggregated: bool,
+    /// `ldmatrix`/`stmatrix` (`LDSM`/`STSM`): the number of 8x8 matrices (1, 2 or 4), each row
+    /// 16 bytes; lanes `8k..8k+7` give matrix `k`'s row addresses and the other lanes' addresses
+    /// are ignored ([`crate::engine::count::address_lanes`]). 0 for every other access.
+    pub matrix: u8,
 }
 
 /// CUDA's built-in variables; the `u8` is the dimension (0 = `x`, 1 = `y`, 2 = `z`):
@@ -474,6 +478,12 @@ pub enum Expr {
     SharedBase(SharedId),
     /// `p - q` in bytes, for pointers into the same object.
     PtrDiff { lhs: Box<Expr>, rhs: Box<Expr> },
+    /// A shared-memory address as inline PTX takes it (`cvta.to.shared`'s 32-bit value,
+    /// `(uint32_t)__cvta_generic_to_shared(&s[i])`, and arithmetic on it), as a pointer into the
+    /// shared array that holds that byte: a shared pointer converted to an integer and back is
+    /// the same address. An integer no shared array holds, or a value the analysis does not
+    /// know, is an error at `span`; a pointer into shared memory stays itself.
+    SharedAddress { addr: Box<Expr>, span: Span },
     /// A read of memory operation `op` at byte address `addr` (a pointer value): `a[i]` is
     /// `Load { op, addr: PtrOffset { ptr: Param(a), bytes: i * 4 } }`. For a texture fetch or
     /// a surface read (`op` in [`Space::Texture`] or [`Space::Surface`]) `addr` is not an
@@ -501,9 +511,11 @@ impl Expr {
                 f(lhs);
                 f(rhs);
             }
-            Expr::Unary { arg, .. } | Expr::ToInt { arg, .. } | Expr::ToFloat(arg) | Expr::Load { addr: arg, .. } => {
-                f(arg)
-            }
+            Expr::Unary { arg, .. }
+            | Expr::ToInt { arg, .. }
+            | Expr::ToFloat(arg)
+            | Expr::Load { addr: arg, .. }
+            | Expr::SharedAddress { addr: arg, .. } => f(arg),
             Expr::Select { cond, then, els } => {
                 f(cond);
                 f(then);
@@ -530,9 +542,11 @@ impl Expr {
                 f(lhs);
                 f(rhs);
             }
-            Expr::Unary { arg, .. } | Expr::ToInt { arg, .. } | Expr::ToFloat(arg) | Expr::Load { addr: arg, .. } => {
-                f(arg)
-            }
+            Expr::Unary { arg, .. }
+            | Expr::ToInt { arg, .. }
+            | Expr::ToFloat(arg)
+            | Expr::Load { addr: arg, .. }
+            | Expr::SharedAddress { addr: arg, .. } => f(arg),
             Expr::Select { cond, then, els } => {
                 f(cond);
                 f(then);

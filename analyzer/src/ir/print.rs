@@ -188,6 +188,7 @@ pub fn expr(e: &Expr) -> String {
         Expr::PtrOffset { ptr, bytes } => format!("({} +B {})", expr(ptr), expr(bytes)),
         Expr::SharedBase(s) => format!("s{}", s.0),
         Expr::PtrDiff { lhs, rhs } => format!("({} -B {})", expr(lhs), expr(rhs)),
+        Expr::SharedAddress { addr, .. } => format!("shared({})", expr(addr)),
         Expr::Load { op, addr } => format!("load#{}[{}]", op.0, expr(addr)),
         Expr::Opaque { args, what } => {
             let a: Vec<String> = args.iter().map(expr).collect();

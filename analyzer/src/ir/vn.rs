@@ -36,6 +36,7 @@ enum Node {
     /// A pointer and the sorted byte offsets added to it.
     Offset(u32, Vec<u32>),
     PtrDiff(u32, u32),
+    SharedAddress(u32),
     Load(u32, u32),
     /// A value equal only to itself.
     Unique(u32),
@@ -300,6 +301,7 @@ impl<'k> Numbering<'k> {
                 Node::Offset(base, vs)
             }
             Expr::PtrDiff { lhs, rhs } => Node::PtrDiff(self.number(lhs), self.number(rhs)),
+            Expr::SharedAddress { addr, .. } => Node::SharedAddress(self.number(addr)),
             Expr::Load { op, addr } => {
                 let m = self.k.mem_op(*op);
                 let a = self.number(addr);

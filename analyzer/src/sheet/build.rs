@@ -57,6 +57,11 @@ fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup,
     if !op.space.has_address() {
         assumptions.push(TEXTURE_ROW.to_string());
     }
+    if op.matrix > 0 && op.kind != AccessKind::Load {
+        assumptions.push(
+            "stmatrix (STSM) is not measured on the H200: counted as ldmatrix is (lanes 8k..8k+7 give matrix k's row addresses, each matrix's wavefronts those of a quarter-warp of 16-byte stores; in shared_store's wavefronts, not its requests)".into(),
+        );
+    }
     let shared = op.space == Space::Shared;
     let exact = st.unknown_executions == 0 && !st.varying_trip;
     Row {
@@ -67,6 +72,7 @@ fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup,
         space: op.space,
         op: op.kind,
         width: op.width,
+        matrix: (op.matrix > 0).then_some(op.matrix),
         cache_op: op.cache.name(),
         executions: st.executions,
         thread_executions: st.lanes,
@@ -92,6 +98,14 @@ fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup,
 /// What a texture or surface row counts, and why it gives no sectors: one text for every such
 /// row, so that the compact sheet says it once.
 const TEXTURE_ROW: &str = "texture pipeline: requests are warp-level executions (smsp__sass_inst_executed_op_texture for fetches, smsp__inst_executed_op_surface_{ld,st}_pred_on_any for surfaces); sectors not predicted: the texture unit computes the addresses from the binding and layout the host sets up (arrays are block-linear, a layout NVIDIA does not document); none reach the LSU global counters (0 on the H200), and their L2 traffic is not in the boundaries";
+
+/// A shared row's wavefronts, bank conflicts and bytes added to totals `t` (not its requests).
+fn add_shared(t: &mut SharedTotals, r: &Row) {
+    t.wavefronts += r.wavefronts.unwrap_or(0);
+    t.ideal_wavefronts += r.ideal_wavefronts.unwrap_or(0);
+    t.bank_conflicts += r.bank_conflicts.unwrap_or(0);
+    t.logical_bytes += r.logical_bytes;
+}
 
 /// The sheet of one launch from the engine's trace and the cache model that took its sector
 /// stream (unfed when the stream was not simulated).
@@ -142,11 +156,21 @@ pub fn build(kernel: &Kernel, setup: &Setup, trace: Trace, mut cache: CacheModel
                     AccessKind::Atom => &mut totals.shared_atom,
                     _ => &mut totals.shared_store,
                 };
-                t.requests += r.requests;
-                t.wavefronts += r.wavefronts.unwrap_or(0);
-                t.ideal_wavefronts += r.ideal_wavefronts.unwrap_or(0);
-                t.bank_conflicts += r.bank_conflicts.unwrap_or(0);
-                t.logical_bytes += r.logical_bytes;
+                // A matrix load's instructions are not in the shared-load instruction counter,
+                // its wavefronts are (measured on the H200): its requests go to its own totals.
+                if r.matrix.is_none() {
+                    t.requests += r.requests;
+                }
+                add_shared(t, r);
+                if r.matrix.is_some() {
+                    let m = if op == AccessKind::Load {
+                        &mut totals.shared_matrix_load
+                    } else {
+                        &mut totals.shared_matrix_store
+                    };
+                    m.requests += r.requests;
+                    add_shared(m, r);
+                }
             }
         }
     }

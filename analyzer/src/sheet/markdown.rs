@@ -21,7 +21,7 @@ pub fn render(sheet: &Sheet) -> String {
             r.place(),
             cell(&r.text),
             r.space,
-            r.op,
+            r.op_label(),
             r.width,
             thousands(r.requests),
             if r.texture_pipe() { "-".into() } else { thousands(r.sectors) },
@@ -46,9 +46,10 @@ pub fn render(sheet: &Sheet) -> String {
             thousands(g.logical_bytes)
         );
     }
-    // Shared loads and stores always (this table's own layout), atomics where there are some.
+    // Shared loads and stores always (this table's own layout), atomics and matrix loads and
+    // stores where there are some.
     for (n, s) in t.shared_groups() {
-        if n != "shared atom" || s.requests > 0 {
+        if matches!(n, "shared load" | "shared store") || s.requests > 0 {
             let _ = writeln!(
                 o,
                 "| {n} | {} | {} wavefronts | {} | {} |",
@@ -110,7 +111,7 @@ pub fn render(sheet: &Sheet) -> String {
                 "| {} | `{}` | {} | {} | {} | {} | {} |",
                 r.place(),
                 cell(&r.text),
-                r.op,
+                r.op_label(),
                 thousands(rb.l1_hit_sectors),
                 thousands(rb.l2_read_sectors),
                 thousands(rb.l2_write_sectors),

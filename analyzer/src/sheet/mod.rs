@@ -39,6 +39,11 @@ pub struct Row {
     /// `load`, `store`, `red`, `atom` or `async_copy` in the JSON ([`AccessKind::name`]).
     pub op: AccessKind,
     pub width: u32,
+    /// `ldmatrix`/`stmatrix` (`LDSM`/`STSM`): the number of 8x8 matrices each execution moves
+    /// (1, 2 or 4); its `width` is a row's 16 bytes and its lanes are the 8 per matrix that give
+    /// row addresses. Absent from the JSON for every other access.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matrix: Option<u8>,
     pub cache_op: &'static str,
     /// Warp-level executions with at least one active lane.
     pub executions: u64,
@@ -109,6 +114,15 @@ impl Row {
             None => format!("{}:{}", self.line, self.column),
         }
     }
+    /// The operation as renderers show it: `load`, `store`, ... and `ldsm.x4` (`stsm.x4`) for a
+    /// matrix load (store) of four matrices.
+    pub fn op_label(&self) -> String {
+        match self.matrix {
+            Some(n) if self.op == AccessKind::Load => format!("ldsm.x{n}"),
+            Some(n) => format!("stsm.x{n}"),
+            None => self.op.to_string(),
+        }
+    }
     pub fn sectors_per_request(&self) -> f64 {
         if self.requests == 0 {
             0.0
@@ -165,6 +179,17 @@ pub struct Totals {
     /// Shared-memory atomics (ATOMS); absent from the JSON when there are none.
     #[serde(skip_serializing_if = "SharedTotals::is_empty")]
     pub shared_atom: SharedTotals,
+    /// Matrix loads from shared memory (`ldmatrix`, LDSM): their requests are
+    /// `smsp__inst_executed_op_ldsm`, not in `shared_load.requests` (the H200's
+    /// `smsp__sass_inst_executed_op_shared_ld` leaves LDSM out), while their wavefronts, bank
+    /// conflicts and bytes are also inside `shared_load` (its wavefront counter includes them).
+    /// Absent from the JSON when there are none.
+    #[serde(skip_serializing_if = "SharedTotals::is_empty")]
+    pub shared_matrix_load: SharedTotals,
+    /// Matrix stores to shared memory (`stmatrix`, STSM), counted as the loads are (not
+    /// measured): inside `shared_store` but for their requests. Absent when there are none.
+    #[serde(skip_serializing_if = "SharedTotals::is_empty")]
+    pub shared_matrix_store: SharedTotals,
     /// Texture fetches (TEX, TLD: `smsp__sass_inst_executed_op_texture`); absent from the JSON
     /// when there are none.
     #[serde(skip_serializing_if = "TextureTotals::is_empty")]
@@ -242,8 +267,15 @@ impl Totals {
     }
 
     /// The shared kinds in the order every renderer lists them.
-    pub(crate) fn shared_groups(&self) -> [(&'static str, &SharedTotals); 3] {
-        [("shared load", &self.shared_load), ("shared store", &self.shared_store), ("shared atom", &self.shared_atom)]
+    pub(crate) fn shared_groups(&self) -> [(&'static str, &SharedTotals); 5] {
+        [
+            ("shared load", &self.shared_load),
+            ("shared store", &self.shared_store),
+            ("shared atom", &self.shared_atom),
+            // Their wavefronts are also in the shared loads' (stores') totals, their requests not.
+            ("ldmatrix (wf in loads)", &self.shared_matrix_load),
+            ("stmatrix (wf in stores)", &self.shared_matrix_store),
+        ]
     }
 }
 

@@ -185,7 +185,7 @@ pub fn render(sheet: &Sheet) -> String {
             r.place(),
             clip(&r.text, 32),
             r.space.to_string(),
-            r.op.to_string(),
+            r.op_label(),
             r.width.to_string(),
             thousands(r.requests),
             sectors,
@@ -221,7 +221,7 @@ pub fn render(sheet: &Sheet) -> String {
         totals.push(global(&name, g.totals));
     }
     for (name, s) in t.shared_groups() {
-        if s.requests > 0 {
+        if s.requests > 0 || s.wavefronts > 0 {
             totals.push(vec![
                 String::new(),
                 name.to_string(),
@@ -405,7 +405,7 @@ pub fn render_verbose(sheet: &Sheet) -> String {
             r.place(),
             r.text.clone(),
             r.space.to_string(),
-            r.op.to_string(),
+            r.op_label(),
             r.width.to_string(),
             thousands(r.requests),
             sectors,
@@ -475,7 +475,7 @@ pub fn render_verbose(sheet: &Sheet) -> String {
         let _ = writeln!(o, "  (global load includes the asynchronous copies, as the H200's load counters do)");
     }
     for (name, s) in t.shared_groups() {
-        if s.requests > 0 {
+        if s.requests > 0 || s.wavefronts > 0 {
             let _ = writeln!(
                 o,
                 "  {name:<12}  requests {:>12}  wavefronts {:>9}  ideal {:>12}  bank conflicts {}",
@@ -543,7 +543,7 @@ pub fn render_verbose(sheet: &Sheet) -> String {
                 "  {:<9} {:<22} {:>6} {:>12} {:>12} {:>12} {:>12}",
                 r.place(),
                 clip(&r.text, 22),
-                r.op,
+                r.op_label(),
                 thousands(rb.l1_hit_sectors),
                 thousands(rb.l2_read_sectors),
                 thousands(rb.l2_write_sectors),

@@ -755,8 +755,10 @@ impl<'a> Machine<'a> {
         let mut resolved: Option<Space> = None;
         let mut lo = i64::MAX;
         let mut hi = i64::MIN;
+        // LDSM gives row addresses in its first 8n lanes only.
+        let addressed = super::count::address_lanes(&self.ir.mem_ops[n], exec);
         for l in 0..WARP {
-            if exec >> l & 1 == 0 {
+            if addressed >> l & 1 == 0 {
                 continue;
             }
             lanes += 1;

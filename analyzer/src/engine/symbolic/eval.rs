@@ -169,7 +169,32 @@ impl SymbolicRun<'_> {
                     };
                 }
             }
+            Expr::SharedAddress { addr, .. } => {
+                let a = self.eval(addr, m, st)?;
+                for l in lanes(m) {
+                    let v = a[l];
+                    out[l] = match v.k {
+                        ValueKind::Ptr(Base::Shared(_), _) | ValueKind::PtrUnknown(Base::Shared(_)) => v,
+                        ValueKind::Int(x) => {
+                            // One array must hold the address at every point of the box.
+                            let (lo, hi) = self.scope.range(&x);
+                            let layout = &self.shared_base;
+                            match (shared_array_at(self.k, layout, lo), shared_array_at(self.k, layout, hi)) {
+                                (Some(a), Some(b)) if a == b => {
+                                    LaneValue { k: ValueKind::Ptr(Base::Shared(a), x), data: v.data }
+                                }
+                                _ => {
+                                    return give_up("a shared-memory address of inline assembly in more than one array")
+                                }
+                            }
+                        }
+                        ValueKind::Missing(_) | ValueKind::Undef => v,
+                        _ => return Err(Stop::Error),
+                    };
+                }
+            }
             Expr::Load { op, addr } => {
+                let m = count::address_lanes(self.k.mem_op(*op), m);
                 let a = self.eval(addr, m, st)?;
                 self.access(*op, &a, m, st)?;
                 fill(&mut out, m, UNKNOWN);

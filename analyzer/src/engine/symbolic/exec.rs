@@ -61,6 +61,7 @@ impl SymbolicRun<'_> {
             }
             Stmt::Store { op, addr, value } => {
                 self.eval(value, m, st)?;
+                let m = count::address_lanes(self.k.mem_op(*op), m);
                 let a = self.eval(addr, m, st)?;
                 self.access(*op, &a, m, st)?;
             }

@@ -65,7 +65,7 @@ pub use form::{Form, Scope, NV};
 use super::compiler_model::{self, HeldEffect, HeldValues, HELD_MAX};
 use super::{
     absolute, address_keys, constant_shift, exact_float_fn, held_keys, int_op, lanes, loop_table, may_alias,
-    sectors_of, shared_layout, split_varying, wavefronts, LoopTable, OpStats, Trace,
+    sectors_of, shared_array_at, shared_layout, split_varying, wavefronts, LoopTable, OpStats, Trace,
 };
 use super::{count, warp, SECTOR, WARP};
 use crate::diag::Diagnostic;

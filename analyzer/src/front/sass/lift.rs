@@ -174,7 +174,7 @@ pub fn kernel(k: &SassKernel, decl: Option<&Declaration>, lines: &mut Lines) -> 
             }
             None => (root_span, ins.mnemonic()),
         };
-        builder.memory_operation(
+        let op = builder.memory_operation(
             c.kind,
             c.space.unwrap_or(Space::Global),
             u64::from(c.width),
@@ -183,6 +183,7 @@ pub fn kernel(k: &SassKernel, decl: Option<&Declaration>, lines: &mut Lines) -> 
             &text,
             span,
         );
+        builder.kernel.mem_ops[op.0 as usize].matrix = c.matrix.map_or(0, |n| n as u8);
     }
     Ok(builder.kernel)
 }

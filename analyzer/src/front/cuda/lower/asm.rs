@@ -1,18 +1,29 @@
 //! Inline PTX (`asm volatile("ld.global.nc.f32 %0, [%1];" : "=f"(x) : "l"(p));`): the global
-//! loads, stores, atomics and asynchronous copies are counted; any other instruction that
-//! touches memory is refused by name; the rest moves no memory and never blocks.
+//! loads, stores, atomics and asynchronous copies, the shared loads and stores (`ld.shared`,
+//! `st.shared`) and the matrix loads and stores (`ldmatrix`, `stmatrix`) are counted; any other
+//! instruction that touches memory is refused by name; the rest moves no memory and never blocks.
+//!
+//! A shared-memory address operand is the 32-bit value `__cvta_generic_to_shared` gives (or
+//! arithmetic on it, through locals, helper functions and macros): the access's address is that
+//! value as a pointer into the shared array holding it ([`Expr::SharedAddress`]), which the
+//! engines resolve lane by lane.
 
 use super::*;
 
 /// One PTX instruction's memory role.
 enum Role {
     None,
-    Load(u32),
-    Store(u32),
+    Load(u32, Space),
+    Store(u32, Space),
     Red(u32),
     Atom(u32),
     AsyncCopy,
     Wait,
+    /// `ldmatrix` (`store` false) or `stmatrix` of `n` 8x8 matrices of 16-bit elements.
+    Matrix {
+        n: u8,
+        store: bool,
+    },
 }
 
 /// Bytes of a PTX type suffix (`.f32`, `.v4.u32`, `.b128`), vector width included.
@@ -42,26 +53,56 @@ fn ptx_width(parts: &[&str]) -> Option<u32> {
     elem.map(|e| e * vec)
 }
 
+/// `ldmatrix`/`stmatrix`: the number of matrices of `.m8n8` `.b16` (`.x1`, `.x2`, `.x4`; with or
+/// without `.trans`), in shared memory (`.shared`, `.shared::cta`) or at a generic address.
+fn matrix_count(opcode: &str, parts: &[&str]) -> std::result::Result<u8, String> {
+    let mut n = None;
+    for p in &parts[1..] {
+        match *p {
+            "sync" | "aligned" | "trans" | "m8n8" | "b16" | "shared" | "shared::cta" => {}
+            "x1" => n = Some(1),
+            "x2" => n = Some(2),
+            "x4" => n = Some(4),
+            other => {
+                return Err(format!(
+                    "`{opcode}`: `.{other}` is not modelled (only .m8n8 .x1/.x2/.x4 .b16 in shared memory)"
+                ))
+            }
+        }
+    }
+    if !parts.contains(&"m8n8") || !parts.contains(&"b16") {
+        return Err(format!("`{opcode}`: only the .m8n8 shape of .b16 is modelled"));
+    }
+    n.ok_or_else(|| format!("`{opcode}`: the number of matrices (.x1, .x2, .x4) is missing"))
+}
+
 fn role(opcode: &str) -> std::result::Result<Role, String> {
     let parts: Vec<&str> = opcode.split('.').collect();
     let head = parts[0];
     let global = parts.contains(&"global");
+    // `.shared` is the block's own shared memory (`.shared::cta` says so explicitly);
+    // `.shared::cluster` reaches other blocks' and is not modelled.
+    let shared = parts.iter().any(|p| matches!(*p, "shared" | "shared::cta"));
     let width = || ptx_width(&parts[1..]).ok_or_else(|| format!("`{opcode}`: the access width is not known"));
     match head {
-        "ld" | "ldu" if global => Ok(Role::Load(width()?)),
-        "st" if global => Ok(Role::Store(width()?)),
+        "ld" | "ldu" if global => Ok(Role::Load(width()?, Space::Global)),
+        "st" if global => Ok(Role::Store(width()?, Space::Global)),
+        "ld" if shared => Ok(Role::Load(width()?, Space::Shared)),
+        "st" if shared => Ok(Role::Store(width()?, Space::Shared)),
         "red" if global => Ok(Role::Red(width()?)),
         "atom" if global => Ok(Role::Atom(width()?)),
+        "ldmatrix" => Ok(Role::Matrix { n: matrix_count(opcode, &parts)?, store: false }),
+        "stmatrix" => Ok(Role::Matrix { n: matrix_count(opcode, &parts)?, store: true }),
         "cp" if parts.get(1) == Some(&"async") => match parts.get(2) {
             Some(&"ca") | Some(&"cg") => Ok(Role::AsyncCopy),
             Some(&"commit_group") => Ok(Role::None),
             Some(&"wait_group") | Some(&"wait_all") => Ok(Role::Wait),
             _ => Err(format!("`{opcode}` (bulk and tensor copies are not modelled)")),
         },
-        "ld" | "ldu" | "st" | "red" | "atom" | "cp" | "prefetch" | "prefetchu" | "ldmatrix" | "stmatrix" | "tex"
-        | "tld4" | "suld" | "sust" | "sured" | "mbarrier" | "multimem" => {
-            Err(format!("`{opcode}` touches memory that is not modelled (only ld.global, st.global, red/atom.global and cp.async are)"))
-        }
+        "ld" | "ldu" | "st" | "red" | "atom" | "cp" | "prefetch" | "prefetchu" | "tex" | "tld4" | "suld" | "sust"
+        | "sured" | "mbarrier" | "multimem" => Err(format!(
+            "`{opcode}` touches memory that is not modelled (only ld/st.global, ld/st.shared, red/atom.global, ldmatrix, stmatrix and cp.async are)"
+        )),
         "wmma" if opcode.contains("load") || opcode.contains("store") => {
             Err(format!("`{opcode}` touches memory that is not modelled"))
         }
@@ -171,9 +212,15 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             let text = self.text(n).to_string();
             let span = self.span(n);
             // nvcc keeps every inline `asm` memory access (it cannot see what the text does):
-            // each is a volatile global access of its own.
-            let asm_access = |builder: &mut KernelBuilder, kind, width: u32, cache| {
-                builder.memory_operation(kind, Space::Global, width.into(), cache, true, &text, span)
+            // each is a volatile access of its own.
+            let asm_access = |builder: &mut KernelBuilder, kind, space, width: u32, cache| {
+                builder.memory_operation(kind, space, width.into(), cache, true, &text, span)
+            };
+            // A shared-memory operand is an address in the shared window: the pointer into the
+            // shared array holding it.
+            let located = |space: Space, addr: Expr| match space {
+                Space::Shared => Expr::SharedAddress { addr: Box::new(addr), span },
+                Space::Global | Space::Texture | Space::Surface => addr,
             };
             match role {
                 Role::None => {
@@ -190,10 +237,37 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     }
                 }
                 Role::Wait => out.push(Stmt::Barrier),
-                Role::Load(w) | Role::Atom(w) => {
-                    let at = ops.iter().position(|o| o.starts_with('[')).unwrap_or(1);
+                Role::Matrix { n: count, store } => {
+                    // `ldmatrix {d..}, [a]` and `stmatrix [a], {r..}`; the registers are data.
+                    let at = ops.iter().position(|o| o.starts_with('[')).unwrap_or(if store { 0 } else { 1 });
                     let addr = addr_of(self, ops.get(at).copied().unwrap_or(""))?;
-                    let kind = if matches!(role, Role::Load(_)) { AccessKind::Load } else { AccessKind::Atom };
+                    let addr = located(Space::Shared, addr);
+                    let kind = if store { AccessKind::Store } else { AccessKind::Load };
+                    let op = asm_access(&mut self.builder, kind, Space::Shared, 16, CacheOp::Default);
+                    self.builder.kernel.mem_ops[op.0 as usize].matrix = count;
+                    if store {
+                        out.push(Stmt::Store {
+                            op,
+                            addr,
+                            value: Expr::Opaque { args: Vec::new(), what: "asm".into() },
+                        });
+                    } else {
+                        let note = "ldmatrix counted at every execution: ptxas removes one whose registers are never read afterwards (seen in LeetCUDA's HGEMM: the fragments loaded after the last k tile), which the source path does not detect; `--via sass` counts what the compiler kept".to_string();
+                        if !self.builder.kernel.notes.contains(&note) {
+                            self.builder.kernel.notes.push(note);
+                        }
+                        out.push(Stmt::Eval(Expr::Load { op, addr: Box::new(addr) }));
+                    }
+                }
+                Role::Load(..) | Role::Atom(_) => {
+                    let (w, space) = match role {
+                        Role::Load(w, space) => (w, space),
+                        Role::Atom(w) => (w, Space::Global),
+                        _ => unreachable!("a load or an atomic"),
+                    };
+                    let at = ops.iter().position(|o| o.starts_with('[')).unwrap_or(1);
+                    let addr = located(space, addr_of(self, ops.get(at).copied().unwrap_or(""))?);
+                    let kind = if matches!(role, Role::Load(..)) { AccessKind::Load } else { AccessKind::Atom };
                     let cache = if opcode.contains(".nc") {
                         CacheOp::Nc
                     } else if opcode.contains(".cg") {
@@ -203,7 +277,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     } else {
                         CacheOp::Default
                     };
-                    let op = asm_access(&mut self.builder, kind, w, cache);
+                    let op = asm_access(&mut self.builder, kind, space, w, cache);
                     let load = Expr::Load { op, addr: Box::new(addr) };
                     // The first output register receives the value; the others are data too.
                     let targets: Vec<usize> = ops[..at]
@@ -219,17 +293,22 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                         None => out.push(Stmt::Eval(load)),
                     }
                 }
-                Role::Store(w) | Role::Red(w) => {
-                    let addr = addr_of(self, ops.first().copied().unwrap_or(""))?;
-                    if matches!(role, Role::Store(_)) {
-                        let op = asm_access(&mut self.builder, AccessKind::Store, w, CacheOp::Default);
+                Role::Store(..) | Role::Red(_) => {
+                    let (w, space) = match role {
+                        Role::Store(w, space) => (w, space),
+                        Role::Red(w) => (w, Space::Global),
+                        _ => unreachable!("a store or a reduction"),
+                    };
+                    let addr = located(space, addr_of(self, ops.first().copied().unwrap_or(""))?);
+                    if matches!(role, Role::Store(..)) {
+                        let op = asm_access(&mut self.builder, AccessKind::Store, space, w, CacheOp::Default);
                         out.push(Stmt::Store {
                             op,
                             addr,
                             value: Expr::Opaque { args: Vec::new(), what: "asm".into() },
                         });
                     } else {
-                        let op = asm_access(&mut self.builder, AccessKind::Red, w, CacheOp::Default);
+                        let op = asm_access(&mut self.builder, AccessKind::Red, Space::Global, w, CacheOp::Default);
                         out.push(Stmt::Eval(Expr::Load { op, addr: Box::new(addr) }));
                     }
                 }
@@ -255,7 +334,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     };
                     // `.cg` (16 bytes only) bypasses L1: LDGSTS.BYPASS.
                     let cache = if opcode.contains(".cg") { CacheOp::Cg } else { CacheOp::Ca };
-                    let op = asm_access(&mut self.builder, AccessKind::AsyncCopy, bytes, cache);
+                    let op = asm_access(&mut self.builder, AccessKind::AsyncCopy, Space::Global, bytes, cache);
                     out.push(Stmt::Eval(Expr::Load { op, addr: Box::new(src) }));
                 }
             }
@@ -294,8 +373,21 @@ mod tests {
 
     #[test]
     fn roles_of_instructions() {
-        assert!(matches!(role("ld.global.nc.f32"), Ok(Role::Load(4))));
-        assert!(matches!(role("st.global.v4.f32"), Ok(Role::Store(16))));
+        assert!(matches!(role("ld.global.nc.f32"), Ok(Role::Load(4, Space::Global))));
+        assert!(matches!(role("st.global.v4.f32"), Ok(Role::Store(16, Space::Global))));
+        assert!(matches!(role("ld.shared.f32"), Ok(Role::Load(4, Space::Shared))));
+        assert!(matches!(role("ld.shared::cta.v4.u32"), Ok(Role::Load(16, Space::Shared))));
+        assert!(matches!(role("st.shared.v2.f32"), Ok(Role::Store(8, Space::Shared))));
+        assert!(matches!(role("ldmatrix.sync.aligned.x4.m8n8.shared.b16"), Ok(Role::Matrix { n: 4, store: false })));
+        assert!(matches!(
+            role("ldmatrix.sync.aligned.m8n8.x2.trans.shared::cta.b16"),
+            Ok(Role::Matrix { n: 2, store: false })
+        ));
+        assert!(matches!(role("ldmatrix.sync.aligned.x1.m8n8.b16"), Ok(Role::Matrix { n: 1, store: false })));
+        assert!(matches!(
+            role("stmatrix.sync.aligned.x4.trans.m8n8.shared.b16"),
+            Ok(Role::Matrix { n: 4, store: true })
+        ));
         assert!(matches!(role("red.global.add.u32"), Ok(Role::Red(4))));
         assert!(matches!(role("atom.global.cas.b64"), Ok(Role::Atom(8))));
         assert!(matches!(role("cp.async.cg.shared.global.L2::128B"), Ok(Role::AsyncCopy)));
@@ -303,8 +395,9 @@ mod tests {
         assert!(matches!(role("add.u32"), Ok(Role::None)));
         assert!(matches!(role("shfl.sync.bfly.b32"), Ok(Role::None)));
         for refused in [
-            "ld.shared.f32",
-            "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+            "ld.shared::cluster.f32",
+            "ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8",
+            "ldmatrix.sync.aligned.m8n8.shared.b16",
             "cp.async.bulk.shared::cluster.global",
             "prefetch.global.L2",
         ] {

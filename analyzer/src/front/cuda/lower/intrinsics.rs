@@ -82,7 +82,13 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             let (e, t) = self.expr(args[0])?;
             return Ok(Some((e, t)));
         }
-        if matches!(name, "__cvta_generic_to_shared" | "__cvta_generic_to_global") && args.len() == 1 {
+        if name == "__cvta_generic_to_shared" && args.len() == 1 {
+            // The address in the shared window, an integer (inline PTX adds to it; an asm
+            // operand of a shared access turns it back into its array: `Expr::SharedAddress`).
+            let (p, _) = self.expr(args[0])?;
+            return Ok(Some((Expr::ToInt { ty: IntTy::U64, arg: Box::new(p) }, Ty::Int(IntTy::U64))));
+        }
+        if name == "__cvta_generic_to_global" && args.len() == 1 {
             // An address for inline PTX: the pointer itself, as the asm operand needs it.
             let (p, _) = self.expr(args[0])?;
             return Ok(Some((p, Ty::Int(IntTy::U64))));
@@ -651,7 +657,10 @@ fn is_varying(e: &Expr, varying: &[bool]) -> bool {
         | Expr::FloatBinary { lhs, rhs, .. }
         | Expr::Logical { lhs, rhs, .. }
         | Expr::PtrDiff { lhs, rhs } => is_varying(lhs, varying) || is_varying(rhs, varying),
-        Expr::Unary { arg, .. } | Expr::ToInt { arg, .. } | Expr::ToFloat(arg) => is_varying(arg, varying),
+        Expr::Unary { arg, .. }
+        | Expr::ToInt { arg, .. }
+        | Expr::ToFloat(arg)
+        | Expr::SharedAddress { addr: arg, .. } => is_varying(arg, varying),
         Expr::Select { cond, then, els } => {
             is_varying(cond, varying) || is_varying(then, varying) || is_varying(els, varying)
         }

@@ -203,6 +203,15 @@ impl Lowerer<'_, '_> {
                             self.forget_object(&sym, self.span(inner));
                             true
                         }
+                        // `&(p[0])` of a pointer into a thread's own array (`uint32_t *p =
+                        // reinterpret_cast<uint32_t *>(&(r[0][0]))`): that array, untracked.
+                        Some(Sym::LocalPtr(inner)) if matches!(*inner, Sym::LocalArray(..)) => {
+                            for i in indices {
+                                let (e, _) = self.expr(i)?;
+                                self.pending_eval(e);
+                            }
+                            true
+                        }
                         _ => false,
                     },
                     None => false,
