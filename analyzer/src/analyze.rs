@@ -626,7 +626,11 @@ fn analyze_inner(
                 Err(also) => {
                     // nvcc's first error line says why (a header not installed, a library).
                     let why = also.notes.first().and_then(|n| n.lines().next()).map(|n| format!(" ({})", n.trim()));
-                    Err(refused.note(format!("the SASS could not be counted either: {}{}", also.message, why.unwrap_or_default())))
+                    Err(refused.note(format!(
+                        "the SASS could not be counted either: {}{}",
+                        also.message,
+                        why.unwrap_or_default()
+                    )))
                 }
             }
         }

@@ -118,7 +118,8 @@ fn messages_as_a_compiler_words_them() {
         "__global__ void k(float *a, int mode) {\n    for (int x : {1, 2}) {\n    a[0] = 1.0f;\n    a[1] = 2.0f;\n    }\n}\n",
     )
     .unwrap();
-    let o = run(&["analyze", p.to_str().unwrap(), "--grid", "1", "--block", "32", "--arg", "mode=0", "--via", "source"]);
+    let o =
+        run(&["analyze", p.to_str().unwrap(), "--grid", "1", "--block", "32", "--arg", "mode=0", "--via", "source"]);
     let err = text(&o.stderr);
     assert!(err.contains("is not supported: `for (int x : {1, 2}) { ...`") && !err.contains("a[0] = 1.0f;  "), "{err}");
     // A fill shorter than the reads: index[1000..] has no value (an out-of-bounds read on a GPU).
@@ -141,8 +142,18 @@ fn messages_as_a_compiler_words_them() {
     assert!(err.contains("the fill of `index` ran out: the kernel reads element 1000"), "{err}");
     // A fill for an array of floats would never be read back: a usage error, not ignored.
     let o = run(&[
-        "analyze", &ex("gather.cu"), "--kernel", "gather", "--grid", "8", "--block", "256", "--arg", "n=2048",
-        "--fill", "data=constant:1",
+        "analyze",
+        &ex("gather.cu"),
+        "--kernel",
+        "gather",
+        "--grid",
+        "8",
+        "--block",
+        "256",
+        "--arg",
+        "n=2048",
+        "--fill",
+        "data=constant:1",
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stdout));
     let err = text(&o.stderr);

@@ -236,7 +236,9 @@ pub(super) fn decode(i: &Instr) -> Result<Op> {
         "HADD2" | "HMUL2" | "HMNMX2" | "F2FP" | "FSWZADD" | "FRND" | "FSET" | "HSET2" | "IDP" | "IDP4A" | "BMMA"
         | "CSET" | "CSETP" | "IMUL32I" | "FMUL32I" | "FADD32I" | "FFMA32I" | "HADD2_32I" | "HMUL2_32I"
         | "HFMA2_32I" | "SUATOM" | "QSPC" | "LEPC" | "GETLMEMBASE" | "SETLMEMBASE" | "MEMSET" | "IADD32I"
-        | "VABSDIFF" | "VABSDIFF4" | "LDL" | "F2FP_PACK_AB" | "MOVM" => Op::Opaque(if u == "LDL" { ldl_regs(i) } else { 1 }),
+        | "VABSDIFF" | "VABSDIFF4" | "LDL" | "F2FP_PACK_AB" | "MOVM" => {
+            Op::Opaque(if u == "LDL" { ldl_regs(i) } else { 1 })
+        }
         "HMMA" | "IMMA" | "DMMA" | "HGMMA" | "IGMMA" | "QGMMA" | "BGMMA" => Op::Opaque(mma_regs(i)),
         _ => return Err(stop(i, "is not in this model's instruction table")),
     })

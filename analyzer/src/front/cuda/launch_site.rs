@@ -500,7 +500,13 @@ fn enumerators<'t>(
     for e in list.named_children(&mut c).filter(|e| e.kind() == "enumerator") {
         let Some(name) = e.child_by_field_name("name") else { continue };
         let line = pre.locate(e.start_position().row, e.start_position().column, 1).line;
-        out.entry(text(name)).or_insert(Def { value: Some(e), ty: DTy::Int(CType::Int), decl: e, line, members: [None; 3] });
+        out.entry(text(name)).or_insert(Def {
+            value: Some(e),
+            ty: DTy::Int(CType::Int),
+            decl: e,
+            line,
+            members: [None; 3],
+        });
     }
 }
 
@@ -629,7 +635,10 @@ fn host_variables<'t>(
                             continue;
                         }
                     }
-                    if vars.insert(name.clone(), Def { value, ty: dty, decl: n, line: line(n), members: [None; 3] }).is_some() {
+                    if vars
+                        .insert(name.clone(), Def { value, ty: dty, decl: n, line: line(n), members: [None; 3] })
+                        .is_some()
+                    {
                         opaque.insert(name.clone(), format!("declared more than once in `{fname}`"));
                     }
                 }
