@@ -350,3 +350,30 @@ fn an_explicit_specialization_of_a_method_keeps_its_own_body() {
     assert_eq!(row("p[2 * i]"), Some((1, 16)));
     assert_eq!(total(&s, "global", "store"), (1, 4));
 }
+
+#[test]
+fn a_function_template_calling_its_next_instance_is_a_compile_time_loop() {
+    // cuda-samples' convolutionTexture: `row<i>` adds `row<i - 1>`, and the explicit
+    // specialization `row<-1>` ends it. row<2>(a, x) reads a[x + 2], a[x + 1], a[x]: 32
+    // consecutive floats each, from byte 8, 4 and 0 of a sector: 5, 5 and 4 sectors in 3 loads;
+    // the store is 4 sectors. A template that calls itself with the same arguments is still
+    // recursion.
+    let src = r#"
+    __constant__ float c_k[3];
+    template <int i> __device__ float row(const float *a, int x) { return a[x + i] * c_k[i] + row<i - 1>(a, x); }
+    template <> __device__ float row<-1>(const float *a, int x) { return 0; }
+    __global__ void k(const float *a, float *o) {
+        int x = blockIdx.x * blockDim.x + threadIdx.x;
+        o[x] = row<2>(a, x);
+    }"#;
+    let s = run(src, "1", "32");
+    assert_eq!(total(&s, "global", "load"), (3, 14));
+    assert_eq!(total(&s, "global", "store"), (1, 4));
+    let same = r#"
+    template <int i> __device__ float f(const float *a, int x) { return a[x] + f<i>(a, x); }
+    __global__ void k(const float *a, float *o) { o[threadIdx.x] = f<1>(a, threadIdx.x); }"#;
+    let e = analyze_source("same.cu", same, &AnalyzeOptions { grid: "1".into(), block: "32".into(), ..Default::default() })
+        .err()
+        .expect("recursion is refused");
+    assert!(e.diagnostic.message.contains("recursion"), "{}", e.diagnostic.message);
+}

@@ -448,6 +448,8 @@ type Place = crate::front::builder::Place<Ty>;
 struct Inline {
     /// The function being inlined (its definition's node), to tell recursion from a deep chain.
     def: usize,
+    /// Its explicit template arguments, evaluated (`f<3>` and `f<2>` are different functions).
+    instance: String,
     ret_flag: LocalId,
     ret_val: Option<(LocalId, Ty)>,
     /// `auto` return type (lambdas, `auto f()`): the first `return` sets it.

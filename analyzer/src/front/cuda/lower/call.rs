@@ -55,6 +55,11 @@ impl Lowerer<'_, '_> {
                 let e = self.convert(e, &et, &ty, n)?;
                 return Ok((e, self.with_origin(ty, &et)));
             }
+            // An explicit specialization for these arguments (`template <> float
+            // convolutionRow<-1>(...)`, which ends a compile-time recursion) wins over the template.
+            if let Some((fname, def)) = self.explicit_specialization(name, f.child_by_field_name("arguments")) {
+                return self.inline_device(n, &fname, def, &arg_nodes, None, None);
+            }
             // A function template called with explicit arguments: `load<float, 4>(p)`; among
             // overloads of one name, the one whose parameters fit the arguments.
             let picked = match self.tmpl.get(name) {

@@ -17,6 +17,32 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         self.unit.device_fns.get(last).map(|d| (last.to_string(), *d))
     }
 
+    /// The explicit specialization of function template `name` (`template <> __device__ float
+    /// f<-1>(...)`, kept under `f<-1>`) for the integer arguments `args`, where the file has one.
+    pub(in crate::front::cuda::lower) fn explicit_specialization(
+        &mut self,
+        name: &str,
+        args: Option<Node>,
+    ) -> Option<(String, Node<'a>)> {
+        let prefix = format!("{name}<");
+        if !self.unit.device_fns.keys().any(|k| k.starts_with(&prefix)) {
+            return None;
+        }
+        let list = args?;
+        let mut c = list.walk();
+        let given: Vec<Node> = list.named_children(&mut c).collect();
+        let mut values = Vec::new();
+        for g in given {
+            match self.template_arg(g, false) {
+                Ok(TemplateArg::Int(v)) => values.push(v.to_string()),
+                _ => return None,
+            }
+        }
+        let wanted = format!("{name}<{}>", values.join(","));
+        let squeeze = |k: &str| k.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+        self.unit.device_fns.iter().find(|(k, _)| squeeze(k) == wanted).map(|(k, d)| (k.clone(), *d))
+    }
+
     /// An unqualified call inside a member function that names another member of its class
     /// (`return constant(0);` in `static Packed128 zeros()`): that member, on the same object.
     pub(in crate::front::cuda::lower) fn sibling_method(
@@ -45,7 +71,24 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         if self.no_hoist > 0 {
             return Err(self.unsupported(n, "a call to a __device__ function inside a condition or `?:`"));
         }
-        if !def.kind().starts_with("lambda") && self.inline.iter().any(|i| i.def == def.id()) {
+        // An instance of a function template is a function of its own: `f<i>` calling `f<i - 1>`
+        // is a compile-time loop (ended by a specialization or the nesting limit), not recursion.
+        let instance = match explicit {
+            Some(list) => {
+                let mut c = list.walk();
+                let given: Vec<Node> = list.named_children(&mut c).collect();
+                let mut parts = Vec::new();
+                for g in given {
+                    parts.push(match self.template_arg(g, false) {
+                        Ok(TemplateArg::Int(v)) => v.to_string(),
+                        _ => self.text(g).to_string(),
+                    });
+                }
+                parts.join(",")
+            }
+            None => String::new(),
+        };
+        if !def.kind().starts_with("lambda") && self.inline.iter().any(|i| i.def == def.id() && i.instance == instance) {
             return Err(Diagnostic::at(
                 ErrorKind::Unsupported,
                 self.span(n),
@@ -375,7 +418,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             tmpl.insert(tname.to_string(), TemplateArg::Type(ty));
         }
         let saved_tmpl = std::mem::replace(&mut self.tmpl, tmpl);
-        let r = self.inline_body(n, fname, def, &pnodes, vals, refs, &tparams, this, &mut bound);
+        let r = self.inline_body(n, fname, def, instance, &pnodes, vals, refs, &tparams, this, &mut bound);
         self.tmpl = saved_tmpl;
         r
     }
@@ -465,6 +508,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         n: Node,
         fname: &str,
         def: Node<'a>,
+        instance: String,
         pnodes: &[Node<'a>],
         vals: Vec<Option<(Expr, Ty)>>,
         refs: Vec<Option<Sym>>,
@@ -637,7 +681,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         };
         let saved_pending = std::mem::take(&mut self.builder.pending);
         let object = this.clone();
-        self.inline.push(Inline { def: def.id(), ret_flag, ret_val: ret_val.clone(), auto_ret, object });
+        self.inline.push(Inline { def: def.id(), instance, ret_flag, ret_val: ret_val.clone(), auto_ret, object });
         // A constructor's member initializers (`: x(a), y(b)`) run before its body.
         let mut r = Ok(());
         let mut c = def.walk();
