@@ -625,7 +625,12 @@ fn analyze_inner(
                 }
                 Err(also) => {
                     // nvcc's first error line says why (a header not installed, a library).
-                    let why = also.notes.first().and_then(|n| n.lines().next()).map(|n| format!(" ({})", n.trim()));
+                    let why = also
+                        .notes
+                        .iter()
+                        .flat_map(|n| n.lines())
+                        .find(|l| l.contains("error"))
+                        .map(|l| format!(" ({})", l.trim()));
                     Err(refused.note(format!(
                         "the SASS could not be counted either: {}{}",
                         also.message,

@@ -372,8 +372,9 @@ fn a_function_template_calling_its_next_instance_is_a_compile_time_loop() {
     let same = r#"
     template <int i> __device__ float f(const float *a, int x) { return a[x] + f<i>(a, x); }
     __global__ void k(const float *a, float *o) { o[threadIdx.x] = f<1>(a, threadIdx.x); }"#;
-    let e = analyze_source("same.cu", same, &AnalyzeOptions { grid: "1".into(), block: "32".into(), ..Default::default() })
-        .err()
-        .expect("recursion is refused");
+    let e =
+        analyze_source("same.cu", same, &AnalyzeOptions { grid: "1".into(), block: "32".into(), ..Default::default() })
+            .err()
+            .expect("recursion is refused");
     assert!(e.diagnostic.message.contains("recursion"), "{}", e.diagnostic.message);
 }

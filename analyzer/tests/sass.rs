@@ -25,11 +25,7 @@ fn run_listing(
 ) -> Vec<(u64, u64)> {
     let params = slots.iter().map(|&(offset, size)| ParamSlot { offset, size }).collect();
     let k = front::from_listing(listing, "k", params, 0).expect("the listing reads");
-    let decl = Declaration {
-        template_params: Vec::new(),
-        params: names.iter().map(|s| s.to_string()).collect(),
-        handles: Vec::new(),
-    };
+    let decl = Declaration { params: names.iter().map(|s| s.to_string()).collect(), ..Default::default() };
     let mut files = SourceFiles::default();
     let mut lines = lift::Lines::new(&mut files, None);
     let mut kernel = lift::kernel(&k, Some(&decl), &mut lines).expect("lifts");
@@ -143,7 +139,7 @@ k:
 fn listing_both_ways(listing: &str, grid: &str, block: &str, n: &str) -> (engine::SassTrace, engine::SassTrace) {
     let params = [(0x210, 8), (0x218, 4)].iter().map(|&(offset, size)| ParamSlot { offset, size }).collect();
     let k = front::from_listing(listing, "k", params, 0).expect("the listing reads");
-    let decl = Declaration { template_params: Vec::new(), params: vec!["a".into(), "n".into()], handles: Vec::new() };
+    let decl = Declaration { params: vec!["a".into(), "n".into()], ..Default::default() };
     let mut files = SourceFiles::default();
     let mut lines = lift::Lines::new(&mut files, None);
     let mut kernel = lift::kernel(&k, Some(&decl), &mut lines).expect("lifts");
@@ -559,6 +555,34 @@ fn a_refused_construct_is_counted_from_the_sass_by_default() {
     // Asked for the source alone, the refusal stands.
     let strict = AnalyzeOptions { via: Via::Source, ..opts };
     assert!(analyze(Input::File(&path), &strict, &DiskLoader).is_err());
+}
+
+/// A kernel template nothing instantiates, whose parameters all have defaults, is compiled for
+/// them: `o[threadIdx.x * N]` with N = 4 puts the warp's 32 floats 16 bytes apart, over 512
+/// bytes: one store, 16 sectors.
+#[test]
+fn a_template_with_defaults_is_instantiated_for_them() {
+    if !toolkit() {
+        return;
+    }
+    let src = "template <int N = 4>\n__global__ void k(float *o) { o[threadIdx.x * N] = 1.0f; }\n";
+    let dir = std::env::temp_dir().join(format!("se-defaults-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("defaults.cu");
+    std::fs::write(&path, src).unwrap();
+    let opts = AnalyzeOptions {
+        via: Via::Sass,
+        kernel: Some("k".into()),
+        grid: "1".into(),
+        block: "32".into(),
+        ..Default::default()
+    };
+    let sheet = match analyze(Input::File(&path), &opts, &DiskLoader) {
+        Ok(a) => a.sheet,
+        Err(f) => panic!("{}", f.one_line()),
+    };
+    assert_eq!(counter(&sheet, "global_store_requests"), 1);
+    assert_eq!(counter(&sheet, "global_store_sectors"), 16);
 }
 
 #[test]

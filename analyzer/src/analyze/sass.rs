@@ -228,7 +228,12 @@ pub(super) fn analyze(
         let n = wanted.clone().unwrap_or_default();
         let d = decl0.clone().filter(|d| !d.template_params.is_empty());
         match d {
-            Some(d) if !targs(&Some(d.clone())).is_empty() => {
+            // Given arguments first; trailing parameters with defaults may be left to C++.
+            Some(d)
+                if !targs(&Some(d.clone())).is_empty()
+                    || (d.template_defaults.len() == d.template_params.len()
+                        && d.template_defaults.iter().all(|has| *has)) =>
+            {
                 let (m2, s2) = compile_input(input, opts, files, Some((n.clone(), targs(&Some(d.clone())))))?;
                 module = m2;
                 src = s2;

@@ -512,6 +512,9 @@ fn split_top(s: &str, sep: char) -> Vec<String> {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Declaration {
     pub template_params: Vec<String>,
+    /// By template parameter: whether it has a default (`int BM = 128`); C++ lets the
+    /// trailing ones be left out.
+    pub template_defaults: Vec<bool>,
     pub params: Vec<String>,
     /// By parameter: declared as a texture or surface object (`cudaTextureObject_t`,
     /// `cudaSurfaceObject_t`, `CUtexObject`, `CUsurfObject`), a handle only the texture
@@ -550,17 +553,17 @@ pub fn declaration(text: &str, name: &str) -> Option<Declaration> {
             split_top(&rest[1..close], ',').into_iter().filter(|p| p.trim() != "void").collect();
         let params = declared.iter().map(|p| last_ident(p.split('=').next().unwrap_or(p))).collect();
         let handles = declared.iter().map(|p| !p.contains('*') && is_handle(p)).collect();
-        let template_params = head
+        let template_list: Vec<String> = head
             .find("template")
             .and_then(|t| {
                 let r = head[t + 8..].trim_start();
                 let close = matching(r, '<', '>')?;
-                Some(
-                    split_top(&r[1..close], ',').iter().map(|p| last_ident(p.split('=').next().unwrap_or(p))).collect(),
-                )
+                Some(split_top(&r[1..close], ','))
             })
             .unwrap_or_default();
-        return Some(Declaration { template_params, params, handles });
+        let template_params = template_list.iter().map(|p| last_ident(p.split('=').next().unwrap_or(p))).collect();
+        let template_defaults = template_list.iter().map(|p| p.contains('=')).collect();
+        return Some(Declaration { template_params, template_defaults, params, handles });
     }
     None
 }
@@ -577,7 +580,7 @@ pub fn python_declaration(text: &str, name: &str) -> Option<Declaration> {
         .map(|p| p.split([':', '=']).next().unwrap_or(p).trim().to_string())
         .filter(|p| !p.is_empty())
         .collect();
-    Some(Declaration { template_params: Vec::new(), params, handles: Vec::new() })
+    Some(Declaration { template_params: Vec::new(), template_defaults: Vec::new(), params, handles: Vec::new() })
 }
 
 fn matching(s: &str, open: char, close: char) -> Option<usize> {

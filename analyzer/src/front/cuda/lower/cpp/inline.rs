@@ -88,7 +88,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
             None => String::new(),
         };
-        if !def.kind().starts_with("lambda") && self.inline.iter().any(|i| i.def == def.id() && i.instance == instance) {
+        if !def.kind().starts_with("lambda") && self.inline.iter().any(|i| i.def == def.id() && i.instance == instance)
+        {
             return Err(Diagnostic::at(
                 ErrorKind::Unsupported,
                 self.span(n),
