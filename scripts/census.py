@@ -53,7 +53,7 @@ LOOP_FROM_MEMORY = re.compile(r"this loop's condition depends on a value the ana
 SNIPPET = re.compile(r"^\s*\d+ │(.*)$", re.M)
 # Guessed integers too large for the launch (a tile size of 256 declaring 512 KiB of shared
 # memory, an array of 0 elements from a quotient of guesses): the census tries smaller guesses.
-TOO_LARGE = re.compile(r"bytes of static shared memory|more than 1024 threads|array size must be a positive|larger than any GPU memory")
+TOO_LARGE = re.compile(r"bytes of static shared memory|more than 1024 threads|array size must be a positive|larger than any GPU memory|uses too much shared data")
 UNKNOWN_TYPE = re.compile(r"template parameter `([A-Za-z_][A-Za-z0-9_]*)`: unknown type `256`")
 ERROR_LINE = re.compile(r"^(?:error: )?(?:\S+:\d+:\d+: )?(?:error: )?(.*)$")
 
@@ -232,6 +232,7 @@ def main():
     ap.add_argument("--extra", default="", help="more flags for every analysis, e.g. '--via sass'")
     ap.add_argument("--retry", metavar="JSONL", help="keep the sheets of an earlier run's --jsonl and analyse only the rest again")
     a = ap.parse_args()
+    a.time_limit = has_flag(a.tool, "--time-limit")
     kept = {}
     if a.retry:
         with open(a.retry) as fh:
@@ -269,7 +270,10 @@ def main():
 
 def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset()):
     two_d = re.search(r"threadIdx\.y", src) is not None
-    base = [a.tool, "analyze", path, "--kernel", k, *incs, "--format", "json", *a.extra.split()]
+    # The tool's own time limit (10 s by default) within the census's: a SASS count of a large
+    # guessed launch may need it.
+    limit = ["--time-limit", f"{max(a.timeout - 10, 5):.0f}"] if a.time_limit else []
+    base = [a.tool, "analyze", path, "--kernel", k, *incs, "--format", "json", *limit, *a.extra.split()]
     grid, block = ["--grid", "8,8" if two_d else "64"], ["--block", "16,16" if two_d else "256"]
     default = grid + block
     tries = []

@@ -149,7 +149,9 @@ fn pick<'m>(m: &'m SassModule, name: Option<&str>, targs: &[String], file: &str)
     if let Some(k) = m.kernels.iter().find(|k| k.symbol == n || k.name == n) {
         return Ok(Some(k));
     }
-    let same: Vec<&SassKernel> = m.kernels.iter().filter(|k| base(k) == n).collect();
+    // A kernel in a namespace (`dwt_cuda::fdwt53Kernel<64, 8>`) is found by its own name too.
+    let same: Vec<&SassKernel> =
+        m.kernels.iter().filter(|k| base(k) == n || base(k).rsplit("::").next() == Some(n)).collect();
     match same.as_slice() {
         [] => Ok(None),
         [k] if targs.is_empty() => Ok(Some(k)),
@@ -234,7 +236,9 @@ pub(super) fn analyze(
                     || (d.template_defaults.len() == d.template_params.len()
                         && d.template_defaults.iter().all(|has| *has)) =>
             {
-                let (m2, s2) = compile_input(input, opts, files, Some((n.clone(), targs(&Some(d.clone())))))?;
+                // Named with its namespaces (`dwt_cuda::fdwt53Kernel<64, 8>`), as at file scope.
+                let qualified = format!("{}{n}", d.scope);
+                let (m2, s2) = compile_input(input, opts, files, Some((qualified, targs(&Some(d.clone())))))?;
                 module = m2;
                 src = s2;
                 found = pick(&module, Some(&n), &targs(&Some(d)), &file)?.map(|k| k.symbol.clone());
@@ -271,7 +275,10 @@ pub(super) fn analyze(
     // A compiled input: the declaration from the source file its line table names (a `.py`
     // file for Triton).
     let beside = Path::new(&file).parent().map(Path::to_path_buf);
-    let decl = decl_of(&src, &base).or_else(|| compiled_declaration(sk, beside.as_deref()));
+    // Declared inside its namespaces under its own name.
+    let own = base.rsplit("::").next().unwrap_or(&base).to_string();
+    let decl =
+        decl_of(&src, &base).or_else(|| decl_of(&src, &own)).or_else(|| compiled_declaration(sk, beside.as_deref()));
     let root = src.as_ref().map(|(id, p, _)| (*id, p.clone()));
     let mut lines = lift::Lines::new(files, root).beside(beside.clone());
     let mut kernel = lift::kernel(sk, decl.as_ref(), &mut lines)?;

@@ -515,6 +515,8 @@ pub struct Declaration {
     /// By template parameter: whether it has a default (`int BM = 128`); C++ lets the
     /// trailing ones be left out.
     pub template_defaults: Vec<bool>,
+    /// The namespaces around it, as a qualifier (`dwt_cuda::`; empty at file scope).
+    pub scope: String,
     pub params: Vec<String>,
     /// By parameter: declared as a texture or surface object (`cudaTextureObject_t`,
     /// `cudaSurfaceObject_t`, `CUtexObject`, `CUsurfObject`), a handle only the texture
@@ -526,6 +528,36 @@ pub struct Declaration {
 fn is_handle(p: &str) -> bool {
     p.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .any(|w| matches!(w, "cudaTextureObject_t" | "cudaSurfaceObject_t" | "CUtexObject" | "CUsurfObject"))
+}
+
+/// The namespaces still open at the end of `text` (comments removed), as `a::b::`: each `{`
+/// either opens a `namespace NAME` or something else, each `}` closes the latest.
+fn namespaces_at(text: &str) -> String {
+    let mut open: Vec<Option<String>> = Vec::new();
+    let mut last = 0;
+    for (i, c) in text.char_indices() {
+        match c {
+            '{' => {
+                let head = text[last..i].trim_end();
+                let words: Vec<&str> = head.split_whitespace().collect();
+                let name = match words.as_slice() {
+                    [.., "namespace", n] if n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':') => {
+                        Some(n.to_string())
+                    }
+                    _ => None,
+                };
+                open.push(name);
+                last = i + 1;
+            }
+            '}' => {
+                open.pop();
+                last = i + 1;
+            }
+            ';' => last = i + 1,
+            _ => {}
+        }
+    }
+    open.into_iter().flatten().map(|n| format!("{n}::")).collect()
 }
 
 /// Finds `__global__ ... name(...)` in `text` (comments removed) and reads its parameter names
@@ -563,7 +595,8 @@ pub fn declaration(text: &str, name: &str) -> Option<Declaration> {
             .unwrap_or_default();
         let template_params = template_list.iter().map(|p| last_ident(p.split('=').next().unwrap_or(p))).collect();
         let template_defaults = template_list.iter().map(|p| p.contains('=')).collect();
-        return Some(Declaration { template_params, template_defaults, params, handles });
+        let scope = namespaces_at(&clean[..at]);
+        return Some(Declaration { template_params, template_defaults, scope, params, handles });
     }
     None
 }
@@ -580,7 +613,7 @@ pub fn python_declaration(text: &str, name: &str) -> Option<Declaration> {
         .map(|p| p.split([':', '=']).next().unwrap_or(p).trim().to_string())
         .filter(|p| !p.is_empty())
         .collect();
-    Some(Declaration { template_params: Vec::new(), template_defaults: Vec::new(), params, handles: Vec::new() })
+    Some(Declaration { params, ..Default::default() })
 }
 
 fn matching(s: &str, open: char, close: char) -> Option<usize> {
@@ -657,6 +690,11 @@ mod tests {
         let src = "// x\ntemplate <typename T, int BS = 256>\n__global__ void k(const T *__restrict__ a, /* c */ float v[3], int n) { }";
         let d = declaration(src, "k").unwrap();
         assert_eq!(d.template_params, vec!["T", "BS"]);
+        assert_eq!(d.template_defaults, vec![false, true]);
+        assert_eq!(d.scope, "");
+        // Rodinia's dwt2d: kernels inside a namespace, after a closed one and a class.
+        let src = "namespace a { int x; }\nnamespace dwt_cuda {\nstruct S { int y; };\nnamespace inner {\n__global__ void k(int n) { }\n}\n}";
+        assert_eq!(declaration(src, "k").unwrap().scope, "dwt_cuda::inner::");
         assert_eq!(d.params, vec!["a", "v", "n"]);
         assert!(declaration("void k(int n) {}", "k").is_none());
     }
