@@ -18,8 +18,11 @@ tool can read it all; otherwise its constant parts (template arguments) with a d
 tool still asks for (`pass --arg NAME=VALUE`) is set to 256, a type parameter to float, and
 dynamic shared memory to 16384 bytes. Refusals are grouped by their message with names and
 numbers taken out, so the table shows what stops kernels first. Refusals of constructs that are
-deliberately not modelled (textures, surfaces, grid-wide synchronisation, dynamic parallelism,
-recursion, cuRAND's generator state) are counted apart.
+deliberately not modelled (grid-wide synchronisation, dynamic parallelism, recursion, cuRAND's
+generator state, wmma fragments) are counted apart. With a CUDA toolkit on the machine, the tool
+counts the SASS of a kernel its source path refuses (the default `--via fallback`): the table
+says how many sheets came from the SASS. Each analysis may take `--timeout` seconds (60), the
+tool's own time limit 10 s less, an nvcc compile included.
 
 Output: a Markdown table on stdout; `--jsonl FILE` writes one line per kernel.
 """
