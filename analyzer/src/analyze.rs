@@ -646,7 +646,8 @@ fn analyze_inner(
 /// Whether a refusal of the source path is retried on the SASS ([`Via::Fallback`]): a construct
 /// the front end or an engine does not model (or source it cannot read or preprocess), in CUDA
 /// source, with a toolkit to compile it.
-/// Missing values, bad launches and limits are the user's to fix and are never retried.
+/// Missing values (a loop bounded by data included), bad launches and limits are the user's to
+/// fix and are never retried.
 fn falls_back(input: &Input, opts: &AnalyzeOptions, refused: &Diagnostic) -> bool {
     let cuda = match input {
         Input::File(p) => p.extension().is_some_and(|e| e != "rs"),
@@ -655,6 +656,9 @@ fn falls_back(input: &Input, opts: &AnalyzeOptions, refused: &Diagnostic) -> boo
     opts.via == Via::Fallback
         && cuda
         && matches!(refused.kind, ErrorKind::Unsupported | ErrorKind::Syntax | ErrorKind::Preprocess)
+        // The SASS path would take such a loop's branch one way and say so; the source path
+        // asks for the data instead, and so does the fallback.
+        && !refused.message.starts_with(crate::engine::LOOP_ON_UNKNOWN_DATA)
         && toolkit_found()
 }
 

@@ -553,8 +553,23 @@ fn a_refused_construct_is_counted_from_the_sass_by_default() {
     assert_eq!(counter(&sheet, "global_store_requests"), 4);
     assert_eq!(counter(&sheet, "global_store_sectors"), 4 * 4);
     // Asked for the source alone, the refusal stands.
-    let strict = AnalyzeOptions { via: Via::Source, ..opts };
+    let strict = AnalyzeOptions { via: Via::Source, ..opts.clone() };
     assert!(analyze(Input::File(&path), &strict, &DiskLoader).is_err());
+    // A loop bounded by data is the user's to describe (`--fill`): never handed to the SASS,
+    // whose engine would take its branch one way.
+    let csr = dir.join("csr.cu");
+    std::fs::write(
+        &csr,
+        "__global__ void k(const int *row, float *out) {\n  int i = threadIdx.x;\n  for (int j = row[i]; j < row[i + 1]; j++) out[j] = 1.0f;\n}\n",
+    )
+    .unwrap();
+    let e = analyze(Input::File(&csr), &opts, &DiskLoader).err().expect("refused");
+    assert!(
+        e.diagnostic.message.starts_with(sector_analyzer::engine::LOOP_ON_UNKNOWN_DATA),
+        "{}",
+        e.diagnostic.message
+    );
+    assert!(!e.diagnostic.notes.iter().any(|n| n.contains("SASS")), "{:?}", e.diagnostic.notes);
 }
 
 /// A kernel template nothing instantiates, whose parameters all have defaults, is compiled for

@@ -354,7 +354,7 @@ impl Engine<'_> {
             return Err(Diagnostic::at(
                 ErrorKind::Unsupported,
                 span,
-                "this loop's condition depends on a value the analysis does not know (data read from memory, a clock) and the loop moves memory, so its trip count decides the counts",
+                format!("{} (data read from memory, a clock) and the loop moves memory, so its trip count decides the counts", super::LOOP_ON_UNKNOWN_DATA),
             )
             .note(
                 "where the value is read from an array, give the array's contents with --fill NAME=SPEC (e.g. constant:8), or bound the loop by a parameter",

@@ -12,6 +12,10 @@
 //! arithmetic.
 
 pub(crate) mod compiler_model;
+/// How a refusal of a loop whose trip count depends on data begins: the value is the user's to
+/// give (`--fill`), never a guess (the SASS fallback does not take these).
+pub const LOOP_ON_UNKNOWN_DATA: &str = "this loop's condition depends on a value the analysis does not know";
+
 pub mod count;
 mod eval;
 mod exec;
