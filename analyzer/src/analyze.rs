@@ -152,6 +152,17 @@ pub enum Input<'a> {
     },
 }
 
+impl Input<'_> {
+    /// Whether the input is Rust source (by its extension or name), which only the source path
+    /// reads.
+    pub fn is_rust(&self) -> bool {
+        match self {
+            Input::File(p) => p.extension().is_some_and(|e| e == "rs"),
+            Input::Source { name, .. } => name.ends_with(".rs"),
+        }
+    }
+}
+
 /// A finished analysis, with the files read (for rendering snippets).
 pub struct Analysis {
     pub sheet: Sheet,
@@ -383,11 +394,7 @@ pub fn default_launch_site(
     if is_binary_input(&input) {
         return Ok((DefaultLaunch::None, None));
     }
-    let rust = match &input {
-        Input::File(p) => p.extension().is_some_and(|e| e == "rs"),
-        Input::Source { name, .. } => name.ends_with(".rs"),
-    };
-    if rust {
+    if input.is_rust() {
         return Ok((DefaultLaunch::None, None));
     }
     let kernel = match &opts.kernel {
@@ -575,15 +582,11 @@ pub fn analyze_source(name: &str, text: &str, opts: &AnalyzeOptions) -> std::res
 /// Whether this analysis counts SASS: a compiled input always; source when asked (`auto`: when
 /// a toolkit is found and the input is CUDA).
 pub fn counts_sass(input: &Input, opts: &AnalyzeOptions) -> bool {
-    let rust = match input {
-        Input::File(p) => p.extension().is_some_and(|e| e == "rs"),
-        Input::Source { name, .. } => name.ends_with(".rs"),
-    };
     is_binary_input(input)
         || match opts.via {
             Via::Source | Via::Fallback => false,
             Via::Sass => true,
-            Via::Auto => !rust && toolkit_found(),
+            Via::Auto => !input.is_rust() && toolkit_found(),
         }
 }
 
@@ -649,12 +652,8 @@ fn analyze_inner(
 /// Missing values (a loop bounded by data included), bad launches and limits are the user's to
 /// fix and are never retried.
 fn falls_back(input: &Input, opts: &AnalyzeOptions, refused: &Diagnostic) -> bool {
-    let cuda = match input {
-        Input::File(p) => p.extension().is_some_and(|e| e != "rs"),
-        Input::Source { name, .. } => !name.ends_with(".rs"),
-    };
     opts.via == Via::Fallback
-        && cuda
+        && !input.is_rust()
         && matches!(refused.kind, ErrorKind::Unsupported | ErrorKind::Syntax | ErrorKind::Preprocess)
         // The SASS path would take such a loop's branch one way and say so; the source path
         // asks for the data instead, and so does the fallback.

@@ -50,11 +50,7 @@ fn compile_input(
     files: &mut SourceFiles,
     instantiate: Option<(String, Vec<String>)>,
 ) -> Result<(SassModule, Option<CompiledSource>)> {
-    let rust = match input {
-        Input::File(p) => p.extension().is_some_and(|e| e == "rs"),
-        Input::Source { name, .. } => name.ends_with(".rs"),
-    };
-    if rust {
+    if input.is_rust() {
         return Err(Diagnostic::new(ErrorKind::Usage, "--via sass reads CUDA source or compiled code (a cubin, fatbin or executable), not Rust source")
             .note("compile the Rust kernel to PTX and a cubin (e.g. with nvcc or ptxas) and give the cubin, or use --via source"));
     }
