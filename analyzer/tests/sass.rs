@@ -256,6 +256,36 @@ fn an_unknown_opcode_stops_the_analysis_by_name() {
     assert!(e.message.contains("FROBNICATE") && e.message.contains("0x0000"), "{}", e.message);
 }
 
+/// A subroutine in the kernel's own section, as nvcc calls the slow paths of division and
+/// reciprocal: the return address is a byte offset moved into a register before
+/// `CALL.REL.NOINC`, and `RET.REL.NODEC R8 `(k)` returns through it (no comma between the
+/// register and the function).
+const SUBROUTINE: &str = r#"
+//--------------------- .text.k --------------------------
+k:
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+        /*0010*/                   S2R R0, SR_TID.X ;
+        /*0020*/                   LDC.64 R2, c[0x0][0x210] ;
+        /*0030*/                   MOV R8, 0x50 ;
+        /*0040*/                   CALL.REL.NOINC `($k$add_one) ;
+        /*0050*/                   ULDC.64 UR4, c[0x0][0x208] ;
+        /*0060*/                   IMAD.WIDE R2, R0, 0x4, R2 ;
+        /*0070*/                   STG.E desc[UR4][R2.64], R0 ;
+        /*0080*/                   EXIT ;
+$k$add_one:
+        /*0090*/                   IADD3 R0, R0, 0x1, RZ ;
+        /*00a0*/                   RET.REL.NODEC R8 `(k) ;
+.L_x_1:
+        /*00b0*/                   BRA `(.L_x_1);
+"#;
+
+#[test]
+fn a_subroutine_returns_to_the_instruction_after_its_call() {
+    // The subroutine adds 1 to the thread index: lane t stores at byte 4 (t + 1), bytes 4..132
+    // of a 256-byte aligned buffer: 5 sectors in one request (4 if the call were skipped).
+    assert_eq!(run_listing(SUBROUTINE, &["a"], &[(0x210, 8)], "1", "32", &[]), vec![(1, 5)]);
+}
+
 // ---- With a toolkit: the examples against the H200 ----
 
 #[allow(clippy::print_stderr)]

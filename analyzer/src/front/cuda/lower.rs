@@ -115,7 +115,7 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
         device_fns: HashMap::new(),
         overloads: HashMap::new(),
         globals: HashMap::new(),
-        structs: HashMap::new(),
+        structs: cpp::toolkit_structs(),
         struct_templates: HashMap::new(),
         instances: Default::default(),
         instantiating: Default::default(),
@@ -456,6 +456,18 @@ struct Inline {
     auto_ret: bool,
     /// The object (or, for a static member, the class) whose member function this is.
     object: Option<cpp::StructVal>,
+    /// A function returning a reference, called for the place it names (`v[i] = x` through
+    /// `T &operator[]`): its `return`s give an address, not a value.
+    ret_ref: Option<RefReturn>,
+}
+
+/// What the `return`s of a function returning a reference named.
+#[derive(Clone, Debug, Default)]
+struct RefReturn {
+    /// Memory: the element's type, space and volatility (the address is the return value).
+    memory: Option<(Ty, Space, bool)>,
+    /// The thread's own object (a member of an object in registers): its type.
+    register: Option<Ty>,
 }
 
 struct Lowerer<'u, 'a> {
@@ -472,6 +484,34 @@ struct Lowerer<'u, 'a> {
     lambdas: Vec<LambdaDef>,
     /// Pointer locals declared without an address yet: the first one sets their space.
     unset_ptrs: std::collections::HashSet<LocalId>,
+    /// Set by a caller that wants the place a call returns a reference to; the next inlined
+    /// function takes it. The inlined function's answer comes back in `ref_answer`.
+    want_ref: bool,
+    ref_answer: Option<RefReturn>,
+}
+
+impl<'u, 'a> Lowerer<'u, 'a> {
+    fn new(
+        unit: &'u Unit<'a>,
+        builder: KernelBuilder,
+        scopes: Vec<HashMap<String, Sym>>,
+        no_hoist: u32,
+        tmpl: HashMap<String, TemplateArg>,
+        lambdas: Vec<LambdaDef>,
+    ) -> Self {
+        Lowerer {
+            unit,
+            builder,
+            scopes,
+            no_hoist,
+            inline: Vec::new(),
+            tmpl,
+            lambdas,
+            unset_ptrs: Default::default(),
+            want_ref: false,
+            ref_answer: None,
+        }
+    }
 }
 
 fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> {
@@ -486,16 +526,14 @@ fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> 
         let what: String = what.chars().take(60).collect();
         return Err(cpp::wmma_refusal(unit.span(w), &format!("`{what}`")));
     }
-    let mut l = Lowerer {
+    let mut l = Lowerer::new(
         unit,
-        builder: KernelBuilder::new(Kernel::new(name.clone(), span)),
-        scopes: vec![unit.globals.clone()],
-        no_hoist: 0,
-        inline: Vec::new(),
-        tmpl: HashMap::new(),
-        lambdas: Vec::new(),
-        unset_ptrs: Default::default(),
-    };
+        KernelBuilder::new(Kernel::new(name.clone(), span)),
+        vec![unit.globals.clone()],
+        0,
+        HashMap::new(),
+        Vec::new(),
+    );
     if let Some(t) = template {
         l.template_params(t)?;
     }
@@ -959,9 +997,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     /// Constant expressions in declarators (array sizes): no side effects, no loads.
     fn const_expr_ro(&self, n: Node) -> Result<(Expr, Ty)> {
         // Array sizes use only literals, macros already expanded, template and const ints.
-        let mut tmp = Lowerer {
-            unit: self.unit,
-            builder: KernelBuilder::nested(
+        let mut tmp = Lowerer::new(
+            self.unit,
+            KernelBuilder::nested(
                 Kernel {
                     params: self.builder.kernel.params.clone(),
                     locals: self.builder.kernel.locals.clone(),
@@ -971,13 +1009,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 },
                 self.builder.nesting_depth(),
             ),
-            scopes: self.scopes.clone(),
-            no_hoist: 1,
-            inline: Vec::new(),
-            tmpl: self.tmpl.clone(),
-            lambdas: self.lambdas.clone(),
-            unset_ptrs: Default::default(),
-        };
+            self.scopes.clone(),
+            1,
+            self.tmpl.clone(),
+            self.lambdas.clone(),
+        );
         tmp.expr(n)
     }
 

@@ -434,8 +434,35 @@ fn kernel(
             instrs.push(parse::instr(*offset, text, loc, &resolve)?);
         }
     }
+    return_addresses(&mut instrs, &order.iter().map(|f| f.lines.len()).collect::<Vec<_>>());
     let (name, param_types) = demangle(symbol);
     Ok(SassKernel { symbol: symbol.to_string(), name, param_types, params, shared_bytes, instrs })
+}
+
+/// A call to a subroutine in the caller's own section (`$__internal_0_$__cuda_sm20_div_*`, the
+/// slow paths of division and reciprocal) passes its return address as a byte offset
+/// (`MOV R8, 0x12a0` before `CALL.REL.NOINC` at 0x1290); the engine's code addresses are
+/// instruction indices, as `32@lo(fn + .L_x_3@srel)` reads, so such a move becomes the index of
+/// the instruction after the call.
+fn return_addresses(instrs: &mut [crate::ir::sass::Instr], lens: &[usize]) {
+    let mut base = 0;
+    for &len in lens {
+        for c in base..base + len {
+            if instrs[c].opcode != "CALL" || !instrs[c].has("REL") || c + 1 >= base + len {
+                continue;
+            }
+            let back = instrs[c].offset as i64 + 16;
+            for m in (base.max(c.saturating_sub(8))..c).rev() {
+                if instrs[m].opcode == "MOV"
+                    && matches!(instrs[m].operands.as_slice(), [Operand::Reg(_), Operand::Int(v)] if *v == back)
+                {
+                    instrs[m].operands[1] = Operand::LabelValue((c + 1) as i64);
+                    break;
+                }
+            }
+        }
+        base += len;
+    }
 }
 
 /// `_Z5scaleIfEvPT_i` -> (`scale<float>`, [`float*`, `int`]); an unmangled symbol is its own

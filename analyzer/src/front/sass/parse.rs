@@ -92,6 +92,11 @@ fn split_operands(s: &str) -> Vec<String> {
             '`' => tick = !tick,
             _ => {}
         }
+        // `RET.REL.NODEC R10 `(fn)`: the register and the function, with no comma between.
+        if c == '`' && tick && depth == 0 && cur.ends_with(' ') && !cur.trim().is_empty() {
+            v.push(cur.trim().to_string());
+            cur.clear();
+        }
         if c == ',' && depth == 0 && !tick {
             v.push(cur.trim().to_string());
             cur.clear();

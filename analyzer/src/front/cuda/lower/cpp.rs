@@ -23,7 +23,7 @@ use layout::*;
 pub(in crate::front::cuda::lower) const MAX_PARAM_BYTES: u64 = 32764;
 pub(super) use layout::{
     declare_struct_template, declare_types, global_values, injected_class, nested_enums, other_type, too_large_refusal,
-    unknown_type, virtual_refusal, wmma_refusal,
+    toolkit_structs, unknown_type, virtual_refusal, wmma_refusal,
 };
 
 /// A structure's or class's C layout.
@@ -333,26 +333,30 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         self.call_member(n, obj, ".", "operator[]", &items)
     }
 
-    /// `obj[i] = v` through `operator[]`: on an object in registers the element is a register
-    /// too; on an object in memory the returned reference is not followed (refused).
+    /// `obj[i] = v` through `operator[]`: a reference it returns names memory or the thread's
+    /// own object; a value it returns is an element of an object in registers (a register
+    /// too) and cannot be assigned on an object in memory.
     pub(super) fn subscript_operator_place(&mut self, n: Node) -> Result<Option<Place>> {
         let Some(obj) = n.child_by_field_name("argument") else { return Ok(None) };
         if !self.subscript_calls_operator(obj) {
             return Ok(None);
         }
         let in_regs = matches!(self.member_sym(obj), Some(Sym::Struct(_)));
-        if !in_regs {
-            if struct_name(&self.peek_type(obj)).is_some() {
-                return Err(self.unsupported(
-                    n,
-                    "assigning through `operator[]` of an object in memory (assign to its member array instead)",
-                ));
-            }
+        if !in_regs && struct_name(&self.peek_type(obj)).is_none() {
             return Ok(None);
         }
-        let (e, t) = self.subscript_operator(n)?.ok_or_else(|| self.unsupported(n, "this subscript"))?;
-        self.pending_eval(e);
-        Ok(Some(Place::ThreadArray(t)))
+        match self.reference_place(n, |l| l.subscript_operator(n))? {
+            None => Err(self.unsupported(n, "this subscript")),
+            Some(Ok(p)) => Ok(Some(p)),
+            Some(Err((e, t))) if in_regs => {
+                self.pending_eval(e);
+                Ok(Some(Place::ThreadArray(t)))
+            }
+            Some(Err(_)) => Err(self.unsupported(
+                n,
+                "assigning through an `operator[]` that returns a value, of an object in memory (assign to its member array instead)",
+            )),
+        }
     }
 
     /// `obj.size` or `Type::size` for a `static constexpr` member.

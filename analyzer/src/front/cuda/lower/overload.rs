@@ -108,7 +108,14 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     let mut pointer = false;
                     let mut d = p.child_by_field_name("declarator");
                     while let Some(x) = d {
-                        pointer |= matches!(x.kind(), "pointer_declarator" | "abstract_pointer_declarator");
+                        // An array parameter (`float3 v[16]`) is a pointer to its element.
+                        pointer |= matches!(
+                            x.kind(),
+                            "pointer_declarator"
+                                | "abstract_pointer_declarator"
+                                | "array_declarator"
+                                | "abstract_array_declarator"
+                        );
                         d = x.child_by_field_name("declarator");
                     }
                     let class = if pointer {

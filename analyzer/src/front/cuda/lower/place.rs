@@ -153,6 +153,11 @@ impl Lowerer<'_, '_> {
                     Place::ThreadArray(t) => Ok(Place::ThreadArray(vector_field(&t, field).map(|x| x.1).unwrap_or(t))),
                 }
             }
+            // `v.at(i) = x`, `get(i) += x`: a function returning a reference.
+            "call_expression" => match self.reference_place(n, |l| l.expr(n).map(Some))? {
+                Some(Ok(p)) => Ok(p),
+                _ => Err(self.unsupported(n, "assigning to the value a call returns")),
+            },
             _ => Err(self.unsupported(n, "assigning to this expression")),
         }
     }

@@ -280,11 +280,33 @@ impl Lowerer<'_, '_> {
             out.push(Stmt::Return);
             return Ok(());
         }
-        let (flag, ret_val, auto_ret) = {
+        let (flag, ret_val, auto_ret, by_ref) = {
             let inl = self.inline.last().expect("inline context");
-            (inl.ret_flag, inl.ret_val.clone(), inl.auto_ret)
+            (inl.ret_flag, inl.ret_val.clone(), inl.auto_ret, inl.ret_ref.is_some())
         };
-        if let (Some(v), Some((id, _))) = (value, ret_val) {
+        if let (Some(v), Some((id, _)), true) = (value, &ret_val, by_ref) {
+            // A reference returned for its place: the address of memory, or the thread's own
+            // object (its indices evaluated).
+            let place = self.place(v)?;
+            self.flush(out);
+            let answer = self.inline.last_mut().and_then(|i| i.ret_ref.as_mut()).expect("reference return");
+            match place {
+                Place::Memory(m) => {
+                    answer.memory = Some((m.ty.clone(), m.space, m.volatile));
+                    let ty = Ty::Ptr(Box::new(PtrTy {
+                        pointee: m.ty,
+                        space: m.space,
+                        is_const: false,
+                        restrict: false,
+                        volatile: m.volatile,
+                    }));
+                    self.set_local_ty(*id, ty);
+                    self.unset_ptrs.remove(id);
+                    out.push(Stmt::Assign { local: *id, value: m.address, span: self.span(n) });
+                }
+                other => answer.register = Some(other.ty().clone()),
+            }
+        } else if let (Some(v), Some((id, _))) = (value, ret_val) {
             let (e, t) = self.expr(v)?;
             if auto_ret && is_void(&self.builder.kernel.locals[id.0 as usize].ty) {
                 self.set_local_ty(id, t.clone());

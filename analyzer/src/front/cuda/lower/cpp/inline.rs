@@ -68,6 +68,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         explicit: Option<Node>,
         this: Option<StructVal>,
     ) -> Result<(Expr, Ty)> {
+        // Taken before the arguments are lowered: a call among them is not the one asked about.
+        let want_ref = std::mem::take(&mut self.want_ref);
         if self.no_hoist > 0 {
             return Err(self.unsupported(n, "a call to a __device__ function inside a condition or `?:`"));
         }
@@ -179,7 +181,6 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
         }
         // Arguments: references name places; others are values.
-        let mut bound: Vec<(Option<String>, Sym)> = Vec::new();
         let mut vals: Vec<Option<(Expr, Ty)>> = Vec::new();
         let mut refs: Vec<Option<Sym>> = Vec::new();
         for (i, p) in pnodes.iter().enumerate() {
@@ -419,7 +420,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             tmpl.insert(tname.to_string(), TemplateArg::Type(ty));
         }
         let saved_tmpl = std::mem::replace(&mut self.tmpl, tmpl);
-        let r = self.inline_body(n, fname, def, instance, &pnodes, vals, refs, &tparams, this, &mut bound);
+        let r = self.inline_body(n, fname, def, instance, &pnodes, vals, refs, &tparams, this, want_ref);
         self.tmpl = saved_tmpl;
         r
     }
@@ -515,7 +516,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         refs: Vec<Option<Sym>>,
         tparams: &[(String, bool, Option<Node>)],
         this: Option<StructVal>,
-        _bound: &mut Vec<(Option<String>, Sym)>,
+        want_ref: bool,
     ) -> Result<(Expr, Ty)> {
         let mut scope = HashMap::new();
         // Template parameters still unbound take their defaults.
@@ -645,6 +646,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
         }
         let ret_flag = self.builder.temporary(Ty::Int(IntTy::I32));
+        let ret_ref = (want_ref && !is_void(&ret_ty) && returns_reference(def)).then(RefReturn::default);
+        if ret_ref.is_some() {
+            // The address of what is returned (its space set by the `return`).
+            ret_ty = self.ptr(ret_ty, &[], &[]);
+        }
         let ret_val = if is_void(&ret_ty) && !auto_ret {
             None
         } else {
@@ -682,7 +688,15 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         };
         let saved_pending = std::mem::take(&mut self.builder.pending);
         let object = this.clone();
-        self.inline.push(Inline { def: def.id(), instance, ret_flag, ret_val: ret_val.clone(), auto_ret, object });
+        self.inline.push(Inline {
+            def: def.id(),
+            instance,
+            ret_flag,
+            ret_val: ret_val.clone(),
+            auto_ret,
+            object,
+            ret_ref,
+        });
         // A constructor's member initializers (`: x(a), y(b)`) run before its body.
         let mut r = Ok(());
         let mut c = def.walk();
@@ -705,7 +719,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             Some(b) => self.block(b, &mut body),
             None => Err(self.unsupported(def, "a function without a body")),
         });
-        self.inline.pop();
+        if let Some(done) = self.inline.pop() {
+            self.ref_answer = done.ret_ref;
+        }
         match saved_scopes {
             Some(sc) => self.scopes = sc,
             None => {
@@ -738,6 +754,41 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
             _ => (Expr::Int(0, IntTy::I32), Ty::Void),
         })
+    }
+
+    /// A call made for the place it names, when its function returns a reference (`v[i] = x`
+    /// through `T &operator[](int)`, `v.at(i) = x`, `get(i) += x`): memory at the address its
+    /// `return`s give, or the thread's own object in registers. A call returning a value gives
+    /// that value; `None` when `call` made no call.
+    pub(in crate::front::cuda::lower) fn reference_place(
+        &mut self,
+        n: Node,
+        call: impl FnOnce(&mut Self) -> Result<Option<(Expr, Ty)>>,
+    ) -> Result<Option<std::result::Result<Place, (Expr, Ty)>>> {
+        self.want_ref = true;
+        self.ref_answer = None;
+        let r = call(self);
+        self.want_ref = false;
+        let answer = self.ref_answer.take();
+        let Some((e, t)) = r? else { return Ok(None) };
+        Ok(Some(match answer {
+            Some(RefReturn { memory: Some((ty, space, volatile)), register: None }) => Ok(Place::Memory(MemoryPlace {
+                address: e,
+                ty,
+                space,
+                volatile,
+                text: self.text(n).to_string(),
+                span: self.span(n),
+            })),
+            Some(RefReturn { memory: None, register: Some(ty) }) => Ok(Place::ThreadArray(ty)),
+            Some(RefReturn { memory: Some(_), register: Some(_) }) => {
+                return Err(self.unsupported(
+                    n,
+                    "a function returning a reference to memory on one path and to the thread's own object on another",
+                ))
+            }
+            _ => Err((e, t)),
+        }))
     }
 
     /// `x(a)` or `x{a}` in a constructor's initializer list.
@@ -906,4 +957,22 @@ fn array_reference_sizes(d: Node) -> Option<Vec<Option<Node>>> {
     }
     sizes.reverse();
     (reference && !sizes.is_empty()).then_some(sizes)
+}
+
+/// Whether a function returns a reference (`T &operator[](int)`, `const T &get() const`).
+fn returns_reference(def: Node) -> bool {
+    let mut d = def.child_by_field_name("declarator");
+    while let Some(x) = d {
+        match x.kind() {
+            "reference_declarator" => return true,
+            "function_declarator" => return false,
+            _ => {}
+        }
+        d = x.child_by_field_name("declarator").or_else(|| {
+            let mut c = x.walk();
+            let inner = x.named_children(&mut c).find(|k| k.kind().ends_with("declarator"));
+            inner
+        });
+    }
+    false
 }

@@ -206,6 +206,12 @@ pub(in crate::front::cuda::lower) fn declare_struct_template<'a>(unit: &mut Unit
     // written as an instance's name is (`S<double>`), and found before the primary template.
     let name: String = unit.text(name).chars().filter(|c| !c.is_whitespace()).collect();
     if polymorphic(unit, spec, body) {
+        // The primary template stays known for its parameters: an explicit specialization
+        // without virtual functions (`SharedMemory<float>` beside an abstract
+        // `SharedMemory<T>`) is an ordinary class.
+        if !name.contains('<') {
+            unit.struct_templates.insert(name.clone(), (tdecl, spec));
+        }
         unit.polymorphic.insert(name);
         return;
     }
@@ -244,6 +250,46 @@ pub(in crate::front::cuda::lower) fn virtual_refusal(span: Span, text: &str) -> 
     .note("analyse a copy of the kernel that calls the derived class's functions directly, on a non-virtual class")
 }
 
+/// The runtime's plain structures that kernels take by value (`cudaExtent` for a volume's
+/// size, `cudaPos`, `cudaPitchedPtr`), laid out as `driver_types.h` declares them; a file's own
+/// declaration of the name replaces them.
+pub(in crate::front::cuda::lower) fn toolkit_structs() -> HashMap<String, Layout> {
+    let size_t = Ty::Int(IntTy::U64);
+    let void_ptr = Ty::Ptr(Box::new(PtrTy {
+        pointee: Ty::Void,
+        space: Space::Global,
+        is_const: false,
+        restrict: false,
+        volatile: false,
+    }));
+    let decl = |name: &str, fields: &[(&str, &Ty)]| {
+        let fields: Vec<Field> = fields
+            .iter()
+            .enumerate()
+            .map(|(i, (f, ty))| Field {
+                name: f.to_string(),
+                offset: 8 * i as u64,
+                ty: (*ty).clone(),
+                dims: Vec::new(),
+            })
+            .collect();
+        let layout = Layout {
+            name: name.to_string(),
+            size: 8 * fields.len() as u64,
+            align: 8,
+            fields,
+            targs: Vec::new(),
+            consts: Vec::new(),
+        };
+        (name.to_string(), layout)
+    };
+    HashMap::from([
+        decl("cudaExtent", &[("width", &size_t), ("height", &size_t), ("depth", &size_t)]),
+        decl("cudaPos", &[("x", &size_t), ("y", &size_t), ("z", &size_t)]),
+        decl("cudaPitchedPtr", &[("ptr", &void_ptr), ("pitch", &size_t), ("xsize", &size_t), ("ysize", &size_t)]),
+    ])
+}
+
 impl<'a> Unit<'a> {
     /// A structure's layout by name: declared, or an instance of a class template.
     pub(in crate::front::cuda::lower) fn layout(&self, name: &str) -> Option<Layout> {
@@ -268,6 +314,8 @@ pub(super) fn instantiate(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateA
     let (_, spec) = *unit.struct_templates.get(&name)?;
     let spec = match unit.struct_templates.get(&key) {
         Some(&(_, special)) => special,
+        // A polymorphic primary template has no layout here (its uses are refused).
+        None if unit.polymorphic.contains(&name) => return None,
         None => spec,
     };
     let body = spec.child_by_field_name("body")?;
@@ -524,16 +572,14 @@ pub(super) fn static_value(
     tmpl: &HashMap<String, TemplateArg>,
     consts: &[(String, i128)],
 ) -> Option<i128> {
-    let mut l = Lowerer {
+    let mut l = Lowerer::new(
         unit,
-        builder: KernelBuilder::new(Kernel::new(String::new(), Span::default())),
-        scopes: vec![unit.globals.clone()],
-        no_hoist: 1,
-        inline: Vec::new(),
-        tmpl: tmpl.clone(),
-        lambdas: Vec::new(),
-        unset_ptrs: Default::default(),
-    };
+        KernelBuilder::new(Kernel::new(String::new(), Span::default())),
+        vec![unit.globals.clone()],
+        1,
+        tmpl.clone(),
+        Vec::new(),
+    );
     for (k, x) in tmpl {
         if let TemplateArg::Int(x) = x {
             l.scopes[0].insert(k.clone(), Sym::Const(*x, IntTy::I64));
@@ -677,6 +723,7 @@ fn member_type_of_instance(unit: &Unit, t: Node, tmpl: &HashMap<String, Template
     let cname = unit.text(scope.child_by_field_name("name")?).to_string();
     let (_, spec) = match unit.struct_templates.get(&key) {
         Some(s) => *s,
+        None if unit.polymorphic.contains(&cname) => return None,
         None => *unit.struct_templates.get(&cname)?,
     };
     let body = spec.child_by_field_name("body")?;
@@ -761,16 +808,14 @@ pub(in crate::front::cuda::lower) fn wmma_refusal(span: Span, what: &str) -> Dia
 /// Values of file- and namespace-scope declarations, in source order: integer constants and
 /// enumerators fold; `__constant__` and floating-point constants are opaque values.
 pub(in crate::front::cuda::lower) fn global_values<'a>(unit: &Unit<'a>, decls: &[Node<'a>]) -> HashMap<String, Sym> {
-    let mut l = Lowerer {
+    let mut l = Lowerer::new(
         unit,
-        builder: KernelBuilder::new(Kernel::new(String::new(), Span::default())),
-        scopes: vec![HashMap::new()],
-        no_hoist: 1,
-        inline: Vec::new(),
-        tmpl: HashMap::new(),
-        lambdas: Vec::new(),
-        unset_ptrs: Default::default(),
-    };
+        KernelBuilder::new(Kernel::new(String::new(), Span::default())),
+        vec![HashMap::new()],
+        1,
+        HashMap::new(),
+        Vec::new(),
+    );
     for &n in decls {
         let spec = if n.kind() == "enum_specifier" {
             Some(n)

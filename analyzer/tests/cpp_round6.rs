@@ -1,0 +1,152 @@
+//! Issue 27, round 6 of the census: references returned for their place, array parameters of
+//! vector types, the runtime's plain structures, and an abstract class template beside its
+//! explicit specializations. Each test's numbers are worked out by hand in its comment (a warp
+//! is 32 lanes; a sector 32 bytes; pointer parameters start 256-byte aligned; a shared
+//! wavefront serves 32 banks of 4 bytes).
+
+use crate::support::{failure, options, sheet, sheet_with, total};
+use sector_analyzer::Sheet;
+
+fn run(src: &str, grid: &str, block: &str) -> Sheet {
+    sheet(src, grid, block, &[])
+}
+
+/// With `extern __shared__` memory of `bytes`.
+fn run_shared(src: &str, grid: &str, block: &str, bytes: u64) -> Sheet {
+    sheet_with(src, &sector_analyzer::AnalyzeOptions { shared_bytes: bytes, ..options(grid, block, &[]) })
+}
+
+/// (requests, wavefronts) of the shared rows with this op.
+fn shared(s: &Sheet, op: &str) -> (u64, u64) {
+    s.instructions
+        .iter()
+        .filter(|r| r.space == "shared" && r.op == op)
+        .fold((0, 0), |(a, b), r| (a + r.requests, b + r.wavefronts.unwrap_or(0)))
+}
+
+#[test]
+fn an_operator_returning_a_reference_to_shared_memory_is_stored_through() {
+    // cuda-samples' `SharedMemory<T>` (extern shared array behind `T &operator[](int)`): one
+    // warp. `sdata[t] = in` stores 32 consecutive floats: 1 request, 1 wavefront.
+    // `if (t < 16) sdata[t] += sdata[t + 16]` loads twice and stores once in 16 lanes: 2 load
+    // requests, 1 store request, 1 wavefront each. `out[t] = sdata[0]`: 1 load (one word, one
+    // wavefront) and a store of 128 bytes, 4 sectors.
+    let src = r#"
+    template <typename T> struct SharedMemory {
+        __device__ T &operator[](int i) { extern __shared__ T s_arr[]; return s_arr[i]; }
+    };
+    __global__ void k(float *out, float in) {
+        SharedMemory<float> sdata;
+        unsigned t = threadIdx.x;
+        sdata[t] = in;
+        __syncthreads();
+        if (t < 16) sdata[t] += sdata[t + 16];
+        __syncthreads();
+        out[t] = sdata[0];
+    }"#;
+    let s = run_shared(src, "1", "32", 128);
+    assert_eq!(shared(&s, "store"), (2, 2));
+    assert_eq!(shared(&s, "load"), (3, 3));
+    assert_eq!(total(&s, "global", "store"), (1, 4));
+}
+
+#[test]
+fn a_method_or_function_returning_a_reference_to_global_memory_is_an_lvalue() {
+    // `v.at(t) = 1` stores a[t]: 128 bytes from a 256-byte boundary, 4 sectors.
+    // `get(a, t + 32) += 2` loads and stores a[t + 32]: bytes 128..256, 4 sectors each.
+    let src = r#"
+    struct V { float *p; __device__ float &at(int i) { return p[i]; } };
+    __device__ float &get(float *p, int i) { return p[i]; }
+    __global__ void k(float *a) {
+        V v; v.p = a;
+        v.at(threadIdx.x) = 1.0f;
+        get(a, threadIdx.x + 32) += 2.0f;
+    }"#;
+    let s = run(src, "1", "32");
+    assert_eq!(total(&s, "global", "store"), (2, 8));
+    assert_eq!(total(&s, "global", "load"), (1, 4));
+}
+
+#[test]
+fn an_operator_returning_a_reference_to_a_member_array_stays_in_registers() {
+    // `R r; r[i] = a[4t + i]`: the member array is the thread's own (registers). Only the 4
+    // loads (lane t reads bytes 16t + 4i: 512 bytes over 16 sectors each) and the final store
+    // (4 sectors) move memory.
+    let src = r#"
+    struct R { float d[4]; __device__ float &operator[](int i) { return d[i]; } };
+    __global__ void k(float *a) {
+        R r;
+        for (int i = 0; i < 4; i++) r[i] = a[threadIdx.x * 4 + i];
+        float s = 0;
+        for (int i = 0; i < 4; i++) s += r[i];
+        a[threadIdx.x] = s;
+    }"#;
+    let s = run(src, "1", "32");
+    assert_eq!(total(&s, "global", "load"), (4, 64));
+    assert_eq!(total(&s, "global", "store"), (1, 4));
+    assert_eq!(shared(&s, "store"), (0, 0));
+}
+
+#[test]
+fn assigning_to_a_call_that_returns_a_value_is_refused() {
+    let src = r#"
+    __device__ float get(float *p, int i) { return p[i]; }
+    __global__ void k(float *a) { get(a, threadIdx.x) = 2.0f; }"#;
+    let e = failure(src, &options("1", "32", &[]));
+    assert!(e.contains("the value a call returns"), "{e}");
+}
+
+#[test]
+fn an_array_parameter_of_a_vector_type_takes_a_shared_array() {
+    // cuda-samples' dxtc: `loadColorBlock(..., float3 colors[16], ...)` given a `__shared__
+    // float3 colors[16]`. 16 lanes store the `.x` of consecutive float3s: words 0, 3, .., 45,
+    // banks 0, 3, .., 30, 1, 4, .., 13, all different: 1 request, 1 wavefront.
+    let src = r#"
+    __device__ void f(float3 colors[16]) { if (threadIdx.x < 16) colors[threadIdx.x].x = 1.0f; }
+    __global__ void k() { __shared__ float3 colors[16]; f(colors); }"#;
+    let s = run(src, "1", "32");
+    assert_eq!(shared(&s, "store"), (1, 1));
+}
+
+#[test]
+fn a_cuda_extent_parameter_is_read_by_member() {
+    // cuda-samples' volumeFiltering: `cudaExtent extent`, `if (x >= extent.width) return;`
+    // then a store: width 100 over 4 warps: lanes 0..99 store, warps 0..2 whole (4 sectors
+    // each), warp 3 lanes 96..99 (bytes 384..400, 1 sector).
+    let src = r#"
+    __global__ void k(float *o, cudaExtent extent) {
+        unsigned x = blockIdx.x * blockDim.x + threadIdx.x;
+        if (x >= extent.width) return;
+        o[x] = extent.height;
+    }"#;
+    let s = sheet(src, "1", "128", &[("extent.width", "100"), ("extent.height", "3")]);
+    assert_eq!(total(&s, "global", "store"), (4, 13));
+}
+
+#[test]
+fn an_abstract_class_template_leaves_its_explicit_specializations_usable() {
+    // The primary `SharedMemory<T>` has pure virtual functions (to stop its use); the
+    // specialization for float has none. Two warps store 64 consecutive floats through it:
+    // 2 requests, 2 wavefronts; then 2 global stores of 4 sectors each.
+    let src = r#"
+    template <typename T> struct SharedMemory {
+        virtual __device__ T &operator[](int i) = 0;
+    };
+    template <> struct SharedMemory<float> {
+        __device__ float &operator[](int i) { extern __shared__ float s_float[]; return s_float[i]; }
+    };
+    __global__ void k(float *o) {
+        SharedMemory<float> s;
+        s[threadIdx.x] = 1.0f;
+        __syncthreads();
+        o[threadIdx.x] = s[63 - threadIdx.x];
+    }"#;
+    let s = run_shared(src, "1", "64", 256);
+    assert_eq!(shared(&s, "store"), (2, 2));
+    assert_eq!(shared(&s, "load"), (2, 2));
+    assert_eq!(total(&s, "global", "store"), (2, 8));
+    // The primary itself stays refused as polymorphic.
+    let primary = src.replace("SharedMemory<float> s;", "SharedMemory<int> s;");
+    let e = failure(&primary, &sector_analyzer::AnalyzeOptions { shared_bytes: 256, ..options("1", "64", &[]) });
+    assert!(e.contains("virtual"), "{e}");
+}
