@@ -150,3 +150,45 @@ fn an_abstract_class_template_leaves_its_explicit_specializations_usable() {
     let e = failure(&primary, &sector_analyzer::AnalyzeOptions { shared_bytes: 256, ..options("1", "64", &[]) });
     assert!(e.contains("virtual"), "{e}");
 }
+
+const CONSTANTS: &str = r#"
+struct P { int n; int m; float *buf; };
+__constant__ P d_common;
+__constant__ int c_n;
+__constant__ float c_w[4];
+__device__ int below(int i) { return i < c_n; }
+__global__ void loop(float *a) { for (int i = threadIdx.x; i < c_n; i += blockDim.x) a[i] = c_w[1]; }
+__global__ void member(float *a) { for (int i = threadIdx.x; i < d_common.n; i += blockDim.x) d_common.buf[i] = a[i]; }
+__global__ void inlined(float *a) { if (below(threadIdx.x)) a[threadIdx.x] = 0; }
+__global__ void hidden(float *a, int c_n) { if (threadIdx.x < c_n) a[threadIdx.x] = 0; }
+"#;
+
+fn constants(kernel: &str, args: &[(&str, &str)]) -> sector_analyzer::AnalyzeOptions {
+    sector_analyzer::AnalyzeOptions { kernel: Some(kernel.into()), ..options("1", "32", args) }
+}
+
+#[test]
+fn a_constant_scalar_bounding_a_loop_is_a_launch_value() {
+    // Rodinia's heartwall, and any code that sets sizes with cudaMemcpyToSymbol: `c_n` is
+    // asked for like a parameter. c_n = 100: lanes store a[0..100), 400 bytes from a 256-byte
+    // boundary: 4 requests over 13 sectors (12.5 rounded up).
+    let e = failure(CONSTANTS, &constants("loop", &[]));
+    assert!(e.contains("`__constant__` variable `c_n`"), "{e}");
+    let s = sheet_with(CONSTANTS, &constants("loop", &[("c_n", "100")]));
+    assert_eq!(total(&s, "global", "store"), (4, 13));
+    // Read inside an inlined function: c_n = 10 lanes store 40 bytes, 2 sectors.
+    let s = sheet_with(CONSTANTS, &constants("inlined", &[("c_n", "10")]));
+    assert_eq!(total(&s, "global", "store"), (1, 2));
+    // A parameter of the same name hides the variable.
+    let e = failure(CONSTANTS, &constants("hidden", &[]));
+    assert!(e.contains("parameter `c_n`"), "{e}");
+}
+
+#[test]
+fn members_of_a_constant_structure_are_launch_values_and_its_pointers_buffers() {
+    // d_common.n = 64: two iterations of a warp, each loading a[i] and storing through the
+    // pointer member (a buffer of its own, 256-byte aligned): 2 requests of 4 sectors each way.
+    let s = sheet_with(CONSTANTS, &constants("member", &[("d_common.n", "64")]));
+    assert_eq!(total(&s, "global", "load"), (2, 8));
+    assert_eq!(total(&s, "global", "store"), (2, 8));
+}

@@ -4,13 +4,22 @@ use super::*;
 
 impl Engine<'_> {
     pub(super) fn missing(&self, p: ParamId, span: Span, what: &str) -> Diagnostic {
-        let name = &self.k.param(p).name;
-        Diagnostic::at(
-            ErrorKind::MissingArgument,
-            span,
-            format!("{what} depends on parameter `{name}`, which has no value"),
-        )
-        .note(format!("pass --arg {name}=VALUE"))
+        let param = self.k.param(p);
+        let name = &param.name;
+        let d = if param.constant_variable {
+            Diagnostic::at(
+                ErrorKind::MissingArgument,
+                span,
+                format!("{what} depends on `__constant__` variable `{name}`, which has no value (the host sets it with cudaMemcpyToSymbol)"),
+            )
+        } else {
+            Diagnostic::at(
+                ErrorKind::MissingArgument,
+                span,
+                format!("{what} depends on parameter `{name}`, which has no value"),
+            )
+        };
+        d.note(format!("pass --arg {name}=VALUE"))
     }
 
     pub(super) fn param_value(&self, p: ParamId) -> V {

@@ -212,6 +212,10 @@ pub struct Param {
     /// A file-scope `__device__` variable, not an argument of the launch: a pointer to its own
     /// buffer in global memory (the variable's accesses go through it).
     pub device_variable: bool,
+    /// A file-scope `__constant__` variable (or a member of one), not an argument of the launch:
+    /// the value the host sets with `cudaMemcpyToSymbol`, given like a parameter's
+    /// (`--arg c_n=100`, `--arg params.width=64`).
+    pub constant_variable: bool,
 }
 
 /// A `__shared__` array: `__shared__ float tile[32][33]` has `elem: Ty::Float(4)`, `dims:

@@ -62,6 +62,9 @@ struct Unit<'a> {
     overloads: HashMap<String, Vec<Node<'a>>>,
     /// File- and namespace-scope names: constants, enumerators, `__constant__` arrays.
     globals: HashMap<String, Sym>,
+    /// File-scope `__constant__` variables that are not arrays (scalars, pointers, structures),
+    /// in file order: each kernel takes their values as launch values ([`Param::constant_variable`]).
+    constants: Vec<(String, Ty, Node<'a>)>,
     /// Structures and classes by name: their C layout.
     structs: HashMap<String, cpp::Layout>,
     /// Class templates by name: the `template <...>` and its structure.
@@ -115,6 +118,7 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
         device_fns: HashMap::new(),
         overloads: HashMap::new(),
         globals: HashMap::new(),
+        constants: Vec::new(),
         structs: cpp::toolkit_structs(),
         struct_templates: HashMap::new(),
         instances: Default::default(),
@@ -205,7 +209,7 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
             }
         }
     }
-    unit.globals = cpp::global_values(&unit, &top_decls);
+    (unit.globals, unit.constants) = cpp::global_values(&unit, &top_decls);
     let mut failed = Vec::new();
     for &(f, template) in &found {
         if has_qualifier(&unit, f, "__global__") {
@@ -488,6 +492,9 @@ struct Lowerer<'u, 'a> {
     /// function takes it. The inlined function's answer comes back in `ref_answer`.
     want_ref: bool,
     ref_answer: Option<RefReturn>,
+    /// The kernel's `__constant__` variables by name, as the launch values that stand for them:
+    /// seen inside inlined functions too, as file-scope names are.
+    constant_syms: HashMap<String, Sym>,
 }
 
 impl<'u, 'a> Lowerer<'u, 'a> {
@@ -510,6 +517,44 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             unset_ptrs: Default::default(),
             want_ref: false,
             ref_answer: None,
+            constant_syms: HashMap::new(),
+        }
+    }
+
+    /// Launch values for the file's `__constant__` scalars, pointers and structures (members
+    /// one by one, as a structure parameter's): the host sets them with `cudaMemcpyToSymbol`,
+    /// so a loop bound or an index read from one is a value the launch gives (`--arg
+    /// c_n=100`), asked for where it decides a count, like a parameter's. A kernel parameter
+    /// of the same name hides the variable.
+    fn constant_params(&mut self) {
+        for (name, ty, node) in &self.unit.constants {
+            if self.builder.kernel.params.iter().any(|p| &p.name == name) {
+                continue;
+            }
+            let first = self.builder.kernel.params.len();
+            let sym = if let Some(sname) = cpp::struct_name(ty) {
+                match self.struct_params(name, sname, *node, 0) {
+                    Ok(v) => Sym::Struct(v),
+                    Err(_) => {
+                        self.builder.kernel.params.truncate(first);
+                        continue;
+                    }
+                }
+            } else {
+                self.builder.kernel.params.push(Param {
+                    name: name.clone(),
+                    ty: ty.clone(),
+                    span: self.unit.span(*node),
+                    device_variable: false,
+                    constant_variable: true,
+                });
+                Sym::Param(ParamId(first as u32))
+            };
+            for p in &mut self.builder.kernel.params[first..] {
+                p.constant_variable = true;
+            }
+            self.scopes[0].insert(name.clone(), sym.clone());
+            self.constant_syms.insert(name.clone(), sym);
         }
     }
 }
@@ -582,6 +627,7 @@ fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> 
                         ty,
                         span: unit.span(p),
                         device_variable: false,
+                        constant_variable: false,
                     });
                     let sym = match l.param_rows(p)? {
                         Some((elem, inner)) => Sym::Rows { base: Box::new(Sym::Param(id)), elem, inner },
@@ -594,6 +640,7 @@ fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> 
             }
         }
     }
+    l.constant_params();
     let body = f
         .child_by_field_name("body")
         .ok_or_else(|| Diagnostic::at(ErrorKind::Syntax, span, "kernel without a body"))?;

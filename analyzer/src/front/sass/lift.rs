@@ -148,7 +148,7 @@ pub fn kernel(k: &SassKernel, decl: Option<&Declaration>, lines: &mut Lines) -> 
         } else {
             ty
         };
-        kernel.params.push(Param { name, ty, span: root_span, device_variable: false });
+        kernel.params.push(Param { name, ty, span: root_span, device_variable: false, constant_variable: false });
     }
     if guessed && !k.params.is_empty() {
         kernel.notes.push(format!(

@@ -82,7 +82,7 @@ const CONVERSION: &str = "operator$cast";
 pub(super) const DECAY: &str = "$decay";
 
 /// The structure named by a type, if it is one.
-fn struct_name(ty: &Ty) -> Option<&str> {
+pub(in crate::front::cuda::lower) fn struct_name(ty: &Ty) -> Option<&str> {
     match ty {
         Ty::Vector { name, .. } => name.strip_prefix("struct "),
         _ => None,

@@ -668,6 +668,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let mut globals = self.scopes[0].clone();
         // Parameters of the kernel are not visible inside the function.
         globals.retain(|_, s| !matches!(s, Sym::Param(_) | Sym::Local(..) | Sym::Struct(_)));
+        globals.extend(self.constant_syms.iter().map(|(k, v)| (k.clone(), v.clone())));
         for (k, v) in &self.unit.globals {
             globals.entry(k.clone()).or_insert_with(|| v.clone());
         }

@@ -807,7 +807,12 @@ pub(in crate::front::cuda::lower) fn wmma_refusal(span: Span, what: &str) -> Dia
 
 /// Values of file- and namespace-scope declarations, in source order: integer constants and
 /// enumerators fold; `__constant__` and floating-point constants are opaque values.
-pub(in crate::front::cuda::lower) fn global_values<'a>(unit: &Unit<'a>, decls: &[Node<'a>]) -> HashMap<String, Sym> {
+#[allow(clippy::type_complexity)]
+pub(in crate::front::cuda::lower) fn global_values<'a>(
+    unit: &Unit<'a>,
+    decls: &[Node<'a>],
+) -> (HashMap<String, Sym>, Vec<(String, Ty, Node<'a>)>) {
+    let mut constants = Vec::new();
     let mut l = Lowerer::new(
         unit,
         KernelBuilder::new(Kernel::new(String::new(), Span::default())),
@@ -869,6 +874,11 @@ pub(in crate::front::cuda::lower) fn global_values<'a>(unit: &Unit<'a>, decls: &
             let Some(target) = target else { continue };
             let Ok((name, ty, dims)) = l.declarator(target, base.clone(), &quals) else { continue };
             if constant {
+                // Not an array: its value is the launch's (the kernel's own copy of the name
+                // replaces this one).
+                if dims.is_none() && matches!(ty, Ty::Int(_) | Ty::Float(_) | Ty::Ptr(_) | Ty::Vector { .. }) {
+                    constants.push((name.clone(), ty.clone(), d));
+                }
                 l.scopes[0].insert(name, Sym::Opaque(ty, "`__constant__` memory"));
                 continue;
             }
@@ -906,7 +916,7 @@ pub(in crate::front::cuda::lower) fn global_values<'a>(unit: &Unit<'a>, decls: &
             l.scopes[0].insert(name, Sym::Opaque(ty, "a constant"));
         }
     }
-    l.scopes.pop().unwrap_or_default()
+    (l.scopes.pop().unwrap_or_default(), constants)
 }
 
 /// A structure of 2^64 bytes or more (see `Unit::too_large`): refused by name, as nvcc refuses it.
