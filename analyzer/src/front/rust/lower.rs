@@ -282,7 +282,13 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             let id = ParamId(self.builder.kernel.params.len() as u32);
             let span = self.cx.span(pt.span());
             let ty = self.ir_ty(&rty);
-            self.builder.kernel.params.push(Param { name: name.clone(), ty, span, device_variable: false, constant_variable: false });
+            self.builder.kernel.params.push(Param {
+                name: name.clone(),
+                ty,
+                span,
+                device_variable: false,
+                constant_variable: false,
+            });
             if mutable {
                 // A `mut` parameter is a local initialised from the parameter.
                 let local = self.new_local(&name, &rty);

@@ -446,7 +446,13 @@ impl Lowerer<'_, '_> {
         }
         let id = ParamId(self.builder.kernel.params.len() as u32);
         let span = self.builder.kernel.params.iter().find(|p| p.name == slice).map_or(self.span(s), |p| p.span);
-        self.builder.kernel.params.push(Param { name, ty: Ty::Int(IntTy::U64), span, device_variable: false, constant_variable: false });
+        self.builder.kernel.params.push(Param {
+            name,
+            ty: Ty::Int(IntTy::U64),
+            span,
+            device_variable: false,
+            constant_variable: false,
+        });
         self.lens.insert(slice.to_string(), id);
         Ok(id)
     }

@@ -114,7 +114,13 @@ impl Lowerer<'_, '_> {
         Ok(true)
     }
 
-    pub(in crate::front::cuda::lower) fn struct_params(&mut self, prefix: &str, sname: &str, p: Node, depth: u32) -> Result<StructVal> {
+    pub(in crate::front::cuda::lower) fn struct_params(
+        &mut self,
+        prefix: &str,
+        sname: &str,
+        p: Node,
+        depth: u32,
+    ) -> Result<StructVal> {
         let layout = self.unit.layout(sname).ok_or_else(|| self.unsupported(p, "this structure"))?;
         if depth > 8 {
             return Err(self.unsupported(p, "structures nested this deep"));
@@ -262,7 +268,13 @@ impl Lowerer<'_, '_> {
             restrict: false,
             volatile: *volatile,
         }));
-        self.builder.kernel.params.push(Param { name: name.clone(), ty, span: *span, device_variable: true, constant_variable: false });
+        self.builder.kernel.params.push(Param {
+            name: name.clone(),
+            ty,
+            span: *span,
+            device_variable: true,
+            constant_variable: false,
+        });
         self.builder.kernel.notes.push(format!(
             "`{name}` is a `__device__` variable: global memory of its own, assumed to start 256-byte aligned like a pointer parameter's buffer (nvcc aligns it to its type; --offset {name}=BYTES moves it)"
         ));
