@@ -300,3 +300,27 @@ int main(int argc, char **argv) {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("`other` is assigned on line 15"), "{}", stderr(&o));
 }
+
+#[test]
+fn sizeof_a_type_the_grammar_reads_as_a_variable_sizes_the_shared_memory() {
+    // cuda-samples' tensor-core GEMMs: `SHMEM_SZ = 64 * 8 * sizeof(half)` as the launch's
+    // dynamic shared memory. `sizeof(half)` parses as a parenthesised name; it is 2 bytes:
+    // 1024 bytes, 256 halves. One warp stores s[0..32) (64 bytes, 1 wavefront) and out[t]
+    // (128 bytes from a 256-byte boundary: 4 sectors).
+    let f = write_tmp(
+        "sizeof_half.cu",
+        r#"#include <cuda_fp16.h>
+#define SHMEM_SZ (64 * 8 * sizeof(half))
+__global__ void k(float *out) {
+  extern __shared__ half s[];
+  s[threadIdx.x] = __float2half(1.0f);
+  out[threadIdx.x] = 1.0f;
+}
+int main() { float *o; k<<<1, 32, SHMEM_SZ>>>(o); }
+"#,
+    );
+    let v = json(&analyze(&f, &["--launch-site", "--format", "json"]));
+    let first = v["assumptions"][0].as_str().unwrap();
+    assert!(first.contains("1024 bytes of dynamic shared memory"), "{first}");
+    assert_eq!(v["totals"]["global_store"]["sectors"], 4);
+}

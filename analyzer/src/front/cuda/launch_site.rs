@@ -1046,7 +1046,14 @@ impl<'t> Eval<'_, 't> {
                     Some(s) => Some(Val::Int(s, CType::ULong)),
                     None => self.unknown(text(n), format!("the size of `{}` is not known here", text(t).trim())),
                 },
-                None => self.unknown(text(n), format!("`{}` is not known here", text(n))),
+                // `sizeof(half)`: a type name the grammar reads as a parenthesised variable.
+                None => match n
+                    .child_by_field_name("value")
+                    .and_then(|v| sizeof(text(v).trim().trim_start_matches('(').trim_end_matches(')').trim()))
+                {
+                    Some(s) => Some(Val::Int(s, CType::ULong)),
+                    None => self.unknown(text(n), format!("`{}` is not known here", text(n))),
+                },
             },
             "call_expression" => self.call(n, locals),
             _ => {
