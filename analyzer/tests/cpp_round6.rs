@@ -192,3 +192,26 @@ fn members_of_a_constant_structure_are_launch_values_and_its_pointers_buffers() 
     assert_eq!(total(&s, "global", "load"), (2, 8));
     assert_eq!(total(&s, "global", "store"), (2, 8));
 }
+
+#[test]
+fn a_class_template_instance_is_a_template_argument_as_the_launch_writes_it() {
+    // HeCBench's pool: `KernelPool2DGrad<AvgPoolGrad<float>, float, ...>`, the functor's method
+    // given the address of the thread's own `gradient`. `x` is passed but never used: its load
+    // is dead (0 requests). `dy[t]` and `out[t]`: 128 bytes each from a 256-byte boundary, 4
+    // sectors each.
+    let src = r#"
+    template <class T> class Avg {
+      public:
+        __device__ void compute(const T &x, const T &dy, T scale, T *dx) { *dx += scale * dy; }
+    };
+    template <typename P, typename T> __global__ void k(const T *x, const T *dy, T *out) {
+        P p;
+        T g = 0;
+        p.compute(x[threadIdx.x], dy[threadIdx.x], (T)0.5, &g);
+        out[threadIdx.x] = g;
+    }
+    void host(float *x, float *dy, float *o) { k<Avg<float>, float><<<1, 32>>>(x, dy, o); }"#;
+    let s = sheet(src, "1", "32", &[("P", "Avg< float >"), ("T", "float")]);
+    assert_eq!(total(&s, "global", "load"), (1, 4));
+    assert_eq!(total(&s, "global", "store"), (1, 4));
+}

@@ -757,6 +757,24 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         self.builder.enter(|| unit.span(n))
     }
 
+    /// A class template's instance given by its text (`--arg PoolProcess=AvgPoolGrad<float>`,
+    /// taken from the file's own launch): the type the file writes with that text.
+    fn written_instance(&self, v: &str) -> Option<Ty> {
+        let want: String = v.chars().filter(|c| !c.is_whitespace()).collect();
+        let mut stack = vec![self.unit.root?];
+        while let Some(n) = stack.pop() {
+            if n.kind() == "template_type" {
+                let text: String = self.text(n).chars().filter(|c| !c.is_whitespace()).collect();
+                if text == want {
+                    return cpp::instantiate(self.unit, n, &HashMap::new()).map(|l| l.ty());
+                }
+            }
+            let mut c = n.walk();
+            stack.extend(n.named_children(&mut c));
+        }
+        None
+    }
+
     fn template_params(&mut self, t: Node) -> Result<()> {
         let Some(list) = t.child_by_field_name("parameters") else { return Ok(()) };
         let mut c = list.walk();
@@ -838,6 +856,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                         Some(t) => t.clone(),
                         None => self.unit.structs[v.trim()].ty(),
                     })
+                }
+                // `AvgPoolGrad<float>`, as the file's own launch writes it.
+                (Some(v), true) if v.contains('<') && self.written_instance(&v).is_some() => {
+                    TemplateArg::Type(self.written_instance(&v).expect("checked"))
                 }
                 (Some(v), true) => TemplateArg::Type(named_type(v.trim()).ok_or_else(|| {
                     Diagnostic::at(
