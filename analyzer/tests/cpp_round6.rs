@@ -215,3 +215,70 @@ fn a_class_template_instance_is_a_template_argument_as_the_launch_writes_it() {
     assert_eq!(total(&s, "global", "load"), (1, 4));
     assert_eq!(total(&s, "global", "store"), (1, 4));
 }
+
+#[test]
+fn a_pointer_parameter_is_never_null() {
+    // vLLM's `alibi_slopes == nullptr ? 0.f : alibi_slopes[head]`: the pointer points to its
+    // buffer, so the load runs: one lane-uniform word per warp, 1 sector. `if (p == NULL)
+    // return;` and `if (!p) return;` return in no lane: the store of 128 bytes, 4 sectors.
+    let src = r#"
+    __global__ void k(const float *p, float *out) {
+        const float s = p == nullptr ? 0.f : p[blockIdx.x];
+        if (p == NULL) return;
+        if (!p) return;
+        out[threadIdx.x] = s;
+    }"#;
+    let s = run(src, "1", "32");
+    assert_eq!(total(&s, "global", "load"), (1, 1));
+    assert_eq!(total(&s, "global", "store"), (1, 4));
+}
+
+#[test]
+fn a_local_constant_is_a_template_argument_of_a_type() {
+    // vLLM's `constexpr int VEC_SIZE = MAX(16 / (G * sizeof(scalar_t)), 1); using Q_vec =
+    // typename Vec<scalar_t, VEC_SIZE>::Type;`. G = 2: VEC_SIZE = 2, float2, 8 bytes a lane:
+    // 256 bytes, 8 sectors. G = 1: float4, 512 bytes, 16 sectors.
+    let src = r#"
+    template <typename T, int N> struct Vec {};
+    template <> struct Vec<float, 2> { using Type = float2; };
+    template <> struct Vec<float, 4> { using Type = float4; };
+    #define MAX(a, b) ((a) > (b) ? (a) : (b))
+    template <typename scalar_t, int G>
+    __global__ void k(const scalar_t *q, float *o) {
+        constexpr int VEC_SIZE = MAX(16 / (G * sizeof(scalar_t)), 1);
+        using Q_vec = typename Vec<scalar_t, VEC_SIZE>::Type;
+        const Q_vec *p = reinterpret_cast<const Q_vec *>(q);
+        Q_vec v = p[threadIdx.x];
+        o[threadIdx.x] = v.x;
+    }"#;
+    let s = sheet(src, "1", "32", &[("scalar_t", "float"), ("G", "2")]);
+    assert_eq!(total(&s, "global", "load"), (1, 8));
+    let s = sheet(src, "1", "32", &[("scalar_t", "float"), ("G", "1")]);
+    assert_eq!(total(&s, "global", "load"), (1, 16));
+}
+
+#[test]
+fn a_row_of_a_shared_array_binds_a_reference_to_an_array() {
+    // vLLM's `Qk_dot<..>::dot(q_vecs[thread_group_offset], k_vecs)` with `const Vec (&q)[N]`:
+    // the row of `__shared__ float2 q[2][4]` (N = 4 deduced from it). The store of 8 bytes a
+    // lane is served in two half-warp wavefronts. `dot` loads q[r][i].x for r = t & 1, i =
+    // 0..3: 2 distinct words a load, 1 wavefront each, 4 loads. Then out[t]: 4 sectors.
+    let src = r#"
+    template <typename V, int N>
+    __device__ float dot(const V (&q)[N]) {
+        float s = 0;
+        for (int i = 0; i < N; i++) s += q[i].x;
+        return s;
+    }
+    __global__ void k(float *out) {
+        __shared__ float2 q[2][4];
+        unsigned t = threadIdx.x;
+        q[t & 1][(t >> 1) & 3] = make_float2(1.0f, 2.0f);
+        __syncthreads();
+        out[t] = dot(q[t & 1]);
+    }"#;
+    let s = run(src, "1", "32");
+    assert_eq!(shared(&s, "store"), (1, 2));
+    assert_eq!(shared(&s, "load"), (4, 4));
+    assert_eq!(total(&s, "global", "store"), (1, 4));
+}

@@ -324,3 +324,17 @@ int main() { float *o; k<<<1, 32, SHMEM_SZ>>>(o); }
     assert!(first.contains("1024 bytes of dynamic shared memory"), "{first}");
     assert_eq!(v["totals"]["global_store"]["sectors"], 4);
 }
+
+#[test]
+fn a_type_the_host_template_stands_for_is_given_by_its_name() {
+    // The launch inside `template <typename T> void run(T *o)`: `--arg T=double` gives the
+    // kernel's `scalar_t`. 32 lanes store 8 bytes each: 256 bytes, 8 sectors.
+    let f = write_tmp(
+        "host_template.cu",
+        r#"template <typename scalar_t> __global__ void k(scalar_t *o) { o[threadIdx.x] = 0; }
+template <typename T> void run(T *o) { k<T><<<1, 32>>>(o); }
+"#,
+    );
+    let v = json(&analyze(&f, &["--launch-site", "--arg", "T=double", "--format", "json"]));
+    assert_eq!(v["totals"]["global_store"]["sectors"], 8, "{v}");
+}

@@ -278,6 +278,10 @@ pub(super) fn int_binary(op: BinOp, ty: IntTy, a: V, b: V, span: Span) -> Result
         (K::Undef, _) | (_, K::Undef) => return Ok(UNDEF),
         // Pointer comparisons against pointers of the same base (loop bounds like p < end).
         (K::Ptr(ba, oa), K::Ptr(bb, ob)) if ba == bb => (oa as i128, ob as i128),
+        // A pointer into a buffer is never null (`p == nullptr ? 0 : p[i]`, `if (!p) return`).
+        (K::Ptr(..), K::Int(0)) | (K::Int(0), K::Ptr(..)) if matches!(op, BinOp::Eq | BinOp::Ne) => {
+            return Ok(V { k: K::Int((op == BinOp::Ne) as i128), data });
+        }
         _ => return Ok(V { k: K::Unknown, data: true }),
     };
     Ok(V { k: K::Int(int_op(op, ty, x, y, span)?), data })

@@ -198,6 +198,12 @@ impl SymbolicRun<'_> {
             }
             (ValueKind::Undef, _) | (_, ValueKind::Undef) => return Ok(UNDEF),
             (ValueKind::Ptr(ba, oa), ValueKind::Ptr(bb, ob)) if ba == bb => (oa, ob),
+            // A pointer into a buffer is never null (as the reference engine has it).
+            (ValueKind::Ptr(..), ValueKind::Int(z)) | (ValueKind::Int(z), ValueKind::Ptr(..))
+                if z == Form::constant(0) && matches!(op, BinOp::Eq | BinOp::Ne) =>
+            {
+                return Ok(LaneValue { k: ValueKind::Int(Form::constant((op == BinOp::Ne) as i128)), data });
+            }
             _ => return Ok(UNKNOWN),
         };
         Ok(LaneValue { k: ValueKind::Int(self.int_op(op, ty, x, y, span)?), data })

@@ -148,6 +148,12 @@ pub fn launch_sites_with(pre: &Preprocessed, given: &[(String, String)]) -> Resu
         let children: Vec<Node> = n.children(&mut c).collect();
         stack.extend(children.into_iter().rev());
     }
+    // Values that are not numbers: types (`--arg T=float`) for the host's template parameters.
+    let given_types: HashMap<String, String> = given
+        .iter()
+        .filter(|(_, v)| crate::launch::parse_number(v.trim()).is_none() && !matches!(v.trim(), "true" | "false"))
+        .cloned()
+        .collect();
     let given: HashMap<String, Val> = given
         .iter()
         .filter_map(|(k, v)| {
@@ -231,6 +237,10 @@ pub fn launch_sites_with(pre: &Preprocessed, given: &[(String, String)]) -> Resu
                 let constant =
                     ident_like(&t) && (host.contains_key(&t) || globals.contains_key(last) || given.contains_key(&t));
                 match opaque.get(&t) {
+                    // A type the host's template parameter stands for, given (`--arg T=float`).
+                    Some(_) if given_types.contains_key(&t) => {
+                        site.template_args.push((name.clone(), given_types[&t].clone()))
+                    }
                     Some(why) => {
                         ev.unknowns.push((t.clone(), format!("`{t}` is {why}")));
                         note(&mut ev, Piece::Template(name.clone()), t);

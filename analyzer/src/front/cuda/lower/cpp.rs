@@ -23,8 +23,7 @@ use layout::*;
 pub(in crate::front::cuda::lower) const MAX_PARAM_BYTES: u64 = 32764;
 pub(super) use layout::{
     declare_struct_template, declare_types, global_values, injected_class, instantiate, nested_enums, other_type,
-    too_large_refusal,
-    toolkit_structs, unknown_type, virtual_refusal, wmma_refusal,
+    too_large_refusal, toolkit_structs, unknown_type, virtual_refusal, wmma_refusal,
 };
 
 /// A structure's or class's C layout.

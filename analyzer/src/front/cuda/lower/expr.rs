@@ -44,6 +44,12 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 if let Some(r) = self.subscript_operator(n)? {
                     return Ok(r);
                 }
+                // A row of a 2-D shared array decays to its first element's address.
+                if let Some((addr, ty, rest)) = self.shared_row(n)? {
+                    if rest.len() == 1 {
+                        return Ok((addr, ty));
+                    }
+                }
                 let p = self.place(n)?;
                 Ok(self.read_place(&p, CacheOp::Default))
             }

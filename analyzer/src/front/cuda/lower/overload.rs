@@ -147,6 +147,17 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     volatile: false,
                 }))
             }
+            // A row of a shared array decays to a pointer to its elements.
+            "subscript_expression" if self.shared_row_syntax(n).is_some() => {
+                let (id, _) = self.shared_row_syntax(n).expect("checked");
+                Ty::Ptr(Box::new(PtrTy {
+                    pointee: self.builder.kernel.shared[id.0 as usize].elem.clone(),
+                    space: Space::Shared,
+                    is_const: false,
+                    restrict: false,
+                    volatile: false,
+                }))
+            }
             "number_literal" => {
                 let t = self.text(n).to_ascii_lowercase();
                 let hex = t.starts_with("0x");

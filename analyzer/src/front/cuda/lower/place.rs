@@ -263,6 +263,43 @@ impl Lowerer<'_, '_> {
     }
 
     /// `a[i]`, `tile[r][c]`, `p[i]` as a place.
+    /// `s[r]` of a `__shared__` array with more dimensions than subscripts (a row, as C decays
+    /// it): its first element's address, typed as a pointer to the element, and the dimensions
+    /// left. `None` for any other expression.
+    pub(super) fn shared_row(&mut self, n: Node) -> Result<Option<(Expr, Ty, Vec<u64>)>> {
+        let Some((id, idx_nodes)) = self.shared_row_syntax(n) else { return Ok(None) };
+        let arr = self.builder.kernel.shared[id.0 as usize].clone();
+        let lin = self.row_major(&idx_nodes, &arr.dims)?;
+        let inner: u64 = arr.dims.iter().skip(idx_nodes.len()).fold(1u64, |z, &d| z.wrapping_mul(d));
+        let bytes = mul64(lin, inner.wrapping_mul(arr.elem.size()) as i128);
+        let addr = Expr::PtrOffset { ptr: Box::new(Expr::SharedBase(id)), bytes: Box::new(bytes) };
+        let ty = Ty::Ptr(Box::new(PtrTy {
+            pointee: arr.elem.clone(),
+            space: Space::Shared,
+            is_const: false,
+            restrict: false,
+            volatile: false,
+        }));
+        Ok(Some((addr, ty, arr.dims[idx_nodes.len()..].to_vec())))
+    }
+
+    /// The shared array and the subscripts of a row of it (see [`Self::shared_row`]), read
+    /// from the syntax alone.
+    pub(super) fn shared_row_syntax<'n>(&self, n: Node<'n>) -> Option<(SharedId, Vec<Node<'n>>)> {
+        let mut idx_nodes = Vec::new();
+        let mut root = cpp::unparen(n);
+        while root.kind() == "subscript_expression" {
+            idx_nodes.push(root.child_by_field_name("indices").and_then(|i| i.named_child(0))?);
+            root = cpp::unparen(root.child_by_field_name("argument")?);
+        }
+        idx_nodes.reverse();
+        if idx_nodes.is_empty() || root.kind() != "identifier" {
+            return None;
+        }
+        let Some(Sym::Shared(id)) = self.lookup(self.text(root)) else { return None };
+        (idx_nodes.len() < self.builder.kernel.shared[id.0 as usize].dims.len()).then_some((*id, idx_nodes))
+    }
+
     pub(super) fn subscript_place(&mut self, n: Node) -> Result<Place> {
         // Collect the chain of subscripts down to its root.
         let mut idx_nodes = Vec::new();

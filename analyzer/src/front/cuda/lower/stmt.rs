@@ -492,6 +492,9 @@ impl Lowerer<'_, '_> {
             {
                 if let Ok((e, _)) = self.const_expr_ro(i) {
                     if let Some(v) = fold_constant(&e) {
+                        // Types read below may name it as a template argument
+                        // (`typename Vec<T, VEC_SIZE>::Type`).
+                        self.tmpl.insert(name.clone(), TemplateArg::Int(it.wrap(v)));
                         self.scopes.last_mut().unwrap().insert(name, Sym::Const(it.wrap(v), *it));
                         continue;
                     }

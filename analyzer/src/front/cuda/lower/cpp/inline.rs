@@ -183,6 +183,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         // Arguments: references name places; others are values.
         let mut vals: Vec<Option<(Expr, Ty)>> = Vec::new();
         let mut refs: Vec<Option<Sym>> = Vec::new();
+        // The dimensions of a shared array's row bound to `T (&a)[N]`, by parameter.
+        let mut row_dims: Vec<Option<Vec<u64>>> = vec![None; pnodes.len()];
         for (i, p) in pnodes.iter().enumerate() {
             let is_ref = p.child_by_field_name("declarator").is_some_and(|d| d.kind() == "reference_declarator");
             let Some(a) = arg_nodes.get(i) else {
@@ -244,7 +246,18 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 }
                 _ => None,
             };
-            if let Some(sym) = array_ref.or(lambda_arg) {
+            // `T (&a)[N]` bound to a row of a shared array (`dot(q_vecs[g], k)`): its address.
+            let row = match p.child_by_field_name("declarator").and_then(array_reference_sizes) {
+                Some(_) if array_ref.is_none() => self.shared_row(*a)?,
+                _ => None,
+            };
+            if let Some((addr, ty, rest)) = row {
+                let local = self.builder.local("$row", ty.clone());
+                self.builder.pending.push(Stmt::Assign { local, value: addr, span: self.span(*a) });
+                row_dims[i] = Some(rest);
+                refs.push(Some(Sym::Local(local, ty)));
+                vals.push(None);
+            } else if let Some(sym) = array_ref.or(lambda_arg) {
                 refs.push(Some(sym));
                 vals.push(None);
             } else if let Some(name) = functor {
@@ -303,15 +316,17 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         }
         // Deduce `N` (and `M`) from `T (&a)[N][M]` bound to an array of known size.
         for (i, p) in pnodes.iter().enumerate() {
-            let Some(a) = arg_nodes.get(i).map(|a| cpp::unparen(*a)).filter(|a| a.kind() == "identifier") else {
-                continue;
-            };
             let Some(sizes) = p.child_by_field_name("declarator").and_then(array_reference_sizes) else { continue };
-            let dims: Vec<u64> = match self.lookup(self.text(a)) {
-                Some(Sym::LocalArray(_, d)) => d.clone(),
-                Some(Sym::Shared(id)) => self.builder.kernel.shared[id.0 as usize].dims.clone(),
-                Some(Sym::DeviceVar { dims, .. }) => dims.clone(),
-                _ => continue,
+            let ident = arg_nodes.get(i).map(|a| cpp::unparen(*a)).filter(|a| a.kind() == "identifier");
+            let dims: Vec<u64> = match (&row_dims[i], ident) {
+                (Some(d), _) => d.clone(),
+                (None, Some(a)) => match self.lookup(self.text(a)) {
+                    Some(Sym::LocalArray(_, d)) => d.clone(),
+                    Some(Sym::Shared(id)) => self.builder.kernel.shared[id.0 as usize].dims.clone(),
+                    Some(Sym::DeviceVar { dims, .. }) => dims.clone(),
+                    _ => continue,
+                },
+                (None, None) => continue,
             };
             if dims.len() != sizes.len() {
                 continue;

@@ -305,7 +305,11 @@ impl<'a> Unit<'a> {
 pub(super) const MAX_INSTANTIATION_DEPTH: usize = 64;
 
 /// `Vec<float, 4>`: the class template's layout with its parameters bound (cached by name).
-pub(in crate::front::cuda::lower) fn instantiate(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) -> Option<Layout> {
+pub(in crate::front::cuda::lower) fn instantiate(
+    unit: &Unit,
+    t: Node,
+    tmpl: &HashMap<String, TemplateArg>,
+) -> Option<Layout> {
     let (key, targs, bound) = class_template_args(unit, t, tmpl)?;
     if let Some(l) = unit.layout(&key) {
         return Some(l);
