@@ -282,3 +282,49 @@ fn a_row_of_a_shared_array_binds_a_reference_to_an_array() {
     assert_eq!(shared(&s, "load"), (4, 4));
     assert_eq!(total(&s, "global", "store"), (1, 4));
 }
+
+#[test]
+fn a_member_of_a_structure_a_call_returns_is_a_value() {
+    // RSBench's `sigT += (c_mul(a, b)).r;`: the call runs on registers. The loads: `C a = p[t]`
+    // binds p[t], whose members c_mul reads: a.r and a.i, 4 bytes each at a stride of 8
+    // bytes, 8 sectors each (its second operand reads the same words: removed). out[t]: 4.
+    let src = r#"
+    struct C { float r, i; };
+    __device__ C c_mul(C a, C b) { C c; c.r = a.r * b.r - a.i * b.i; c.i = a.r * b.i + a.i * b.r; return c; }
+    __global__ void k(const C *p, float *out) {
+        float s = 0;
+        C a = p[threadIdx.x];
+        s += (c_mul(a, a)).r;
+        s += c_mul(a, a).i;
+        out[threadIdx.x] = s;
+    }"#;
+    let s = run(src, "1", "32");
+    assert_eq!(total(&s, "global", "load"), (2, 16));
+    assert_eq!(total(&s, "global", "store"), (1, 4));
+}
+
+#[test]
+fn views_of_the_threads_own_objects_move_no_memory() {
+    // HeCBench's gemv (`(__half2 *)&vec_val.x` of a float4), fsm (`memset(state, 0, n)`),
+    // md5 (`md5((unsigned *)key, n)`), intrinsics-cast (`__double2int_rd`, `__int2float_ru`):
+    // only v4[t] (16 bytes a lane: 16 sectors), fsm[t] (1 byte a lane: 1 sector) and out[t]
+    // (4 sectors) move memory.
+    let src = r#"
+    #include <cuda_fp16.h>
+    __device__ unsigned hashw(const unsigned *w, int n) { unsigned h = 0; for (int i = 0; i < n; i++) h ^= w[i]; return h; }
+    __global__ void k(const float4 *v4, const unsigned char *fsm, float *out) {
+        float4 vec_val = v4[threadIdx.x];
+        const __half2 *h1 = (__half2 *)&vec_val.x;
+        float s = __low2float(*h1) + (float)reinterpret_cast<const signed char *>(&vec_val.y)[0];
+        unsigned char key[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        unsigned char state[16];
+        memset(state, 0, 16);
+        state[threadIdx.x & 15] = fsm[threadIdx.x];
+        key[threadIdx.x & 7] = state[3];
+        s += hashw((unsigned *)key, 2) + __double2int_rd(s) + __int2float_ru(3);
+        out[threadIdx.x] = s;
+    }"#;
+    let s = run(src, "1", "32");
+    assert_eq!(total(&s, "global", "load"), (2, 17));
+    assert_eq!(total(&s, "global", "store"), (1, 4));
+}

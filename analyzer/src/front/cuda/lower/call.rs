@@ -254,6 +254,20 @@ impl Lowerer<'_, '_> {
         if name == "memcpy" && arg_nodes.len() == 3 {
             return self.register_memcpy(n, &arg_nodes);
         }
+        // `memset(state, 0, sizeof(state))` of the thread's own array or object: registers or
+        // local memory, no global or shared traffic; its contents are no longer tracked.
+        if name == "memset" && arg_nodes.len() == 3 {
+            if let Some(sym) = self.own_pointer_init(arg_nodes[0])? {
+                for a in &arg_nodes[1..] {
+                    let (e, _) = self.expr(*a)?;
+                    self.pending_eval(e);
+                }
+                if let Sym::LocalPtr(inner) = sym {
+                    self.forget_object(&inner, self.span(n));
+                }
+                return Ok((Expr::Int(0, IntTy::I32), Ty::Void));
+            }
+        }
         let mut args = Vec::new();
         let mut tys = Vec::new();
         for a in &arg_nodes {
@@ -388,6 +402,26 @@ pub(super) fn known_function(name: &str) -> Option<Ty> {
             return Some(Ty::Int(IntTy::U32));
         }
     }
+    // The conversions with a rounding mode (`__double2int_rd`, `__int2float_ru`,
+    // `__float2ull_rz`, `__ll2double_rn`): values of the destination type.
+    if let Some((from, to)) = name
+        .strip_prefix("__")
+        .and_then(|r| r.strip_suffix(["_rn", "_rz", "_ru", "_rd"].iter().find(|m| r.ends_with(**m))?))
+        .and_then(|r| r.split_once('2'))
+    {
+        let scalar = ["int", "uint", "ll", "ull", "float", "double"];
+        if scalar.contains(&from) {
+            match to {
+                "int" => return Some(Ty::Int(IntTy::I32)),
+                "uint" => return Some(Ty::Int(IntTy::U32)),
+                "ll" => return Some(Ty::Int(IntTy::I64)),
+                "ull" => return Some(Ty::Int(IntTy::U64)),
+                "float" => return Some(Ty::Float(4)),
+                "double" => return Some(Ty::Float(8)),
+                _ => {}
+            }
+        }
+    }
     const FLOAT: &[&str] = &[
         "sqrtf",
         "rsqrtf",
@@ -508,6 +542,7 @@ pub(super) fn known_function(name: &str) -> Option<Ty> {
         "__ddiv_rn",
         "__dsqrt_rn",
         "__longlong_as_double",
+        "__hiloint2double",
         "__int2double_rn",
         "__uint2double_rn",
         "__ll2double_rn",
@@ -561,6 +596,8 @@ pub(super) fn known_function(name: &str) -> Option<Ty> {
         "__float2int_rd",
         "__float2int_ru",
         "__double2int_rn",
+        "__double2hiint",
+        "__double2loint",
         "__mul24",
         "__umul24",
         "__mulhi",

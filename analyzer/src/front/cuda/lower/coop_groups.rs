@@ -635,21 +635,26 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     /// `block.group_index().x`, `block.thread_index().y`, `block.group_dim().z`,
     /// `grid.dim_blocks().x`: the builtin. `None` when `n` is not such a member.
     pub(super) fn group_member_field(&mut self, n: Node) -> Result<Option<(Expr, Ty)>> {
-        let Some(arg) = n.child_by_field_name("argument") else { return Ok(None) };
+        let Some(arg) = n.child_by_field_name("argument").map(cpp::unparen) else { return Ok(None) };
         if arg.kind() != "call_expression" {
             return Ok(None);
         }
         let Some(f) = arg.child_by_field_name("function") else { return Ok(None) };
         let obj = f.child_by_field_name("argument").filter(|_| f.kind() == "field_expression");
         if obj.is_none_or(|o| self.group_of(o).is_none()) {
-            // A component of a vector a call returns (`__half22float2(h).y`): a value nobody
-            // tracks, the call still evaluated.
+            // A component of a vector a call returns (`__half22float2(h).y`), a member of a
+            // structure it returns by value (`c_mul(a, b).r`, as `C m = c_mul(a, b)` makes it):
+            // a value nobody tracks, the call still evaluated.
             let (v, vt) = self.expr(arg)?;
             let field = n.child_by_field_name("field").map(|x| self.text(x)).unwrap_or("");
-            return Ok(match super::super::types::vector_field(&vt, field) {
-                Some((_, ft)) => Some((Expr::Opaque { args: vec![v], what: format!(".{field}") }, ft)),
-                None => return Err(self.unsupported(n, "this member of a call's result")),
+            let ft = super::super::types::vector_field(&vt, field).map(|(_, t)| t).or_else(|| {
+                let l = self.unit.layout(cpp::struct_name(&vt)?)?;
+                l.field(field).filter(|f| f.dims.is_empty()).map(|f| f.ty.clone())
             });
+            return match ft {
+                Some(ft) => Ok(Some((Expr::Opaque { args: vec![v], what: format!(".{field}") }, ft))),
+                None => Err(self.unsupported(n, "this member of a call's result")),
+            };
         }
         let method = f.child_by_field_name("field").map(|x| self.text(x)).unwrap_or("");
         let d = match n.child_by_field_name("field").map(|x| self.text(x)) {

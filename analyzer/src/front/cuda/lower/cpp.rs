@@ -54,7 +54,7 @@ impl Layout {
     pub(super) fn ty(&self) -> Ty {
         Ty::Vector { name: format!("struct {}", self.name), bytes: self.size }
     }
-    fn field(&self, name: &str) -> Option<&Field> {
+    pub(in crate::front::cuda::lower) fn field(&self, name: &str) -> Option<&Field> {
         self.fields.iter().find(|f| f.name == name)
     }
     /// A structure the compiler moves as one vector access (`struct alignas(16) { float4 v; }`):

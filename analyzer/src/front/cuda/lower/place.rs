@@ -186,10 +186,19 @@ impl Lowerer<'_, '_> {
         let (Some(td), Some(inner)) = (td, inner) else { return Ok(None) };
         let inner = cpp::unparen(inner);
         let is_local = match inner.kind() {
+            // `(unsigned *)key` of the thread's own array (its contents are not tracked).
+            "identifier" => matches!(self.lookup(self.text(inner)), Some(Sym::LocalArray(..))),
             "pointer_expression" if inner.child_by_field_name("operator").map(|o| self.text(o)) == Some("&") => {
                 // `&v`, `&(v)`, `&arr[k]`, `&(r_c[m][n])`: an object of the thread's own.
                 let mut root = inner.child_by_field_name("argument").map(cpp::unparen);
                 let mut indices = Vec::new();
+                // `&v.x` of a thread's own vector or structure: that object too.
+                while let Some(r) = root.filter(|r| {
+                    r.kind() == "field_expression"
+                        && r.child_by_field_name("operator").is_some_and(|o| self.text(o) == ".")
+                }) {
+                    root = r.child_by_field_name("argument").map(cpp::unparen);
+                }
                 while let Some(r) = root.filter(|r| r.kind() == "subscript_expression") {
                     indices.extend(r.child_by_field_name("indices").and_then(|i| i.named_child(0)));
                     root = r.child_by_field_name("argument").map(cpp::unparen);
@@ -237,7 +246,7 @@ impl Lowerer<'_, '_> {
 
     /// Makes a thread's object unknown: its locals (a structure's, member by member) are
     /// assigned a value that is not tracked.
-    fn forget_object(&mut self, sym: &Sym, span: Span) {
+    pub(super) fn forget_object(&mut self, sym: &Sym, span: Span) {
         match sym {
             Sym::Local(id, _) => {
                 // Its value is read through the view: whatever filled it stays live.

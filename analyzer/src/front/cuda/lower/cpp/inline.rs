@@ -218,7 +218,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     _ => None,
                 },
                 // `f(&x)`, `swap(&a, &b)`, `f(&v[k])`: the address of the thread's own object.
-                _ if !is_ref => self.own_object_address(*a)?,
+                x if !is_ref && x.kind() == "pointer_expression" => self.own_object_address(*a)?,
+                // `md5((unsigned *)key, n)`: a view of the thread's own array or object.
+                x if !is_ref && matches!(x.kind(), "cast_expression" | "call_expression") => {
+                    self.own_pointer_init(x)?
+                }
                 _ => None,
             };
             // A lambda passed on (`apply(p, [=](float x) { .. })`, or a name bound to one): the
