@@ -57,6 +57,11 @@ SNIPPET = re.compile(r"^\s*\d+ │(.*)$", re.M)
 # Guessed integers too large for the launch (a tile size of 256 declaring 512 KiB of shared
 # memory, an array of 0 elements from a quotient of guesses): the census tries smaller guesses.
 TOO_LARGE = re.compile(r"bytes of static shared memory|more than 1024 threads|array size must be a positive|larger than any GPU memory|uses too much shared data")
+# A type parameter guessed as float whose object the kernel calls (`payoff(S)`,
+# `payoff.is_in_the_money(S)`): the file's own classes that define that operator or method are
+# tried in its place.
+CALLED = re.compile(r"call to `([A-Za-z_]\w*)(?:\.(?:template )?([A-Za-z_]\w*))?[^`]*`: not a __device__ function")
+CLASS = re.compile(r"\b(?:struct|class)\s+([A-Za-z_]\w*)\s*(?::[^{;]*)?\{")
 UNKNOWN_TYPE = re.compile(r"template parameter `([A-Za-z_][A-Za-z0-9_]*)`: unknown type `256`")
 ERROR_LINE = re.compile(r"^(?:error: )?(?:\S+:\d+:\d+: )?(?:error: )?(.*)$")
 
@@ -287,7 +292,7 @@ def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset()):
     tries.append(base + default)
     row = None
     for cmd in tries:
-        args, fills, guessed, stepped = {}, {}, False, set()
+        args, fills, guessed, stepped, tried = {}, {}, False, set(), set()
         ladder = iter(["64", "16", "4"])
         for _ in range(60):  # flash-attention kernels have 19 template parameters
             full = cmd + [x for n, v in args.items() for x in ("--arg", f"{n}={v}")]
@@ -352,10 +357,35 @@ def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset()):
             if t and args.get(t.group(1)) == "256":
                 args[t.group(1)] = "float"  # a type parameter: the common instantiation
                 continue
+            c = CALLED.search(err)
+            cand = next(((n, cl) for n, v in args.items() if v == "float" or (n, v) in tried
+                         for cl in classes_with(src, c.group(2) or "operator()") if (n, cl) not in tried), None) if c else None
+            if cand:
+                tried.add(cand)
+                args[cand[0]] = cand[1]
+                continue
             msg = first_error(err)
             row = dict(file=path, kernel=k, result="deliberate" if DELIBERATE.search(msg) else "refused", message=msg, seconds=round(dt, 3))
             break
     return row
+
+
+def classes_with(src, method):
+    """The structures and classes of `src` (not templates) whose body defines `method`, in file
+    order."""
+    out = []
+    for m in CLASS.finditer(src):
+        if src[max(0, m.start() - 40):m.start()].rstrip().endswith(">"):
+            continue  # a class template: its arguments would be guesses too
+        depth, i = 0, m.end() - 1
+        for i in range(m.end() - 1, len(src)):
+            depth += {"{": 1, "}": -1}.get(src[i], 0)
+            if depth == 0:
+                break
+        body = src[m.end():i]
+        if re.search(re.escape(method) + r"\s*\(", body):
+            out.append(m.group(1))
+    return out
 
 
 RANK = {"sheet": 0, "deliberate": 1, "refused": 2, "timeout": 3}
