@@ -236,6 +236,7 @@ pub fn lower(
     for k in &mut module.kernels {
         crate::ir::branch_merge::merge_branch_accesses(k);
         crate::ir::vector_loads::merge_vector_member_loads(k);
+        crate::ir::sink::sink_loads(k);
         crate::ir::dce::remove_dead_loads(k);
     }
     Ok(module)

@@ -328,3 +328,39 @@ fn views_of_the_threads_own_objects_move_no_memory() {
     assert_eq!(total(&s, "global", "load"), (2, 17));
     assert_eq!(total(&s, "global", "store"), (1, 4));
 }
+
+#[test]
+fn a_load_used_only_under_a_branch_runs_in_that_branch() {
+    // nvcc sinks a load into the one branch that uses it when nothing between writes memory
+    // (measured on the H200: validate/probes/round6). 4 blocks of 128 threads.
+    // `v = a[i]; if (t == 0) out[b] = v;`: only warp 0 of each block loads: 4 requests of one
+    // lane, 1 sector each.
+    let sunk = r#"
+    __global__ void k(const float *a, float *out) {
+        float v = a[blockIdx.x * blockDim.x + threadIdx.x];
+        if (threadIdx.x == 0) out[blockIdx.x] = v;
+    }"#;
+    let s = run(sunk, "4", "128");
+    assert_eq!(total(&s, "global", "load"), (4, 4));
+    // A barrier between the load and the branch keeps it where it is: all 16 warps load the
+    // shared word (1 wavefront each).
+    let kept = r#"
+    __global__ void k(const float *a, float *out) {
+        __shared__ float s[128];
+        s[threadIdx.x] = a[threadIdx.x];
+        __syncthreads();
+        float v = s[127 - threadIdx.x];
+        __syncthreads();
+        if (threadIdx.x == 0) out[blockIdx.x] = v;
+    }"#;
+    let s = run(kept, "4", "128");
+    assert_eq!(shared(&s, "load"), (16, 16));
+    // Used on both sides of the branch: every warp loads.
+    let both = r#"
+    __global__ void k(const float *a, float *out) {
+        float v = a[blockIdx.x * blockDim.x + threadIdx.x];
+        if (threadIdx.x < 32) out[blockIdx.x] = v; else out[512 + threadIdx.x] = 2 * v;
+    }"#;
+    let s = run(both, "4", "128");
+    assert_eq!(total(&s, "global", "load"), (16, 64));
+}

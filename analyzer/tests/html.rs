@@ -235,13 +235,15 @@ fn cli_writes_the_page() {
 
 /// A row whose first warp comes last in a large launch: the report does not wait for its lane
 /// map past its budget ([`LANE_MAPS_TIME`]) and says why it has none; its counts are all there
-/// (the last block's 32 warps store 1,024 consecutive floats: 4 sectors each, 128).
+/// (the last block's 32 warps store 1,024 consecutive floats: 4 sectors each, 128). The barrier
+/// keeps the load in every block (nvcc sinks a load into the one branch that uses it only when
+/// nothing between may write memory).
 #[test]
 fn a_lane_map_too_far_away_is_left_out_with_the_reason() {
     use sector_analyzer::html::LANE_MAPS_TIME;
     const LATE: &str = "__global__ void late(float *out, const float *in)
 {
-    float v = in[blockIdx.x * blockDim.x + threadIdx.x];
+    float v = in[blockIdx.x * blockDim.x + threadIdx.x]; __syncthreads();
     if (blockIdx.x == gridDim.x - 1) {
         out[threadIdx.x] = v;
     }

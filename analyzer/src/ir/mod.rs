@@ -14,6 +14,7 @@ pub mod dce;
 pub mod licm;
 pub mod print;
 pub mod sass;
+pub mod sink;
 pub mod unroll;
 pub mod vector_loads;
 pub mod vn;
