@@ -364,3 +364,22 @@ fn a_load_used_only_under_a_branch_runs_in_that_branch() {
     let s = run(both, "4", "128");
     assert_eq!(total(&s, "global", "load"), (16, 64));
 }
+
+#[test]
+fn a_vector_member_of_a_constant_or_parameter_structure_is_data() {
+    // cuda-samples' particles (`cudaParams.worldOrigin.x` of a `__constant__ SimParams`) and
+    // dxtc (`__constant__ float3 kColorMetric` deciding a branch): vectors take no `--arg`, their
+    // values are data, so the branch is assumed taken: one store of 128 bytes, 4 sectors, and
+    // the load of p[t] (4 sectors).
+    let src = r#"
+    struct SimParams { float3 worldOrigin; int n; };
+    __constant__ SimParams cudaParams;
+    __constant__ float3 kColorMetric;
+    __global__ void k(const float *p, float *out) {
+        float x = p[threadIdx.x] - cudaParams.worldOrigin.x;
+        if (x * kColorMetric.y < 1.0f) out[threadIdx.x] = x;
+    }"#;
+    let s = run(src, "1", "32");
+    assert_eq!(total(&s, "global", "load"), (1, 4));
+    assert_eq!(total(&s, "global", "store"), (1, 4));
+}

@@ -26,6 +26,9 @@ impl Engine<'_> {
         let param = self.k.param(p);
         match &param.ty {
             Ty::Ptr(_) => V { k: K::Ptr(Base::Param(p), 0), data: false },
+            // A vector (`float3` passed by value, or held in `__constant__` memory) takes no
+            // `--arg`: its value is data.
+            Ty::Vector { .. } => V { k: K::Unknown, data: true },
             _ => match self.s.values[p.0 as usize] {
                 Some(ParamValue::Int(i)) => V { k: K::Int(i), data: false },
                 Some(ParamValue::Float(f)) => V { k: K::Float(f), data: false },

@@ -6,6 +6,9 @@ impl SymbolicRun<'_> {
     pub(super) fn param_value(&self, p: ParamId) -> LaneValue {
         match &self.k.param(p).ty {
             Ty::Ptr(_) => LaneValue { k: ValueKind::Ptr(Base::Param(p), Form::constant(0)), data: false },
+            // A vector (`float3` passed by value, or held in `__constant__` memory) takes no
+            // `--arg`: its value is data.
+            Ty::Vector { .. } => UNKNOWN,
             _ => match self.s.values[p.0 as usize] {
                 Some(ParamValue::Int(i)) => int(Form::constant(i)),
                 Some(ParamValue::Float(f)) => LaneValue { k: ValueKind::Float(f), data: false },

@@ -493,12 +493,18 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     return Ok((Expr::Opaque { args: vec![Expr::Local(id)], what: LOCAL_ARRAY.into() }, fty));
                 }
             }
-            // A component of a vector passed by value (`const uchar4 colors`, `float3 voxelSize`):
-            // a value in the parameter space, not tracked like a local vector's, moving no memory.
-            if let Some(Sym::Param(p)) = self.lookup(self.text(arg)).cloned() {
-                if let Some((_, fty)) = vector_field(&self.builder.kernel.param(p).ty.clone(), field) {
-                    return Ok((Expr::Opaque { args: Vec::new(), what: LOCAL_ARRAY.into() }, fty));
-                }
+        }
+        // A component of a vector passed by value (`const uchar4 colors`, `float3 voxelSize`, the
+        // member `params.worldOrigin` of a structure parameter or of a `__constant__` one): a
+        // value in the parameter space, not tracked like a local vector's, moving no memory.
+        let param = match arg.kind() {
+            "identifier" => self.lookup(self.text(arg)).cloned(),
+            "field_expression" => self.member_sym(arg),
+            _ => None,
+        };
+        if let Some(Sym::Param(p)) = param {
+            if let Some((_, fty)) = vector_field(&self.builder.kernel.param(p).ty.clone(), field) {
+                return Ok((Expr::Opaque { args: Vec::new(), what: LOCAL_ARRAY.into() }, fty));
             }
         }
         if n.child_by_field_name("operator").map(|o| self.text(o)) == Some(".") {
