@@ -90,6 +90,11 @@ pub enum Ty {
 }
 
 impl Ty {
+    /// A plain pointer (not `const`, `__restrict__` nor `volatile`) to `pointee` in shared memory:
+    /// a shared array decayed to its first element.
+    pub fn shared_ptr(pointee: Ty) -> Ty {
+        Ty::Ptr(Box::new(PtrTy { pointee, space: Space::Shared, is_const: false, restrict: false, volatile: false }))
+    }
     /// Size in bytes of a value of this type in memory (a structure may be up to 2^64 - 1
     /// bytes, as nvcc allows).
     pub fn size(&self) -> u64 {

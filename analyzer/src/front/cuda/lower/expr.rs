@@ -422,13 +422,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 if arr.dims.len() > 1 {
                     return Err(self.unsupported(n, "a multi-dimensional shared array used as a pointer"));
                 }
-                let ty = Ty::Ptr(Box::new(PtrTy {
-                    pointee: arr.elem.clone(),
-                    space: Space::Shared,
-                    is_const: false,
-                    restrict: false,
-                    volatile: false,
-                }));
+                let ty = Ty::shared_ptr(arr.elem.clone());
                 Ok((Expr::SharedBase(id), ty))
             }
             Some(Sym::LocalArray(..)) => Err(self.unsupported(n, "a thread's own array used as a pointer")),

@@ -139,24 +139,12 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         match n.kind() {
             // An array names its address.
             "identifier" if matches!(self.lookup(self.text(n)), Some(Sym::Shared(_)) | Some(Sym::LocalArray(..))) => {
-                Ty::Ptr(Box::new(PtrTy {
-                    pointee: self.peek_type(n),
-                    space: Space::Shared,
-                    is_const: false,
-                    restrict: false,
-                    volatile: false,
-                }))
+                Ty::shared_ptr(self.peek_type(n))
             }
             // A row of a shared array decays to a pointer to its elements.
             "subscript_expression" if self.shared_row_syntax(n).is_some() => {
                 let (id, _) = self.shared_row_syntax(n).expect("checked");
-                Ty::Ptr(Box::new(PtrTy {
-                    pointee: self.builder.kernel.shared[id.0 as usize].elem.clone(),
-                    space: Space::Shared,
-                    is_const: false,
-                    restrict: false,
-                    volatile: false,
-                }))
+                Ty::shared_ptr(self.builder.kernel.shared[id.0 as usize].elem.clone())
             }
             "number_literal" => {
                 let t = self.text(n).to_ascii_lowercase();

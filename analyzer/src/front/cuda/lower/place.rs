@@ -282,13 +282,7 @@ impl Lowerer<'_, '_> {
         let inner: u64 = arr.dims.iter().skip(idx_nodes.len()).fold(1u64, |z, &d| z.wrapping_mul(d));
         let bytes = mul64(lin, inner.wrapping_mul(arr.elem.size()) as i128);
         let addr = Expr::PtrOffset { ptr: Box::new(Expr::SharedBase(id)), bytes: Box::new(bytes) };
-        let ty = Ty::Ptr(Box::new(PtrTy {
-            pointee: arr.elem.clone(),
-            space: Space::Shared,
-            is_const: false,
-            restrict: false,
-            volatile: false,
-        }));
+        let ty = Ty::shared_ptr(arr.elem.clone());
         Ok(Some((addr, ty, arr.dims[idx_nodes.len()..].to_vec())))
     }
 
