@@ -760,6 +760,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     /// A class template's instance given by its text (`--arg PoolProcess=AvgPoolGrad<float>`,
     /// taken from the file's own launch): the type the file writes with that text.
     fn written_instance(&self, v: &str) -> Option<Ty> {
+        if !v.contains('<') {
+            return None;
+        }
         let want: String = v.chars().filter(|c| !c.is_whitespace()).collect();
         let mut stack = vec![self.unit.root?];
         while let Some(n) = stack.pop() {
@@ -857,17 +860,17 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                         None => self.unit.structs[v.trim()].ty(),
                     })
                 }
-                // `AvgPoolGrad<float>`, as the file's own launch writes it.
-                (Some(v), true) if v.contains('<') && self.written_instance(&v).is_some() => {
-                    TemplateArg::Type(self.written_instance(&v).expect("checked"))
+                // A toolkit type, or a class template's instance as the file's own launch writes
+                // it (`AvgPoolGrad<float>`).
+                (Some(v), true) => {
+                    TemplateArg::Type(named_type(v.trim()).or_else(|| self.written_instance(&v)).ok_or_else(|| {
+                        Diagnostic::at(
+                            ErrorKind::Usage,
+                            self.span(p),
+                            format!("template parameter `{name}`: unknown type `{v}`"),
+                        )
+                    })?)
                 }
-                (Some(v), true) => TemplateArg::Type(named_type(v.trim()).ok_or_else(|| {
-                    Diagnostic::at(
-                        ErrorKind::Usage,
-                        self.span(p),
-                        format!("template parameter `{name}`: unknown type `{v}`"),
-                    )
-                })?),
                 (None, false) => match default {
                     Some(d) => {
                         let (e, _) = self.expr(d)?;

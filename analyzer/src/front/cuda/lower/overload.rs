@@ -142,10 +142,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 Ty::shared_ptr(self.peek_type(n))
             }
             // A row of a shared array decays to a pointer to its elements.
-            "subscript_expression" if self.shared_row_syntax(n).is_some() => {
-                let (id, _) = self.shared_row_syntax(n).expect("checked");
-                Ty::shared_ptr(self.builder.kernel.shared[id.0 as usize].elem.clone())
-            }
+            "subscript_expression" => match self.shared_row_syntax(n) {
+                Some((id, _)) => Ty::shared_ptr(self.builder.kernel.shared[id.0 as usize].elem.clone()),
+                None => self.peek_type(n),
+            },
             "number_literal" => {
                 let t = self.text(n).to_ascii_lowercase();
                 let hex = t.starts_with("0x");
