@@ -53,6 +53,7 @@ GIVE_ARG = re.compile(r"--arg ([A-Za-z_][A-Za-z0-9_.]*)=VALUE")
 # A loop bounded by data read from memory: the message names `--fill`; the census fills the
 # integer arrays the loop's line reads with a small constant (the snippet's source line).
 LOOP_FROM_MEMORY = re.compile(r"this loop's condition depends on a value the analysis does not know")
+READ_FROM = re.compile(r"the condition is read from ((?:`[^`]+`(?:, )?)+)")
 SNIPPET = re.compile(r"^\s*\d+ │(.*)$", re.M)
 # Guessed integers too large for the launch (a tile size of 256 declaring 512 KiB of shared
 # memory, an array of 0 elements from a quotient of guesses): the census tries smaller guesses.
@@ -335,8 +336,12 @@ def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset()):
                 # The integer arrays the loop's source line reads: 8 in every element (a loop
                 # `for (j = start[i]; j < start[i] + count[i]; j++)` then runs 8 times; one from
                 # `ptr[i]` to `ptr[i+1]` not at all).
+                # The tool names the arrays the condition was read from, through locals and
+                # helpers; the loop's own line is the fallback.
+                named = READ_FROM.search(err)
+                named = re.findall(r"`([^`]+)`", named.group(1)) if named else []
                 line = " ".join(SNIPPET.findall(err))
-                new = [p for p in int_ptrs if p not in fills and re.search(r"\b" + re.escape(p) + r"\s*\[", line)]
+                new = [p for p in int_ptrs if p not in fills and (p in named or re.search(r"\b" + re.escape(p) + r"\s*\[", line))]
                 if new:
                     fills.update({p: "constant:8" for p in new})
                     continue

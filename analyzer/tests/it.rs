@@ -17,6 +17,7 @@ mod cpp_round3;
 mod cpp_round4;
 mod cpp_round5;
 mod cpp_round6;
+mod cpp_round8;
 mod engine_property;
 mod engines;
 mod engines_property;

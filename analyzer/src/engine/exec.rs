@@ -239,7 +239,7 @@ impl Engine<'_> {
                         self.pool.put(v);
                         return Ok(());
                     }
-                    let t = self.truth_loop(&v, lm, span)?;
+                    let t = self.truth_loop(&v, lm, c, span)?;
                     self.pool.put(v);
                     if t != lm && t != 0 && id != usize::MAX {
                         // Some lanes leave while others go on: trip counts differ in this warp.
@@ -343,7 +343,7 @@ impl Engine<'_> {
         true
     }
 
-    pub(super) fn truth_loop(&mut self, c: &Vals, m: u32, span: Span) -> Result<u32> {
+    pub(super) fn truth_loop(&mut self, c: &Vals, m: u32, cond: &Expr, span: Span) -> Result<u32> {
         let unknown = |v: V| matches!(v.k, K::Unknown);
         let any_unknown = m != 0
             && match c {
@@ -356,13 +356,23 @@ impl Engine<'_> {
                 span,
                 format!("{} (data read from memory, a clock) and the loop moves memory, so its trip count decides the counts", super::LOOP_ON_UNKNOWN_DATA),
             )
-            .note(
-                "where the value is read from an array, give the array's contents with --fill NAME=SPEC (e.g. constant:8), or bound the loop by a parameter",
-            )
+            .note(fill_hint(self.k, cond))
             .note("a loop that waits for memory another thread, kernel or the host writes (a spin-wait, a retry until a store sticks) cannot be counted from the source and is refused"));
         }
         self.truth(c, m, span)
     }
+}
+
+/// What to give for a loop bounded by data: the arrays its condition was read from, by name.
+fn fill_hint(k: &Kernel, cond: &Expr) -> String {
+    let arrays: Vec<String> =
+        crate::ir::provenance::loaded_from(k, cond).iter().map(|&p| k.param(p).name.clone()).collect();
+    if arrays.is_empty() {
+        return "where the value is read from an array, give the array's contents with --fill NAME=SPEC (e.g. constant:8), or bound the loop by a parameter".into();
+    }
+    let named = arrays.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ");
+    let example = arrays.iter().map(|a| format!("--fill {a}=SPEC")).collect::<Vec<_>>().join(" ");
+    format!("the condition is read from {named}: give {} contents with {example} (e.g. constant:8, csr:ROWS:NNZ:SEED), or bound the loop by a parameter", if arrays.len() == 1 { "its" } else { "their" })
 }
 
 /// The locals a loop assigns, when it moves no memory (its condition included): such a loop

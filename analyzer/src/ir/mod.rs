@@ -13,6 +13,7 @@ pub mod cfg;
 pub mod dce;
 pub mod licm;
 pub mod print;
+pub mod provenance;
 pub mod sass;
 pub mod sink;
 pub mod unroll;

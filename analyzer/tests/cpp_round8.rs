@@ -1,0 +1,44 @@
+//! Issue 27, round 8 of the census: what a refusal names so that the user (and the census) can
+//! give it. Each test's numbers are worked out by hand in its comment (a warp is 32 lanes; a
+//! sector 32 bytes; pointer parameters start 256-byte aligned).
+
+use crate::support::{options, sheet_with, total};
+use sector_analyzer::fill::Fill;
+
+/// HeCBench's murmurhash3: the trip count `len / 16` comes from `length[i]`, passed to a helper
+/// and kept in locals; the loop's own line names no array.
+const HASH: &str = r#"
+__device__ void hash(const unsigned char *key, unsigned len, unsigned long long *out) {
+  unsigned nblocks = len / 16;
+  unsigned long long h = 0;
+  for (unsigned i = 0; i < nblocks; i++) h += ((const unsigned long long *)key)[i * 2];
+  out[0] = h;
+}
+__global__ void k(const unsigned char *keys, const unsigned *off, const unsigned *length, unsigned long long *out) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  hash(keys + off[i], length[i], out + i);
+}
+"#;
+
+#[test]
+fn a_loop_bounded_by_data_names_the_arrays_its_condition_was_read_from() {
+    let e = match sector_analyzer::analyze_source("m.cu", HASH, &options("1", "32", &[])) {
+        Ok(_) => panic!("expected a refusal"),
+        Err(f) => f.diagnostic.notes.join("\n"),
+    };
+    assert!(e.contains("the condition is read from `length`:"), "{e}");
+    assert!(e.contains("--fill length=SPEC"), "{e}");
+    // Not `off`, which only moves the key's address.
+    assert!(!e.contains("`off`"), "{e}");
+    // Given length[i] = 64 and off[i] = 0: 4 iterations, every lane reading the same 8 bytes at
+    // keys + 16 i: 4 requests of 1 sector. off and length: 1 request of 4 sectors each.
+    let o = sector_analyzer::AnalyzeOptions {
+        fills: vec![
+            ("length".into(), Fill::parse("constant:64").unwrap()),
+            ("off".into(), Fill::parse("constant:0").unwrap()),
+        ],
+        ..options("1", "32", &[])
+    };
+    let s = sheet_with(HASH, &o);
+    assert_eq!(total(&s, "global", "load"), (4 + 2, 4 + 8));
+}
