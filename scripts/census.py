@@ -30,6 +30,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -341,7 +342,8 @@ def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset()):
                 named = READ_FROM.search(err)
                 named = re.findall(r"`([^`]+)`", named.group(1)) if named else []
                 line = " ".join(SNIPPET.findall(err))
-                new = [p for p in int_ptrs if p not in fills and (p in named or re.search(r"\b" + re.escape(p) + r"\s*\[", line))]
+                new = [p for p in named if p not in fills]
+                new += [p for p in int_ptrs if p not in fills and p not in new and re.search(r"\b" + re.escape(p) + r"\s*\[", line)]
                 if new:
                     fills.update({p: "constant:8" for p in new})
                     continue
@@ -370,7 +372,8 @@ def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset()):
                 args[cand[0]] = cand[1]
                 continue
             msg = first_error(err)
-            row = dict(file=path, kernel=k, result="deliberate" if DELIBERATE.search(msg) else "refused", message=msg, seconds=round(dt, 3))
+            row = dict(file=path, kernel=k, result="deliberate" if DELIBERATE.search(msg) else "refused", message=msg, seconds=round(dt, 3),
+                       command=" ".join(shlex.quote(x) for x in full))
             break
     return row
 

@@ -42,3 +42,29 @@ fn a_loop_bounded_by_data_names_the_arrays_its_condition_was_read_from() {
     let s = sheet_with(HASH, &o);
     assert_eq!(total(&s, "global", "load"), (4 + 2, 4 + 8));
 }
+
+/// A merge path's search (HeCBench's merge): the loop tests a shared flag that one lane sets
+/// under a comparison of `A` and `B`; `out` is only written.
+const SEARCH: &str = r#"
+__global__ void search(const int *A, const int *B, int *out) {
+  __shared__ int found;
+  if (threadIdx.x == 0) found = 0;
+  __syncthreads();
+  int x = 0;
+  while (!found) {
+    if (A[x] <= B[x]) found = 1;
+    x++;
+    out[x] = 0;
+    __syncthreads();
+  }
+}
+"#;
+
+#[test]
+fn a_flag_staged_through_shared_memory_names_what_its_branch_tested() {
+    let e = match sector_analyzer::analyze_source("m.cu", SEARCH, &options("1", "32", &[])) {
+        Ok(_) => panic!("expected a refusal"),
+        Err(f) => f.diagnostic.notes.join("\n"),
+    };
+    assert!(e.contains("the condition is read from `A`, `B`:"), "{e}");
+}
