@@ -68,3 +68,45 @@ fn a_flag_staged_through_shared_memory_names_what_its_branch_tested() {
     };
     assert!(e.contains("the condition is read from `A`, `B`:"), "{e}");
 }
+
+/// A float maximum written as a compare-and-swap loop (HeCBench's atomicCAS, and the classic
+/// `atomicMax` for floats): each lane of one warp updates its own word.
+const CAS_MAX: &str = r#"
+__global__ void amax(float *out, const float *v) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  int *a = (int *)&out[i];
+  int old = *a, assumed;
+  do {
+    assumed = old;
+    old = atomicCAS(a, assumed, __float_as_int(fmaxf(v[i], __int_as_float(assumed))));
+  } while (assumed != old);
+}
+__global__ void amin(unsigned long long *a, unsigned long long val) {
+  unsigned long long ret = *a;
+  while (val < ret) {
+    unsigned long long old = ret;
+    if ((ret = atomicCAS(a, old, val)) == old) break;
+  }
+}
+"#;
+
+#[test]
+fn a_loop_retrying_a_compare_and_swap_is_one_pass_and_says_so() {
+    // One pass: `*a` and `v[i]` load 32 consecutive words (1 request, 4 sectors each); the CAS
+    // (result used: atom) 1 request over the same 4 sectors. Not exact: another thread could
+    // win the race and cost a pass.
+    let o = sector_analyzer::AnalyzeOptions { kernel: Some("amax".into()), ..options("1", "32", &[]) };
+    let s = sheet_with(CAS_MAX, &o);
+    assert_eq!(total(&s, "global", "load"), (2, 8));
+    assert_eq!(total(&s, "global", "atom"), (1, 4));
+    let cas = s.instructions.iter().find(|r| r.op == "atom").unwrap();
+    assert!(!cas.exact);
+    assert!(s.assumptions.iter().any(|a| a.contains("retries a compare-and-swap")), "{:?}", s.assumptions);
+    // The minimum's loop tests data before it runs (`val < ret`): entered once, left by the
+    // break. 32 lanes on one 8-byte word: the load is 1 request of 1 sector; the CAS, lanes to
+    // one address served one after another, 32 sectors.
+    let o = sector_analyzer::AnalyzeOptions { kernel: Some("amin".into()), ..options("1", "32", &[("val", "5")]) };
+    let s = sheet_with(CAS_MAX, &o);
+    assert_eq!(total(&s, "global", "load"), (1, 1));
+    assert_eq!(total(&s, "global", "atom"), (1, 32));
+}

@@ -152,6 +152,14 @@ impl Engine<'_> {
                 self.tick(*span)?;
                 let c = self.eval(cond, m, st)?;
                 let t = self.truth(&c, m, *span)?;
+                // A retry loop's exit test on the swap's result (`if (v == old) break;`), taken
+                // as a branch on data is: the swap succeeds, one pass.
+                if let Some(&l) = self.loop_stack.last() {
+                    let looping = self.loop_spans[l];
+                    if self.retry_spans.contains(&looping) && self.data_branches.remove(span) {
+                        self.retried.insert(looping);
+                    }
+                }
                 self.pool.put(c);
                 if t != 0 {
                     self.exec_block(then, t, st)?;
@@ -239,7 +247,11 @@ impl Engine<'_> {
                         self.pool.put(v);
                         return Ok(());
                     }
-                    let t = self.truth_loop(&v, lm, c, span)?;
+                    let t = if self.retry_spans.contains(&span) {
+                        self.retry_truth(&v, lm, test_first && first, span)?
+                    } else {
+                        self.truth_loop(&v, lm, c, span)?
+                    };
                     self.pool.put(v);
                     if t != lm && t != 0 && id != usize::MAX {
                         // Some lanes leave while others go on: trip counts differ in this warp.
@@ -341,6 +353,26 @@ impl Engine<'_> {
             self.summarised_loops.push((span, names));
         }
         true
+    }
+
+    /// The test of a loop that retries a compare-and-swap: a lane whose test depends on data
+    /// the analysis does not know enters once and leaves after that pass (the swap succeeds
+    /// at once, as without contention); known tests are taken as they are.
+    fn retry_truth(&mut self, c: &Vals, m: u32, first_test: bool, span: Span) -> Result<u32> {
+        let mut t = 0u32;
+        for l in lanes(m) {
+            let v = c.at(l);
+            let taken = if matches!(v.k, K::Unknown) {
+                self.retried.insert(span);
+                first_test
+            } else {
+                self.lane_truth(v, span)?
+            };
+            if taken {
+                t |= 1 << l;
+            }
+        }
+        Ok(t)
     }
 
     pub(super) fn truth_loop(&mut self, c: &Vals, m: u32, cond: &Expr, span: Span) -> Result<u32> {

@@ -66,6 +66,8 @@ pub struct OpStats {
     pub elided_lanes: u64,
     /// Executed inside a loop whose trip count differed between lanes of a warp.
     pub varying_trip: bool,
+    /// Inside a loop that retries a compare-and-swap, counted as one pass.
+    pub retried: bool,
     /// Lowest byte offset and one past the highest, relative to the parameter's pointer.
     pub min_off: Option<i64>,
     pub end_off: Option<i64>,
@@ -125,6 +127,8 @@ pub struct Trace {
     /// Loops that move no memory whose condition the analysis could not decide (a spin on
     /// `clock()`): summarised, the locals they assign unknown after them.
     pub summarised_loops: Vec<(Span, Vec<String>)>,
+    /// Loops that retry a compare-and-swap on data the analysis does not know: one pass.
+    pub retry_loops: Vec<Span>,
     pub work: u64,
 }
 
@@ -141,6 +145,10 @@ pub struct Engine<'a> {
     varying: Vec<bool>,
     data_branches: HashSet<Span>,
     summarised_loops: Vec<(Span, Vec<String>)>,
+    /// The spans of loops that retry a compare-and-swap ([`crate::ir::provenance`]), and those
+    /// of them whose test met unknown data (counted as one pass).
+    retry_spans: HashSet<Span>,
+    retried: HashSet<Span>,
     /// By parameter: whether a read used its fill.
     used_fills: Vec<bool>,
     /// Whether the launch gives any array's contents.
@@ -404,6 +412,11 @@ impl<'a> Engine<'a> {
         // the sheet states; bank conflicts depend only on offsets within an array).
         // Dynamic (`extern`) arrays start where the static ones end, as the compiler places them.
         let shared_base = shared_layout(k).iter().map(|o| SHARED_WINDOW + o).collect();
+        let retry_spans = crate::ir::provenance::retries_compare_and_swap(k)
+            .into_iter()
+            .zip(&loop_spans)
+            .filter_map(|(r, s)| r.then_some(*s))
+            .collect();
         let frac = boundary.loop_fraction();
         let windows = (frac < 1.0).then(|| Box::new(windows::Windows::new(k, frac)));
         Engine {
@@ -424,6 +437,8 @@ impl<'a> Engine<'a> {
             loop_unrollable,
             data_branches: HashSet::new(),
             summarised_loops: Vec::new(),
+            retry_spans,
+            retried: HashSet::new(),
             used_fills: vec![false; k.params.len()],
             any_fill: s.fills.iter().any(Option::is_some),
             restrict_params: (0..k.params.len()).map(|p| k.is_restrict(Base::Param(ParamId(p as u32)))).collect(),
@@ -445,7 +460,12 @@ impl<'a> Engine<'a> {
             if loops.iter().any(|&l| self.varying[l] && self.loop_unrollable[l]) {
                 self.ops[i].varying_trip = true;
             }
+            if loops.iter().any(|&l| self.retried.contains(&self.loop_spans[l])) {
+                self.ops[i].retried = true;
+            }
         }
+        let mut retry_loops: Vec<Span> = self.retried.into_iter().collect();
+        retry_loops.sort_by_key(|s| (s.file, s.line, s.column));
         let mut data_branches: Vec<Span> = self.data_branches.into_iter().collect();
         data_branches.sort_by_key(|s| (s.file, s.line, s.column));
         let (varying_loops, varying_exact_loops) =
@@ -459,6 +479,7 @@ impl<'a> Engine<'a> {
             varying_exact_loops,
             used_fills,
             summarised_loops: self.summarised_loops,
+            retry_loops,
             work: self.work,
         }
     }

@@ -146,6 +146,7 @@ impl KernelBuilder {
             span,
             warp_aggregated: false,
             matrix: 0,
+            compare_and_swap: false,
         });
         id
     }

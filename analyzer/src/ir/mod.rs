@@ -357,6 +357,9 @@ pub struct MemOp {
     /// 16 bytes; lanes `8k..8k+7` give matrix `k`'s row addresses and the other lanes' addresses
     /// are ignored ([`crate::engine::count::address_lanes`]). 0 for every other access.
     pub matrix: u8,
+    /// `atomicCAS`: a loop whose exit depends on its result retries until the swap sticks
+    /// ([`provenance::retries_compare_and_swap`]).
+    pub compare_and_swap: bool,
 }
 
 /// CUDA's built-in variables; the `u8` is the dimension (0 = `x`, 1 = `y`, 2 = `z`):

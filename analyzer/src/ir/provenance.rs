@@ -9,7 +9,17 @@
 use super::{Base, Expr, Kernel, LocalId, ParamId, Stmt, Ty};
 use std::collections::BTreeSet;
 
-type Sources = BTreeSet<Base>;
+/// The objects a pointer may point into.
+type Objects = BTreeSet<Base>;
+
+/// Where a value came from: a parameter's memory, or the result of a compare-and-swap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Src {
+    Param(ParamId),
+    CompareAndSwap,
+}
+
+type Sources = BTreeSet<Src>;
 
 /// The pointer parameters whose memory `e`'s value was loaded from, through locals and shared
 /// memory assigned anywhere in `k`, in parameter order.
@@ -17,13 +27,81 @@ pub fn loaded_from(k: &Kernel, e: &Expr) -> Vec<ParamId> {
     let flow = Flow::of(k);
     let mut out = Sources::new();
     flow.data(k, e, &mut out);
-    out.into_iter().filter_map(|b| if let Base::Param(p) = b { Some(p) } else { None }).collect()
+    out.into_iter().filter_map(|b| if let Src::Param(p) = b { Some(p) } else { None }).collect()
+}
+
+/// Per loop of `k` in statement order (as [`crate::engine`] numbers them): whether it retries a
+/// compare-and-swap, its condition or a `break` right in its body testing a value an
+/// `atomicCAS` returned (`do { old = v; v = atomicCAS(p, old, f(old)); } while (v != old)`).
+pub fn retries_compare_and_swap(k: &Kernel) -> Vec<bool> {
+    if !k.mem_ops.iter().any(|m| m.compare_and_swap) {
+        return loops(&k.body).into_iter().map(|_| false).collect();
+    }
+    let flow = Flow::of(k);
+    let tests = |e: &Expr| {
+        let mut d = Sources::new();
+        flow.data(k, e, &mut d);
+        d.contains(&Src::CompareAndSwap)
+    };
+    loops(&k.body)
+        .into_iter()
+        .map(|(cond, body, step)| cond.is_some_and(tests) || exits(body).into_iter().chain(exits(step)).any(tests))
+        .collect()
+}
+
+/// A loop statement's condition, body and step.
+type LoopParts<'k> = (Option<&'k Expr>, &'k [Stmt], &'k [Stmt]);
+
+/// Each loop statement's parts, in statement order.
+fn loops(body: &[Stmt]) -> Vec<LoopParts<'_>> {
+    fn walk<'k>(body: &'k [Stmt], out: &mut Vec<LoopParts<'k>>) {
+        for s in body {
+            match s {
+                Stmt::If { then, els, .. } => {
+                    walk(then, out);
+                    walk(els, out);
+                }
+                Stmt::Loop { cond, body, step, .. } => {
+                    out.push((cond.as_ref(), body, step));
+                    walk(body, out);
+                    walk(step, out);
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(body, &mut out);
+    out
+}
+
+/// The conditions of the branches that leave this loop (`if (c) break;`, at any depth of
+/// branches but not inside an inner loop).
+fn exits(body: &[Stmt]) -> Vec<&Expr> {
+    fn breaks(body: &[Stmt]) -> bool {
+        body.iter().any(|s| match s {
+            Stmt::Break => true,
+            Stmt::If { then, els, .. } => breaks(then) || breaks(els),
+            _ => false,
+        })
+    }
+    let mut out = Vec::new();
+    for s in body {
+        if let Stmt::If { cond, then, els, .. } = s {
+            if breaks(then) || breaks(els) {
+                out.push(cond);
+            }
+            out.extend(exits(then));
+            out.extend(exits(els));
+        }
+    }
+    out
 }
 
 /// Per local: the objects whose address it may hold, and the parameters whose data it may
 /// hold; per shared array, the parameters whose data was stored in it.
 struct Flow {
-    ptr: Vec<Sources>,
+    ptr: Vec<Objects>,
     data: Vec<Sources>,
     shared: Vec<Sources>,
 }
@@ -32,7 +110,7 @@ impl Flow {
     fn of(k: &Kernel) -> Flow {
         let n = k.locals.len();
         let mut flow = Flow {
-            ptr: vec![Sources::new(); n],
+            ptr: vec![Objects::new(); n],
             data: vec![Sources::new(); n],
             shared: vec![Sources::new(); k.shared.len()],
         };
@@ -48,14 +126,14 @@ impl Flow {
                 }
                 match *w {
                     Write::Local(l, v) => {
-                        let mut p = Sources::new();
+                        let mut p = Objects::new();
                         flow.ptrs(k, v, &mut p);
                         flow.data(k, v, &mut d);
                         changed |= grow(&mut flow.ptr[l.0 as usize], p);
                         changed |= grow(&mut flow.data[l.0 as usize], d);
                     }
                     Write::Memory(addr, v) => {
-                        let mut into = Sources::new();
+                        let mut into = Objects::new();
                         flow.ptrs(k, addr, &mut into);
                         flow.data(k, v, &mut d);
                         for b in into {
@@ -73,7 +151,7 @@ impl Flow {
     }
 
     /// The objects `e` may point into (not through a load: `p[i]` holding a pointer is data).
-    fn ptrs(&self, k: &Kernel, e: &Expr, out: &mut Sources) {
+    fn ptrs(&self, k: &Kernel, e: &Expr, out: &mut Objects) {
         match e {
             Expr::Param(p) if matches!(k.param(*p).ty, Ty::Ptr(_)) => {
                 out.insert(Base::Param(*p));
@@ -92,16 +170,19 @@ impl Flow {
     /// from memory, what that pointer came from.
     fn data(&self, k: &Kernel, e: &Expr, out: &mut Sources) {
         match e {
-            Expr::Load { addr, .. } => {
-                let mut objects = Sources::new();
+            Expr::Load { op, addr } => {
+                if k.mem_op(*op).compare_and_swap {
+                    out.insert(Src::CompareAndSwap);
+                }
+                let mut objects = Objects::new();
                 self.ptrs(k, addr, &mut objects);
                 if objects.is_empty() {
                     self.data(k, addr, out);
                 }
                 for b in objects {
                     match b {
-                        Base::Param(_) => {
-                            out.insert(b);
+                        Base::Param(p) => {
+                            out.insert(Src::Param(p));
                         }
                         Base::Shared(s) => out.extend(self.shared[s.0 as usize].iter().copied()),
                     }
@@ -113,7 +194,7 @@ impl Flow {
     }
 }
 
-fn grow(set: &mut Sources, more: Sources) -> bool {
+fn grow<T: Ord>(set: &mut BTreeSet<T>, more: BTreeSet<T>) -> bool {
     let before = set.len();
     set.extend(more);
     set.len() != before

@@ -49,6 +49,11 @@ fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup,
             st.elided_lanes
         ));
     }
+    if st.retried {
+        assumptions.push(
+            "inside a loop that retries a compare-and-swap: counted as one pass (the swap succeeds at once); each thread that loses a race to another runs one more pass".into(),
+        );
+    }
     if st.varying_trip {
         assumptions.push(
             "inside a loop whose trip count differs between lanes of a warp: nvcc may unroll it (by 4, with a remainder loop), which splits executions differently; counted as the source loop".into(),
@@ -63,7 +68,7 @@ fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup,
         );
     }
     let shared = op.space == Space::Shared;
-    let exact = st.unknown_executions == 0 && !st.varying_trip;
+    let exact = st.unknown_executions == 0 && !st.varying_trip && !st.retried;
     Row {
         file: row_file(files, op.span.file),
         line: op.span.line,
@@ -196,6 +201,12 @@ pub fn build(kernel: &Kernel, setup: &Setup, trace: Trace, mut cache: CacheModel
     }
     for s in &trace.data_branches {
         assumptions.push(format!("branch at {}:{} depends on data read from memory: assumed taken", s.line, s.column));
+    }
+    for s in &trace.retry_loops {
+        assumptions.push(format!(
+            "loop at {}:{} retries a compare-and-swap until it succeeds: counted as one pass per thread, as without contention (not exact where threads race for the same word)",
+            s.line, s.column
+        ));
     }
     for (s, locals) in &trace.summarised_loops {
         let after =

@@ -123,6 +123,10 @@ pub fn run(kernel: &Kernel, setup: &Setup) -> Result<(Trace, Stats), Fallback> {
     if setup.fills.iter().any(Option::is_some) {
         return Err(Fallback::GiveUp("array contents are given (--fill): values differ per element".into()));
     }
+    if crate::ir::provenance::retries_compare_and_swap(kernel).contains(&true) {
+        // The reference engine counts a retry's one pass and states it.
+        return Err(Fallback::GiveUp("a loop retries a compare-and-swap".into()));
+    }
     let mut e = SymbolicRun::new(kernel, setup);
     match e.launch() {
         Ok(()) => e.finish(),
@@ -330,6 +334,7 @@ impl<'a> SymbolicRun<'a> {
                 data_executions: narrow(a.data_executions)?,
                 elided_lanes: narrow(a.elided_lanes)?,
                 varying_trip: self.op_loops[i].iter().any(|&l| self.varying[l] && self.loop_unrollable[l]),
+                retried: false,
                 min_off: a.min_off,
                 end_off: a.end_off,
                 base: a.base,
@@ -346,6 +351,7 @@ impl<'a> SymbolicRun<'a> {
             varying_exact_loops,
             used_fills: Vec::new(),
             summarised_loops: self.summarised_loops,
+            retry_loops: Vec::new(),
             work: narrow(self.work)?,
         };
         Ok((trace, Stats { steps: self.steps, ..self.stats }))

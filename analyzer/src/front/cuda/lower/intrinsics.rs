@@ -181,6 +181,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             self.text(n),
             self.span(n),
         );
+        self.builder.kernel.mem_ops[op.0 as usize].compare_and_swap = base == "atomicCAS";
         xs.push(Expr::Load { op, addr: Box::new(p) });
         // Integer adds are what nvcc may fold into one lane's atomic (see `mark_aggregated`).
         let what = if matches!(base, "atomicAdd" | "atomicSub") && pt.pointee.is_int() {
