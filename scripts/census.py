@@ -54,6 +54,9 @@ GIVE_ARG = re.compile(r"--arg ([A-Za-z_][A-Za-z0-9_.]*)=VALUE")
 # A loop bounded by data read from memory: the message names `--fill`; the census fills the
 # integer arrays the loop's line reads with a small constant (the snippet's source line).
 LOOP_FROM_MEMORY = re.compile(r"this loop's condition depends on a value the analysis does not know")
+# A macro the build defines, named by the tool: `give it the same way: -D BF=VALUE`.
+DEFINE_IT = re.compile(r"give it the same way: -D ([A-Za-z_][A-Za-z0-9_]*)=VALUE")
+NOT_INTEGER = re.compile(r"an index that is not an integer is not supported|must be an integer")
 READ_FROM = re.compile(r"the condition is read from ((?:`[^`]+`(?:, )?)+)")
 SNIPPET = re.compile(r"^\s*\d+ │(.*)$", re.M)
 # Guessed integers too large for the launch (a tile size of 256 declaring 512 KiB of shared
@@ -198,7 +201,9 @@ def kernels_of(tool, path, incs, timeout):
         try:
             data = json.loads(out)
             ks = data.get("kernels", data) if isinstance(data, dict) else data
-            return [k["name"] if isinstance(k, dict) else k for k in ks], None
+            names = [k["name"] if isinstance(k, dict) else k for k in ks]
+            # Overloads by what `--kernel` takes to pick each (`scale(double*, int)`, `f@34`).
+            return [k.get("signature") or n if isinstance(k, dict) and names.count(n) > 1 else n for k, n in zip(ks, names)], None
         except (ValueError, KeyError, TypeError):
             return [l.split("(")[0].split()[-1] for l in out.splitlines() if l.strip()], None
     return None, first_error(err) if rc is not None else "timed out listing kernels"
@@ -274,7 +279,7 @@ def main():
         params = int_pointer_params(a.tool, path, tu_incs, a.timeout)
         for k in names:
             old = kept.get((os.path.normpath(path), k))
-            rows.append(old or analyse(a, tu_incs, path, k, src, launch_site, params.get(k, set())))
+            rows.append(old or analyse(a, tu_incs, path, k, src, launch_site, params.get(re.split(r"[(@]", k)[0], set())))
     report(rows, a)
 
 
@@ -294,7 +299,7 @@ def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset()):
     tries.append(base + default)
     row = None
     for cmd in tries:
-        args, fills, guessed, stepped, tried = {}, {}, False, set(), set()
+        args, fills, guessed, stepped, tried, defines = {}, {}, False, set(), set(), set()
         ladder = iter(["64", "16", "4"])
         for _ in range(60):  # flash-attention kernels have 19 template parameters
             full = cmd + [x for n, v in args.items() for x in ("--arg", f"{n}={v}")]
@@ -360,6 +365,20 @@ def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset()):
             if ASK_SHARED.search(err) and "--shared-bytes" not in cmd:
                 cmd = cmd + ["--shared-bytes", "16384"]  # dynamic shared memory: a common size
                 continue
+            d = DEFINE_IT.search(err)
+            if d and d.group(1) not in defines:
+                # A macro the build defines (`-DBF=4`): a small integer, as group and tile sizes are.
+                defines.add(d.group(1))
+                cmd = cmd + ["-D", f"{d.group(1)}=4"]
+                continue
+            if NOT_INTEGER.search(err):
+                # A type parameter guessed as float used as an index (`index_t`, `StrideType`):
+                # an integer type instead, the last guessed first.
+                f = next((n for n in reversed(list(args)) if args[n] == "float" and (n, "int") not in tried), None)
+                if f:
+                    tried.add((f, "int"))
+                    args[f] = "int"
+                    continue
             t = UNKNOWN_TYPE.search(err)
             if t and args.get(t.group(1)) == "256":
                 args[t.group(1)] = "float"  # a type parameter: the common instantiation

@@ -769,6 +769,23 @@ pub(crate) fn pick_kernel<'m>(
             .collect::<Vec<_>>()
             .join(", ")
     };
+    // `--kernel name@LINE`: the kernel defined on that line (overloads whose parameter types the
+    // analysis reads alike, `__half *` and `__nv_bfloat16 *`).
+    if let Some((n, line)) =
+        name.and_then(|n| n.rsplit_once('@')).and_then(|(n, l)| Some((n.trim(), l.trim().parse::<u32>().ok()?)))
+    {
+        return module.kernels.iter().find(|k| k.name == n && k.span.line == line).ok_or_else(|| {
+            let at: Vec<String> =
+                module.kernels.iter().filter(|k| k.name == n).map(|k| k.span.line.to_string()).collect();
+            Diagnostic::new(ErrorKind::Usage, format!("{file}: no kernel `{n}` defined on line {line}")).note(
+                if at.is_empty() {
+                    format!("kernels in this file: {}", names())
+                } else {
+                    format!("`{n}` is defined on line {}", at.join(", "))
+                },
+            )
+        });
+    }
     // `--kernel 'scale(double*, int)'` picks one of overloaded kernels by its parameter types.
     let (name, wanted) = match name.map(split_signature) {
         Some((n, sig)) => (Some(n), sig),
@@ -776,7 +793,7 @@ pub(crate) fn pick_kernel<'m>(
     };
     if let Some(n) = name {
         let same: Vec<&crate::ir::Kernel> = module.kernels.iter().filter(|k| k.name == n).collect();
-        let listed = || same.iter().map(|k| kernel_signature(k)).collect::<Vec<_>>().join(", ");
+        let listed = || same.iter().map(|k| kernel_selector(module, k)).collect::<Vec<_>>().join(", ");
         match wanted {
             Some(sig) => {
                 return same
@@ -798,7 +815,7 @@ pub(crate) fn pick_kernel<'m>(
                     ErrorKind::Usage,
                     format!("{file}: `{n}` names {} overloaded kernels: {}", same.len(), listed()),
                 )
-                .note(format!("pick one by its parameter types: --kernel '{}'", kernel_signature(same[0]))));
+                .note(format!("pick one: --kernel '{}'", kernel_selector(module, same[0]))));
             }
             None => {}
         }
@@ -843,6 +860,19 @@ fn split_signature(n: &str) -> (&str, Option<&str>) {
     match (n.find('('), n.ends_with(')')) {
         (Some(i), true) => (n[..i].trim(), Some(&n[i + 1..n.len() - 1])),
         _ => (n, None),
+    }
+}
+
+/// What `--kernel` takes to pick `k` among the module's kernels: its signature, or `name@LINE`
+/// where another overload reads the same (`__half *` and `__nv_bfloat16 *` are both 2-byte
+/// floats to the analysis).
+pub fn kernel_selector(module: &crate::ir::Module, k: &crate::ir::Kernel) -> String {
+    let sig = kernel_signature(k);
+    let twins = module.kernels.iter().filter(|o| o.name == k.name && kernel_signature(o) == sig).count();
+    if twins > 1 {
+        format!("{}@{}", k.name, k.span.line)
+    } else {
+        sig
     }
 }
 

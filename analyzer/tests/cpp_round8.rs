@@ -110,3 +110,63 @@ fn a_loop_retrying_a_compare_and_swap_is_one_pass_and_says_so() {
     assert_eq!(total(&s, "global", "load"), (1, 1));
     assert_eq!(total(&s, "global", "atom"), (1, 32));
 }
+
+/// HeCBench's dwconv1d: a pointer into the thread's own array of vectors (`float4 *s = ss + j`)
+/// and its members written through it: registers, no memory.
+const OWN_ARRAY_POINTER: &str = r#"
+__global__ void acc(const float4 *in, float4 *out) {
+  float4 ss[2];
+  for (int j = 0; j < 2; j++) ss[j] = in[threadIdx.x * 2 + j];
+  for (int j = 0; j < 2; j++) {
+    float4 *s = ss + j;
+    s->x += 1.0f;
+    out[threadIdx.x * 2 + j] = *s;
+  }
+}
+"#;
+
+#[test]
+fn a_pointer_into_a_threads_own_array_moves_no_memory() {
+    // One warp; each lane's 16-byte vectors sit 32 bytes apart, so every lane has a sector of
+    // its own: 2 loads of 32 sectors, 2 stores of 32 sectors; nothing for `s`.
+    let s = sheet_with(OWN_ARRAY_POINTER, &options("1", "32", &[]));
+    assert_eq!(total(&s, "global", "load"), (2, 64));
+    assert_eq!(total(&s, "global", "store"), (2, 64));
+    assert_eq!(s.instructions.len(), 2);
+}
+
+/// HeCBench's f16atomic: overloads on `__half *` and `__nv_bfloat16 *`, both 2-byte floats to
+/// the analysis, picked by the line they are defined on.
+const TWINS: &str = r#"
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+__global__ void add(__half *r) { r[threadIdx.x] = r[threadIdx.x]; }
+__global__ void add(__nv_bfloat16 *r) { r[2 * threadIdx.x] = r[2 * threadIdx.x]; }
+"#;
+
+#[test]
+fn overloads_the_analysis_reads_alike_are_picked_by_line() {
+    let pick = |k: &str| sector_analyzer::AnalyzeOptions { kernel: Some(k.into()), ..options("1", "32", &[]) };
+    // Line 4: 32 lanes x 2 bytes = 64 bytes, 2 sectors. Line 5: a 4-byte stride, 128 bytes over
+    // 4 sectors.
+    assert_eq!(total(&sheet_with(TWINS, &pick("add@4")), "global", "store"), (1, 2));
+    assert_eq!(total(&sheet_with(TWINS, &pick("add@5")), "global", "store"), (1, 4));
+    let e = crate::support::failure(TWINS, &pick("add"));
+    assert!(e.contains("add@4, add@5"), "{e}");
+    let e = crate::support::failure(TWINS, &pick("add@6"));
+    assert!(e.contains("no kernel `add` defined on line 6"), "{e}");
+}
+
+#[test]
+fn an_undeclared_name_asks_for_the_builds_define() {
+    // dwconv1d's `BF`, which its build passes as -DBF=...: given with -D, the loop runs BF
+    // times; BF = 2 stores 2 x 128 bytes, 8 sectors.
+    let src = "__global__ void k(float *a) { for (int j = 0; j < BF; j++) a[j * 32 + threadIdx.x] = 0; }";
+    let e = match sector_analyzer::analyze_source("m.cu", src, &options("1", "32", &[])) {
+        Ok(_) => panic!("expected a refusal"),
+        Err(f) => f.diagnostic.notes.join("\n"),
+    };
+    assert!(e.contains("-D BF=VALUE"), "{e}");
+    let o = sector_analyzer::AnalyzeOptions { defines: vec![("BF".into(), "2".into())], ..options("1", "32", &[]) };
+    assert_eq!(total(&sheet_with(src, &o), "global", "store"), (2, 8));
+}

@@ -494,7 +494,7 @@ fn kernel_list(m: &sector_analyzer::ir::Module, format: ListFormat) -> String {
             line: k.span.line,
             column: k.span.column,
             params: k.params.iter().map(|p| (p.name.clone(), p.ty.display())).collect(),
-            signature: sector_analyzer::analyze::kernel_signature(k),
+            signature: sector_analyzer::analyze::kernel_selector(m, k),
             error: None,
             note: None,
         })

@@ -264,11 +264,18 @@ impl Lowerer<'_, '_> {
     }
 
     pub(super) fn undeclared(&self, n: Node) -> Diagnostic {
-        Diagnostic::at(
+        let name = self.text(n);
+        let d = Diagnostic::at(
             ErrorKind::Unsupported,
             self.span(n),
-            format!("`{}` is not declared (or is a global variable, which is not supported)", self.text(n)),
-        )
+            format!("`{name}` is not declared (or is a global variable, which is not supported)"),
+        );
+        // A macro the build defines (`nvcc -DBF=4`), as the file's comments often say.
+        if n.kind() == "identifier" {
+            d.note(format!("if the build defines it (nvcc -D{name}=...), give it the same way: -D {name}=VALUE"))
+        } else {
+            d
+        }
     }
 
     /// `a[i]`, `tile[r][c]`, `p[i]` as a place.

@@ -62,6 +62,29 @@ impl Lowerer<'_, '_> {
             "cast_expression" | "call_expression" => {
                 self.local_view(i)?.map(|ty| Sym::LocalPtr(Box::new(Sym::LocalArray(ty, Vec::new()))))
             }
+            // `ss + j`, `j + ss`, `p - 1` of a pointer into the thread's own array: still that
+            // array (untracked contents); the offset is evaluated for the loads in it.
+            "binary_expression"
+                if matches!(i.child_by_field_name("operator").map(|o| self.text(o)), Some("+" | "-")) =>
+            {
+                let (Some(l), Some(r)) = (i.child_by_field_name("left"), i.child_by_field_name("right")) else {
+                    return Ok(None);
+                };
+                let own = |s: &Self, x: Node| match s.lookup(s.text(unparen(x))) {
+                    Some(a @ Sym::LocalArray(..)) => Some(a.clone()),
+                    Some(Sym::LocalPtr(inner)) if matches!(**inner, Sym::LocalArray(..)) => Some((**inner).clone()),
+                    _ => None,
+                };
+                let minus = self.text(i.child_by_field_name("operator").unwrap_or(i)) == "-";
+                let (arr, offset) = match (own(self, l), own(self, r)) {
+                    (Some(a), None) => (a, r),
+                    (None, Some(a)) if !minus => (a, l),
+                    _ => return Ok(None),
+                };
+                let (e, _) = self.expr(offset)?;
+                self.pending_eval(e);
+                Some(arr)
+            }
             _ => None,
         };
         Ok(sym.map(|s| match s {
@@ -126,8 +149,9 @@ impl Lowerer<'_, '_> {
                     format!("`{}` has no member `{field}`", v.name),
                 )),
             },
-            Sym::Local(_, ty) => match vector_field(&ty, field) {
-                // Vector components of locals are not tracked (as `v.x` on the local itself).
+            // Vector components of locals are not tracked (as `v.x` on the local itself), nor
+            // are the elements of a thread's own array (`float4 *s = ss + j; s->x += ...`).
+            Sym::Local(_, ty) | Sym::LocalArray(ty, _) => match vector_field(&ty, field) {
                 Some((_, fty)) => Ok(Some(Place::ThreadArray(fty))),
                 None => Err(self.unsupported(n, "this member")),
             },
