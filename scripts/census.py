@@ -152,6 +152,47 @@ def header_index(roots):
     return index
 
 
+def makefile_flags(path):
+    """The `-I` folders and `-D` macros of the makefile next to a translation unit, or of the
+    nearest one up to two folders above it (`-I../mis-cuda`, `-DBLOCK=256`), as every build passes
+    them: flags made of make variables (`$(...)`) or under a conditional are skipped."""
+    d = os.path.dirname(os.path.abspath(path))
+    for _ in range(3):
+        for name in ("Makefile", "makefile", "GNUmakefile"):
+            mk = os.path.join(d, name)
+            if os.path.isfile(mk):
+                try:
+                    with open(mk, errors="replace") as fh:
+                        text = fh.read().replace("\\\n", " ")
+                except OSError:
+                    return []
+                # Only what every build passes: not the flags under `ifeq (DEBUG,yes)`.
+                lines, depth = [], 0
+                for l in text.splitlines():
+                    l = l.split("#", 1)[0]
+                    w = l.split()[:1]
+                    if w and w[0] in ("ifeq", "ifneq", "ifdef", "ifndef"):
+                        depth += 1
+                    elif w and w[0] == "endif":
+                        depth = max(0, depth - 1)
+                    elif depth == 0:
+                        lines.append(l)
+                text = "\n".join(lines)
+                out = []
+                for flag, val in re.findall(r"(?<![\w-])-(I|D)\s*([^\s'\"]+)", text):
+                    if "$" in val or "(" in val:
+                        continue
+                    if flag == "I":
+                        inc = os.path.normpath(os.path.join(d, val))
+                        if os.path.isdir(inc) and ["-I", inc] != out[-2:]:
+                            out += ["-I", os.path.relpath(inc)]
+                    elif re.fullmatch(r"[A-Za-z_]\w*(=[\w.+-]*)?", val):
+                        out += ["-D", val]
+                return out
+        d = os.path.dirname(d)
+    return []
+
+
 def project_includes(path, include_dirs, index):
     """`-I` folders for the quoted includes of a translation unit that are neither next to the
     including file nor in the -I folders: the folder of the nearest header of that name in the
@@ -269,7 +310,7 @@ def main():
         with open(path, errors="replace") as fh:
             src = fh.read()
         # The benchmarks' makefiles put the source folder on the include path (`-I.`).
-        tu_incs = incs + ["-I", os.path.dirname(path) or "."]
+        tu_incs = incs + ["-I", os.path.dirname(path) or "."] + makefile_flags(path)
         tu_incs += [x for d in project_includes(path, a.include, index) for x in ("-I", d)]
         names, err = kernels_of(a.tool, path, tu_incs, a.timeout)
         if names is None:

@@ -170,3 +170,31 @@ fn an_undeclared_name_asks_for_the_builds_define() {
     let o = sector_analyzer::AnalyzeOptions { defines: vec![("BF".into(), "2".into())], ..options("1", "32", &[]) };
     assert_eq!(total(&sheet_with(src, &o), "global", "store"), (2, 8));
 }
+
+/// HeCBench's gc: a `__device__` call on the right of `&&` and in an arm of `?:`. Its body runs
+/// only in the lanes that evaluate it.
+const LAZY_CALLS: &str = r#"
+__device__ int load2(const int *a, int i) { return a[i] + a[i + 32]; }
+__global__ void k(const int *a, const int *b, int *out, int n) {
+  int i = threadIdx.x;
+  out[i] = (i < n && load2(a, i) > 0) ? 1 : (i >= 16 ? load2(b, i) : 0);
+}
+"#;
+
+#[test]
+fn a_call_in_a_lazy_operand_runs_only_where_it_is_evaluated() {
+    // n = 8, a[] = 1: lanes 0..7 call load2(a): a[i] and a[i + 32], 32 bytes each, 1 sector
+    // per request. They take `1`; of the others, lanes 16..31 call load2(b): 64 bytes, 2 sectors
+    // per request. The store: 128 bytes, 4 sectors.
+    let o = sector_analyzer::AnalyzeOptions {
+        fills: vec![("a".into(), Fill::parse("constant:1").unwrap())],
+        ..options("1", "32", &[("n", "8")])
+    };
+    let s = sheet_with(LAZY_CALLS, &o);
+    assert_eq!(total(&s, "global", "load"), (4, 2 + 4));
+    assert_eq!(total(&s, "global", "store"), (1, 4));
+    // Per inlined load (both calls' rows read `a[i]`, the helper's text): 1, 1, 2, 2 sectors.
+    let mut per_row: Vec<u64> = s.instructions.iter().filter(|r| r.op == "load").map(|r| r.sectors).collect();
+    per_row.sort();
+    assert_eq!(per_row, [1, 1, 2, 2]);
+}

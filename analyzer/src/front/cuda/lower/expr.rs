@@ -127,17 +127,20 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let l = n.child_by_field_name("left").ok_or_else(|| self.unsupported(n, "this expression"))?;
                 let r = n.child_by_field_name("right").ok_or_else(|| self.unsupported(n, "this expression"))?;
                 if matches!(op, "&&" | "||" | "and" | "or") {
+                    let and = matches!(op, "&&" | "and");
                     let (a, at) = self.expr(l)?;
+                    let a = self.truth(a, &at);
+                    let mark = self.builder.pending.len();
                     self.no_hoist += 1;
                     let rb = self.expr(r);
                     self.no_hoist -= 1;
                     let (b, bt) = rb?;
-                    let a = self.truth(a, &at);
                     let b = self.truth(b, &bt);
-                    return Ok((
-                        Expr::Logical { and: matches!(op, "&&" | "and"), lhs: Box::new(a), rhs: Box::new(b) },
-                        Ty::Int(IntTy::I32),
-                    ));
+                    // What the right side emits (an inlined call's body) runs only where it is
+                    // evaluated: under `if (a)` for `&&`, `if (!a)` for `||`.
+                    let rhs = self.builder.pending.split_off(mark);
+                    let a = self.guard(a, rhs, Vec::new(), and, n);
+                    return Ok((Expr::Logical { and, lhs: Box::new(a), rhs: Box::new(b) }, Ty::Int(IntTy::I32)));
                 }
                 if let Some(r) = self.less_than_read_as_template(n, l, r)? {
                     return Ok(r);
@@ -181,11 +184,16 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let f = n.child_by_field_name("alternative").ok_or_else(|| self.unsupported(n, "this expression"))?;
                 let (ce, ct) = self.expr(c)?;
                 let ce = self.truth(ce, &ct);
+                let mark = self.builder.pending.len();
                 self.no_hoist += 1;
                 let a = self.expr(t);
+                let then = self.builder.pending.split_off(mark);
                 let b = self.expr(f);
+                let els = self.builder.pending.split_off(mark);
                 self.no_hoist -= 1;
                 let ((a, at), (b, bt)) = (a?, b?);
+                // Each arm's statements (an inlined call's body) run on its own side.
+                let ce = self.guard(ce, then, els, true, n);
                 if let (Ty::Ptr(x), Ty::Ptr(y)) = (&at, &bt) {
                     if x.space != y.space {
                         return Err(self.unsupported(n, "`?:` choosing between a shared and a global pointer"));
@@ -275,11 +283,23 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         }
     }
 
+    /// The condition of a lazy operator whose operands emitted statements: held in a local (read
+    /// once, where C reads it), with `then` run where it holds (`when`) and `els` where it does
+    /// not. Unchanged when there are none.
+    fn guard(&mut self, cond: Expr, then: Vec<Stmt>, els: Vec<Stmt>, when: bool, n: Node) -> Expr {
+        if then.is_empty() && els.is_empty() {
+            return cond;
+        }
+        let span = self.span(n);
+        let t = self.builder.local("__lazy", Ty::Int(IntTy::I32));
+        self.builder.pending.push(Stmt::Assign { local: t, value: cond, span });
+        let (then, els) = if when { (then, els) } else { (els, then) };
+        self.builder.pending.push(Stmt::If { cond: Expr::Local(t), then, els, span });
+        Expr::Local(t)
+    }
+
     /// `x = v` or `i++` used as a value: hoisted before the statement when that is safe.
     pub(super) fn side_effect_value(&mut self, n: Node) -> Result<(Expr, Ty)> {
-        if self.no_hoist > 0 {
-            return Err(self.unsupported(n, "an assignment or increment inside a condition or `?:`"));
-        }
         let post = n.kind() == "update_expression"
             && n.child(0).map(|c| c.kind() != "++" && c.kind() != "--").unwrap_or(false);
         let target = if n.kind() == "assignment_expression" {

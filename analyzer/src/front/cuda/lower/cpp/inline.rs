@@ -70,9 +70,6 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     ) -> Result<(Expr, Ty)> {
         // Taken before the arguments are lowered: a call among them is not the one asked about.
         let want_ref = std::mem::take(&mut self.want_ref);
-        if self.no_hoist > 0 {
-            return Err(self.unsupported(n, "a call to a __device__ function inside a condition or `?:`"));
-        }
         // An instance of a function template is a function of its own: `f<i>` calling `f<i - 1>`
         // is a compile-time loop (ended by a specialization or the nesting limit), not recursion.
         let instance = match explicit {
