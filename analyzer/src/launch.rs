@@ -255,14 +255,15 @@ impl Setup {
         let mut fills: Vec<Option<(Fill, Option<Vec<u32>>)>> = vec![None; kernel.params.len()];
         for (name, fill) in &opts.fills {
             let p = pointer_param(kernel, name, "--fill")?;
-            // Only integer elements are read back from a fill: one given for another array would
-            // be accepted and never used.
+            // Integer and floating elements are read back from a fill (a search's keys decide its
+            // trip count as indices do); one given for another array would be accepted and never
+            // used.
             if let Ty::Ptr(pt) = &kernel.params[p].ty {
-                if !pt.pointee.is_int() {
+                if !pt.pointee.is_int() && !matches!(pt.pointee, Ty::Float(_)) {
                     return Err(Diagnostic::new(
                         ErrorKind::Usage,
                         format!(
-                            "--fill {name}={fill}: the elements of `{name}` are {}, and fills give the values of integer arrays only",
+                            "--fill {name}={fill}: the elements of `{name}` are {}, and fills give the values of integer and floating-point arrays only",
                             pt.pointee.display()
                         ),
                     )

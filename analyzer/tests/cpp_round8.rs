@@ -198,3 +198,14 @@ fn a_call_in_a_lazy_operand_runs_only_where_it_is_evaluated() {
     per_row.sort();
     assert_eq!(per_row, [1, 1, 2, 2]);
 }
+
+#[test]
+fn a_fill_gives_a_float_arrays_values_too() {
+    // `w[0]` = 3.0 bounds the loop: 3 iterations of one warp storing 128 bytes, 4 sectors each.
+    let src = "__global__ void k(const float *w, float *out) { for (int j = 0; j < (int)w[0]; j++) out[j * 32 + threadIdx.x] = 0; }";
+    let o = sector_analyzer::AnalyzeOptions {
+        fills: vec![("w".into(), Fill::parse("constant:3").unwrap())],
+        ..options("1", "32", &[])
+    };
+    assert_eq!(total(&sheet_with(src, &o), "global", "store"), (3, 12));
+}

@@ -225,9 +225,18 @@ impl Engine<'_> {
         if let Base::Param(p) = b {
             if let Some((fill, table)) = &self.s.fills[p.0 as usize] {
                 if let Ty::Ptr(t) = &self.k.param(p).ty {
-                    if t.pointee.is_int() && off.rem_euclid(width as i64) == 0 {
+                    let float = matches!(t.pointee, Ty::Float(_));
+                    if (t.pointee.is_int() || float)
+                        && t.pointee.size() == width as u64
+                        && off.rem_euclid(width as i64) == 0
+                    {
                         if let Some(v) = fill.value(off / width as i64, table.as_deref()) {
                             self.used_fills[p.0 as usize] = true;
+                            // A float array holds the fill's value as that number (as
+                            // sector-validate writes it).
+                            if float {
+                                return V { k: K::Float(v as f64), data: true };
+                            }
                             let v = match &t.pointee {
                                 Ty::Int(it) => it.wrap(v as i128),
                                 _ => v as i128,
