@@ -140,24 +140,22 @@ fn messages_as_a_compiler_words_them() {
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
     let err = text(&o.stderr);
     assert!(err.contains("the fill of `index` ran out: the kernel reads element 1000"), "{err}");
-    // A fill for an array of floats would never be read back: a usage error, not ignored.
+    // A fill for an array of vectors would never be read back: a usage error, not ignored.
     let o = run(&[
         "analyze",
-        &ex("gather.cu"),
+        &ex("intrinsics.cu"),
         "--kernel",
-        "gather",
+        "ldcs_float4_stwt",
         "--grid",
-        "8",
+        "1",
         "--block",
-        "256",
-        "--arg",
-        "n=2048",
+        "32",
         "--fill",
-        "data=constant:1",
+        "v=constant:1",
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stdout));
     let err = text(&o.stderr);
-    assert!(err.contains("--fill data=constant:1: the elements of `data` are float"), "{err}");
+    assert!(err.contains("--fill v=constant:1: the elements of `v` are float4"), "{err}");
 }
 
 #[test]
