@@ -209,3 +209,21 @@ fn a_fill_gives_a_float_arrays_values_too() {
     };
     assert_eq!(total(&sheet_with(src, &o), "global", "store"), (3, 12));
 }
+
+#[test]
+fn an_enumerator_of_an_unread_header_is_not_the_users_mistake() {
+    // cub's `BlockScanAlgorithm`: the source path cannot know `BLOCK_SCAN_RAKING`'s value; it
+    // refuses (and the SASS path, which compiles the file, may take it), never a usage error.
+    let src = "template <int B, Algo A> __global__ void k(float *a) { a[threadIdx.x] = 0; }";
+    let o = sector_analyzer::AnalyzeOptions {
+        via: sector_analyzer::analyze::Via::Source,
+        ..options("1", "32", &[("B", "4"), ("A", "cub::BLOCK_SCAN_RAKING")])
+    };
+    match sector_analyzer::analyze_source("m.cu", src, &o) {
+        Ok(_) => panic!("expected a refusal"),
+        Err(f) => {
+            assert_eq!(f.diagnostic.kind, sector_analyzer::ErrorKind::Unsupported, "{}", f.one_line());
+            assert!(f.one_line().contains("`cub::BLOCK_SCAN_RAKING` is not declared in the file"), "{}", f.one_line());
+        }
+    }
+}

@@ -844,6 +844,16 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     Some(ParamValue::Int(i)) => TemplateArg::Int(i),
                     // A function passed as a template argument (`--arg matmul_tri=matmul_tri_naive`).
                     _ if self.unit.device_fns.contains_key(v.trim()) => TemplateArg::Func(v.trim().to_string()),
+                    // A name the file does not declare: an enumerator of a header the front end
+                    // does not read (cub's `BLOCK_SCAN_RAKING`). Not a mistake of the user's: the
+                    // SASS path, which compiles the file, takes it as written.
+                    _ if is_qualified_name(v.trim()) => {
+                        return Err(Diagnostic::at(
+                            ErrorKind::Unsupported,
+                            self.span(p),
+                            format!("template parameter `{name}`: `{v}` is not declared in the file (an enumerator of a header the analysis does not read)"),
+                        ))
+                    }
                     _ => {
                         return Err(Diagnostic::at(
                             ErrorKind::Usage,
@@ -1129,4 +1139,14 @@ fn ptr_add(p: Expr, bytes: i128) -> Expr {
     }
     // A member's offset may be up to 2^64 - 1: modulo 2^64, as the address arithmetic is.
     Expr::PtrOffset { ptr: Box::new(p), bytes: Box::new(Expr::Int(IntTy::I64.wrap(bytes), IntTy::I64)) }
+}
+
+/// `NAME` or `ns::NAME`: an identifier as C++ spells a (qualified) enumerator.
+fn is_qualified_name(v: &str) -> bool {
+    !v.is_empty()
+        && v.split("::").all(|p| {
+            let mut c = p.chars();
+            c.next().is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
+                && c.all(|x| x.is_ascii_alphanumeric() || x == '_')
+        })
 }
