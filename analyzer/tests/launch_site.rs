@@ -338,3 +338,34 @@ template <typename T> void run(T *o) { k<T><<<1, 32>>>(o); }
     let v = json(&analyze(&f, &["--launch-site", "--arg", "T=double", "--format", "json"]));
     assert_eq!(v["totals"]["global_store"]["sectors"], 8, "{v}");
 }
+
+/// A host variable passed by reference to a function of the file (`setn(q)` with `int &n`), or
+/// to `std::swap`, may be written there: its initialiser is not the launch's value.
+const BY_REFERENCE: &str = r#"#include <utility>
+__global__ void k(float *a, int n) { if (threadIdx.x < n) a[threadIdx.x] = 0; }
+void setn(int &n) { n = 7; }
+void show(const int &n) {}
+int main() {
+  int q = 32, r = 32, s = 32, t = 16;
+  setn(q);
+  std::swap(r, t);
+  show(s);
+  float *a;
+  k<<<1, 32>>>(a, q);
+  k<<<1, 32>>>(a, r);
+  k<<<1, 32>>>(a, s);
+}
+"#;
+
+#[test]
+fn a_host_variable_passed_by_reference_has_no_value_at_the_launch() {
+    let f = write_tmp("by_reference.cu", BY_REFERENCE);
+    for line in ["11", "12"] {
+        let o = analyze(&f, &["--launch-site", line]);
+        assert_eq!(o.status.code(), Some(1), "line {line}: {}", stderr(&o));
+        assert!(stderr(&o).contains("pass --arg n=VALUE"), "{}", stderr(&o));
+    }
+    // A `const` reference cannot write it: s = 32, all 32 lanes store, 128 bytes, 4 sectors.
+    let v = json(&analyze(&f, &["--launch-site", "13", "--format", "json"]));
+    assert_eq!(v["totals"]["global_store"]["sectors"], 4);
+}

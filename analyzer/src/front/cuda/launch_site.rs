@@ -608,6 +608,7 @@ fn host_variables<'t>(
         }
     }
     let mut member_writes: Vec<(String, usize, Node<'t>, Node<'t>)> = Vec::new();
+    let refs = reference_parameters(f, text);
     let mut stack = f.child_by_field_name("body").into_iter().collect::<Vec<_>>();
     while let Some(n) = stack.pop() {
         match n.kind() {
@@ -692,6 +693,23 @@ fn host_variables<'t>(
                         base_name(a, text),
                         format!("written by a call on line {} (`{}`)", line(call), short(call)),
                     );
+                }
+            }
+            // `setn(n)`, `std::swap(a, b)`: a function of the file that takes the parameter by
+            // (non-const) reference, or one of the standard library's that writes through one.
+            "call_expression" => {
+                let callee = n.child_by_field_name("function").map(text).unwrap_or_default();
+                let args: Vec<Node> = n
+                    .child_by_field_name("arguments")
+                    .map(|a| {
+                        let mut c = a.walk();
+                        a.named_children(&mut c).collect()
+                    })
+                    .unwrap_or_default();
+                for (i, a) in args.iter().enumerate() {
+                    if a.kind() == "identifier" && writes_through_reference(&refs, &callee, i) {
+                        opaque.insert(text(*a), format!("passed by reference on line {} (`{}`)", line(n), short(n)));
+                    }
                 }
             }
             // `std::cin >> n >> m`, `file >> n`.
@@ -1230,4 +1248,55 @@ fn template_names(t: Node, text: &dyn Fn(Node) -> String) -> Vec<String> {
             _ => p.child_by_field_name("declarator").map(text),
         })
         .collect()
+}
+
+/// By function name, for each of its declarations in the file: whether each parameter is a
+/// non-`const` lvalue reference, through which a call may write its argument.
+fn reference_parameters(from: Node, text: &dyn Fn(Node) -> String) -> HashMap<String, Vec<Vec<bool>>> {
+    let mut root = from;
+    while let Some(p) = root.parent() {
+        root = p;
+    }
+    let mut out: HashMap<String, Vec<Vec<bool>>> = HashMap::new();
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "function_declarator" {
+            if let Some(d) = n.child_by_field_name("declarator") {
+                let name = text(d).rsplit("::").next().unwrap_or("").to_string();
+                let refs: Vec<bool> = n
+                    .child_by_field_name("parameters")
+                    .map(|l| {
+                        let mut c = l.walk();
+                        l.named_children(&mut c)
+                            .filter(|p| p.kind().ends_with("parameter_declaration"))
+                            .map(|p| {
+                                let mut c = p.walk();
+                                let constant =
+                                    p.children(&mut c).any(|x| x.kind() == "type_qualifier" && text(x) == "const");
+                                let by_ref = p
+                                    .child_by_field_name("declarator")
+                                    .is_some_and(|d| d.kind() == "reference_declarator" && !text(d).starts_with("&&"));
+                                by_ref && !constant
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if refs.contains(&true) {
+                    out.entry(name).or_default().push(refs);
+                }
+            }
+        }
+        let mut c = n.walk();
+        stack.extend(n.named_children(&mut c));
+    }
+    out
+}
+
+/// Whether a call of `callee` may write its argument `index` through a reference: a function
+/// of the file (any overload) whose parameter there is a non-`const` reference
+/// ([`reference_parameters`]), or the standard library's `swap` and `getline`.
+fn writes_through_reference(refs: &HashMap<String, Vec<Vec<bool>>>, callee: &str, index: usize) -> bool {
+    let name = callee.rsplit("::").next().unwrap_or(callee).split('<').next().unwrap_or("").trim();
+    matches!(name, "swap" | "getline")
+        || refs.get(name).is_some_and(|ds| ds.iter().any(|d| d.get(index).copied().unwrap_or(false)))
 }
