@@ -54,6 +54,8 @@ GIVE_ARG = re.compile(r"--arg ([A-Za-z_][A-Za-z0-9_.]*)=VALUE")
 # A loop bounded by data read from memory: the message names `--fill`; the census fills the
 # integer arrays the loop's line reads with a small constant (the snippet's source line).
 LOOP_FROM_MEMORY = re.compile(r"this loop's condition depends on a value the analysis does not know")
+# A member of a value whose type the census guessed as float (`inn.x` of a `CmplxType`).
+VECTOR_MEMBER = re.compile(r"this member is not supported: `[^`]*\.([xyzw])`")
 # A macro the build defines, named by the tool: `give it the same way: -D BF=VALUE`.
 DEFINE_IT = re.compile(r"give it the same way: -D ([A-Za-z_][A-Za-z0-9_]*)=VALUE")
 NOT_INTEGER = re.compile(r"an index that is not an integer is not supported|must be an integer")
@@ -406,6 +408,16 @@ def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset()):
             if ASK_SHARED.search(err) and "--shared-bytes" not in cmd:
                 cmd = cmd + ["--shared-bytes", "16384"]  # dynamic shared memory: a common size
                 continue
+            v = VECTOR_MEMBER.search(err)
+            if v:
+                # A type parameter guessed as float whose value's `.x` the kernel reads: a
+                # vector type (`float2` for x and y, `float4` for z and w), the last guessed first.
+                want = "float4" if v.group(1) in "zw" else "float2"
+                f = next((n for n in reversed(list(args)) if args[n] == "float" and (n, want) not in tried), None)
+                if f:
+                    tried.add((f, want))
+                    args[f] = want
+                    continue
             d = DEFINE_IT.search(err)
             if d and d.group(1) not in defines:
                 # A macro the build defines (`-DBF=4`): a small integer, as group and tile sizes are.

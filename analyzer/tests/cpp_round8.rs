@@ -227,3 +227,36 @@ fn an_enumerator_of_an_unread_header_is_not_the_users_mistake() {
         }
     }
 }
+
+/// HeCBench's flame: a `__constant__` structure's array members reached through a helper's
+/// pointer (`&cp.t[idx][0]`), a pointer to its structures (`vp[k].idx`), a reference to an
+/// element, and `q.x = q.y = 0` on the thread's own vector. None of it moves global memory.
+const CONSTANT_MEMBERS: &str = r#"
+struct VP { float factor; int idx; };
+struct P { float t[4][6]; VP vp[4][2]; float colors[4]; };
+__constant__ P cp;
+__device__ float2 aff(float2 p, const float *w) { float2 r; r.x = w[0] * p.x + w[1]; r.y = w[2]; return r; }
+__global__ void flame(const float2 *in, float2 *out, float *col) {
+  int i = threadIdx.x;
+  int idx = i & 3;
+  float2 p = aff(in[i], &cp.t[idx][0]);
+  const VP *vp = &cp.vp[idx][0];
+  float2 q;
+  q.x = q.y = 0.0f;
+  for (int k = 0; k < 2; k++) {
+    if (vp[k].idx == 0) q.x += p.x;
+  }
+  const float &c = cp.colors[idx];
+  col[i] = c;
+  out[i] = q;
+}
+"#;
+
+#[test]
+fn constant_structure_members_through_pointers_and_references_move_no_global_memory() {
+    // One warp: in[i] and out[i] are 8-byte float2s, 256 bytes: 8 sectors each; col[i] 128
+    // bytes, 4 sectors.
+    let s = sheet_with(CONSTANT_MEMBERS, &options("1", "32", &[]));
+    assert_eq!(total(&s, "global", "load"), (1, 8));
+    assert_eq!(total(&s, "global", "store"), (2, 12));
+}

@@ -314,6 +314,29 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             let ty = ty.clone();
             return self.memory_update_value(n, place, ty, post);
         }
+        // `p.x = p.y = v` of a thread's own vector or array: the value written, held once; a
+        // compound update's value is not tracked (as the place's is not).
+        if let Place::ThreadArray(ty) = &place {
+            let ty = ty.clone();
+            let op = n.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or("=");
+            let right = n.child_by_field_name("right");
+            let span = self.span(n);
+            let value = match right {
+                Some(r) if n.kind() == "assignment_expression" => {
+                    let (rv, rt) = self.expr(r)?;
+                    if op == "=" {
+                        self.convert(rv, &rt, &ty, r)?
+                    } else {
+                        Expr::Opaque { args: vec![rv], what: LOCAL_ARRAY.into() }
+                    }
+                }
+                _ => Expr::Opaque { args: Vec::new(), what: LOCAL_ARRAY.into() },
+            };
+            let t = self.builder.temporary(ty.clone());
+            self.builder.pending.push(Stmt::Assign { local: t, value, span });
+            self.builder.pending.push(Stmt::Eval(local_array_write(Expr::Local(t))));
+            return Ok((Expr::Local(t), ty));
+        }
         let Place::Local(id, ty) = place else {
             return Err(self.unsupported(n, "an assignment to this place used as a value"));
         };

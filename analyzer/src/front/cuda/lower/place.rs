@@ -150,7 +150,18 @@ impl Lowerer<'_, '_> {
                         // Vector components of locals are not tracked; writes only evaluate.
                         Ok(Place::ThreadArray(fty))
                     }
-                    Place::ThreadArray(t) => Ok(Place::ThreadArray(vector_field(&t, field).map(|x| x.1).unwrap_or(t))),
+                    // A member of an untracked element: its own type (a structure's field, as
+                    // declared, or a vector's component), still untracked.
+                    Place::ThreadArray(t) => {
+                        let member = match &t {
+                            Ty::Vector { name, .. } if name.starts_with("struct ") => self
+                                .unit
+                                .layout(&name["struct ".len()..])
+                                .and_then(|l| l.field(field).filter(|f| f.dims.is_empty()).map(|f| f.ty.clone())),
+                            _ => vector_field(&t, field).map(|x| x.1),
+                        };
+                        Ok(Place::ThreadArray(member.unwrap_or(t)))
+                    }
                 }
             }
             // `v.at(i) = x`, `get(i) += x`: a function returning a reference.

@@ -26,10 +26,17 @@ impl Lowerer<'_, '_> {
                     None => return Ok(None),
                 }
             }
-            if root.kind() != "identifier" {
-                return Ok(None);
-            }
-            let Some(sym @ Sym::LocalArray(..)) = self.lookup(self.text(root)).cloned() else { return Ok(None) };
+            // `&params.table[idx][0]` of an array member of a structure held in registers or
+            // in `__constant__` memory: untracked contents, as the thread's own array's.
+            let sym = match root.kind() {
+                "identifier" => self.lookup(self.text(root)).cloned(),
+                "field_expression" => match self.member_sym(root) {
+                    Some(Sym::Opaque(ty, _)) => Some(Sym::LocalArray(ty, Vec::new())),
+                    s => s,
+                },
+                _ => return Ok(None),
+            };
+            let Some(sym @ Sym::LocalArray(..)) = sym else { return Ok(None) };
             for i in indices {
                 let (e, _) = self.expr(i)?;
                 self.pending_eval(e);

@@ -574,6 +574,12 @@ impl Lowerer<'_, '_> {
             if !matches!(ident_sym, Some(Sym::Param(_)) | Some(Sym::Const(..))) {
                 match self.place(init)? {
                     Place::Local(id, ty) => return Ok(Sym::Local(id, ty)),
+                    // An element of an untracked array (`const float &c = params.colors[i]`): a
+                    // value read where it is used, moving no memory; a structure's members
+                    // are reached as the array's.
+                    Place::ThreadArray(ty @ (Ty::Int(_) | Ty::Float(_))) => {
+                        return Ok(Sym::Opaque(ty, "an element of a thread's own or constant array"))
+                    }
                     Place::ThreadArray(ty) => return Ok(Sym::LocalArray(ty, Vec::new())),
                     Place::Memory(MemoryPlace { address: addr, ty, space, volatile, text, .. }) => {
                         let pty = Ty::Ptr(Box::new(PtrTy {
