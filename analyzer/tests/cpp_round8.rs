@@ -260,3 +260,12 @@ fn constant_structure_members_through_pointers_and_references_move_no_global_mem
     assert_eq!(total(&s, "global", "load"), (1, 8));
     assert_eq!(total(&s, "global", "store"), (2, 12));
 }
+
+#[test]
+fn a_std_pair_parameter_is_a_structure_of_two_members() {
+    // HeCBench's dropout (PyTorch's RNG seeds): `seeds.first` = 1 shifts 32 floats by 4 bytes:
+    // 128 bytes from byte 4 cross 5 sectors.
+    let src = "#include <utility>\n#include <cstdint>\n__global__ void k(float *a, std::pair<uint64_t, uint64_t> seeds) { a[threadIdx.x + seeds.first] = 0; }";
+    let s = sheet_with(src, &options("1", "32", &[("seeds.first", "1")]));
+    assert_eq!(total(&s, "global", "store"), (1, 5));
+}

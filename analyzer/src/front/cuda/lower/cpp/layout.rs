@@ -672,6 +672,9 @@ pub(in crate::front::cuda::lower) fn other_type(
     if let Some(ty) = member_type_of_instance(unit, t, tmpl) {
         return Ok(ty);
     }
+    if let Some(l) = pair_layout(unit, t, tmpl) {
+        return Ok(l.ty());
+    }
     let last = match t.kind() {
         "qualified_identifier" => text.rsplit("::").next().unwrap_or(text).trim(),
         "struct_specifier" | "class_specifier" | "enum_specifier" => {
@@ -933,4 +936,60 @@ pub(in crate::front::cuda::lower) fn too_large_refusal(unit: &Unit, span: Span, 
             format!("structure `{name}` is 2^64 bytes or more: nvcc refuses it (\"class is too large\" or \"array is too large\"); sizes are at most 2^64 - 1 bytes"),
         )
     })
+}
+
+/// `std::pair<A, B>` of scalar or vector types (a kernel parameter, PyTorch's RNG seeds): a
+/// structure of `first` and `second`, laid out as C lays out two members.
+fn pair_layout(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) -> Option<Layout> {
+    let full: String = unit.text(t).chars().filter(|c| !c.is_whitespace()).collect();
+    let full = full.trim_start_matches("::");
+    if !["std::pair<", "pair<", "cuda::std::pair<", "thrust::pair<"].iter().any(|p| full.starts_with(p)) {
+        return None;
+    }
+    // `std::pair<A, B>` parses as a scope around the template type.
+    let mut tt = t;
+    while tt.kind() == "qualified_identifier" {
+        tt = tt.child_by_field_name("name")?;
+    }
+    if tt.kind() != "template_type" {
+        return None;
+    }
+    let args = tt.child_by_field_name("arguments")?;
+    let mut c = args.walk();
+    let tys: Vec<Ty> = args
+        .named_children(&mut c)
+        .map(|a| {
+            // A plain type (no pointer or array declarator), resolved as any other.
+            if a.kind() != "type_descriptor" || a.child_by_field_name("declarator").is_some() {
+                return None;
+            }
+            super::super::type_of_specifier(unit, a.child_by_field_name("type")?, tmpl).ok()
+        })
+        .collect::<Option<_>>()?;
+    let [a, b] = tys.as_slice() else { return None };
+    let align = |t: &Ty| match t {
+        Ty::Int(_) | Ty::Float(_) => t.size(),
+        Ty::Vector { name, bytes } if !name.starts_with("struct ") => (*bytes).min(16),
+        _ => 0,
+    };
+    let (aa, ab) = (align(a), align(b));
+    if aa == 0 || ab == 0 {
+        return None;
+    }
+    let second = a.size().div_ceil(ab) * ab;
+    let al = aa.max(ab);
+    let key: String = unit.text(t).chars().filter(|c| !c.is_whitespace()).collect();
+    let layout = Layout {
+        name: key.clone(),
+        size: (second + b.size()).div_ceil(al) * al,
+        align: al,
+        fields: vec![
+            Field { name: "first".into(), offset: 0, ty: a.clone(), dims: Vec::new() },
+            Field { name: "second".into(), offset: second, ty: b.clone(), dims: Vec::new() },
+        ],
+        targs: Vec::new(),
+        consts: Vec::new(),
+    };
+    unit.instances.borrow_mut().insert(key, layout.clone());
+    Some(layout)
 }
