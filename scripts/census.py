@@ -395,7 +395,11 @@ def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset()):
                 if new:
                     fills.update({p: "constant:8" for p in new})
                     continue
-            if TOO_LARGE.search(err) and any(v == "256" for v in args.values()) or (TOO_LARGE.search(err) and stepped):
+            # A type built from guessed integers the type does not take (`TxN_t<float, veclen_>`
+            # with veclen_ = 256): smaller guesses too.
+            ty = re.search(r"type `([^`]*)` is not supported", err)
+            in_type = ty is not None and any(v == "256" and re.search(r"\b" + re.escape(n) + r"\b", ty.group(1)) for n, v in args.items())
+            if (TOO_LARGE.search(err) or in_type) and any(v == "256" for v in args.values()) or (TOO_LARGE.search(err) and stepped):
                 step = next(ladder, None)
                 if step is not None:
                     stepped |= {n for n, v in args.items() if v == "256"}

@@ -845,7 +845,8 @@ impl<'a> Machine<'a> {
         let size = t.pointee.size() as i64;
         // A whole element, or part of one: nvcc loads only the bytes it uses (`sel[i] & 3` of
         // an `int` array is a 16-bit load of its low half, little-endian).
-        if !t.pointee.is_int() || width as i64 > size || width > 4 || size > 8 {
+        let float = matches!(t.pointee, Ty::Float(4 | 8));
+        if !(t.pointee.is_int() || float) || width as i64 > size || width > 4 || size > 8 {
             return None;
         }
         let off = addr - super::absolute(self.s, Base::Param(p), 0);
@@ -855,10 +856,14 @@ impl<'a> Machine<'a> {
         }
         let v = fill.value(index, table.as_deref())?;
         self.used_fills[p.0 as usize] = true;
-        let v = match &t.pointee {
-            Ty::Int(it) => it.wrap(v as i128),
-            _ => v as i128,
+        // A float array holds the fill's value as that number: its IEEE bits, as the GPU's
+        // registers hold them.
+        let bits = match &t.pointee {
+            Ty::Int(it) => it.wrap(v as i128) as u64,
+            Ty::Float(4) => (v as f32).to_bits() as u64,
+            Ty::Float(8) => (v as f64).to_bits(),
+            _ => v as u64,
         };
-        Some((v as u64 >> (8 * within)) as u32)
+        Some((bits >> (8 * within)) as u32)
     }
 }
