@@ -269,3 +269,15 @@ fn a_std_pair_parameter_is_a_structure_of_two_members() {
     let s = sheet_with(src, &options("1", "32", &[("seeds.first", "1")]));
     assert_eq!(total(&s, "global", "store"), (1, 5));
 }
+
+#[test]
+fn a_member_template_called_with_the_template_keyword_is_inlined() {
+    // HeCBench's kiss: `rng.template next<T>()` in a template kernel; the generator lives in
+    // registers. One warp stores 32 floats: 128 bytes, 4 sectors.
+    let src = r#"
+struct Rng { unsigned s; template <typename T> __device__ T next() { s = s * 1664525u + 1013904223u; return (T)s; } };
+template <typename T> __global__ void k(T *a) { Rng rng{threadIdx.x}; a[threadIdx.x] = rng.template next<T>(); }
+"#;
+    let s = sheet_with(src, &options("1", "32", &[("T", "float")]));
+    assert_eq!(total(&s, "global", "store"), (1, 4));
+}

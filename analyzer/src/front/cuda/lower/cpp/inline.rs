@@ -850,9 +850,24 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         arg_nodes: &[Node],
     ) -> Result<Option<(Expr, Ty)>> {
         let Some(obj) = f.child_by_field_name("argument") else { return Ok(None) };
-        let Some(method) = f.child_by_field_name("field").map(|m| self.text(m).to_string()) else { return Ok(None) };
+        let Some(mut field) = f.child_by_field_name("field") else { return Ok(None) };
+        // `template next<T>` parses as a dependent name around the template method.
+        if field.kind() == "dependent_name" {
+            match field.named_child(0) {
+                Some(inner) => field = inner,
+                None => return Ok(None),
+            }
+        }
+        // `rng.template next<T>()`: the method's name and its explicit template arguments.
+        let (method, explicit) = match field.kind() {
+            "template_method" => match field.child_by_field_name("name") {
+                Some(name) => (self.text(name).to_string(), field.child_by_field_name("arguments")),
+                None => return Ok(None),
+            },
+            _ => (self.text(field).to_string(), None),
+        };
         let op = f.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or(".");
-        self.call_member(n, obj, op, &method, arg_nodes)
+        self.call_member_with(n, obj, op, &method, arg_nodes, explicit)
     }
 
     pub(in crate::front::cuda::lower) fn call_member(
@@ -862,6 +877,19 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         op: &str,
         method: &str,
         arg_nodes: &[Node],
+    ) -> Result<Option<(Expr, Ty)>> {
+        self.call_member_with(n, obj, op, method, arg_nodes, None)
+    }
+
+    /// [`Self::call_member`] with the call's explicit template arguments (`obj.template f<T>()`).
+    fn call_member_with(
+        &mut self,
+        n: Node,
+        obj: Node,
+        op: &str,
+        method: &str,
+        arg_nodes: &[Node],
+        explicit: Option<Node>,
     ) -> Result<Option<(Expr, Ty)>> {
         let oty = self.peek_type(obj);
         let sty = if op == "->" {
@@ -946,7 +974,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         for (k, v) in targs {
             self.tmpl.insert(k, v);
         }
-        let r = self.inline_device(n, &key, def, arg_nodes, None, Some(this));
+        let r = self.inline_device(n, &key, def, arg_nodes, explicit, Some(this));
         self.tmpl = saved;
         r.map(Some)
     }
