@@ -5,6 +5,14 @@
 use crate::support::{options, sheet_with, total};
 use sector_analyzer::fill::Fill;
 
+/// The notes of a one-warp launch's refusal.
+fn refusal_notes(src: &str) -> String {
+    match sector_analyzer::analyze_source("m.cu", src, &options("1", "32", &[])) {
+        Ok(_) => panic!("expected a refusal"),
+        Err(f) => f.diagnostic.notes.join("\n"),
+    }
+}
+
 /// HeCBench's murmurhash3: the trip count `len / 16` comes from `length[i]`, passed to a helper
 /// and kept in locals; the loop's own line names no array.
 const HASH: &str = r#"
@@ -22,10 +30,7 @@ __global__ void k(const unsigned char *keys, const unsigned *off, const unsigned
 
 #[test]
 fn a_loop_bounded_by_data_names_the_arrays_its_condition_was_read_from() {
-    let e = match sector_analyzer::analyze_source("m.cu", HASH, &options("1", "32", &[])) {
-        Ok(_) => panic!("expected a refusal"),
-        Err(f) => f.diagnostic.notes.join("\n"),
-    };
+    let e = refusal_notes(HASH);
     assert!(e.contains("the condition is read from `length`:"), "{e}");
     assert!(e.contains("--fill length=SPEC"), "{e}");
     // Not `off`, which only moves the key's address.
@@ -62,10 +67,7 @@ __global__ void search(const int *A, const int *B, int *out) {
 
 #[test]
 fn a_flag_staged_through_shared_memory_names_what_its_branch_tested() {
-    let e = match sector_analyzer::analyze_source("m.cu", SEARCH, &options("1", "32", &[])) {
-        Ok(_) => panic!("expected a refusal"),
-        Err(f) => f.diagnostic.notes.join("\n"),
-    };
+    let e = refusal_notes(SEARCH);
     assert!(e.contains("the condition is read from `A`, `B`:"), "{e}");
 }
 
@@ -162,10 +164,7 @@ fn an_undeclared_name_asks_for_the_builds_define() {
     // dwconv1d's `BF`, which its build passes as -DBF=...: given with -D, the loop runs BF
     // times; BF = 2 stores 2 x 128 bytes, 8 sectors.
     let src = "__global__ void k(float *a) { for (int j = 0; j < BF; j++) a[j * 32 + threadIdx.x] = 0; }";
-    let e = match sector_analyzer::analyze_source("m.cu", src, &options("1", "32", &[])) {
-        Ok(_) => panic!("expected a refusal"),
-        Err(f) => f.diagnostic.notes.join("\n"),
-    };
+    let e = refusal_notes(src);
     assert!(e.contains("-D BF=VALUE"), "{e}");
     let o = sector_analyzer::AnalyzeOptions { defines: vec![("BF".into(), "2".into())], ..options("1", "32", &[]) };
     assert_eq!(total(&sheet_with(src, &o), "global", "store"), (2, 8));

@@ -115,7 +115,7 @@ impl Lowerer<'_, '_> {
             match self.lookup(self.text(f)).cloned() {
                 // A function object: its `operator()`.
                 Some(Sym::Struct(_)) => {
-                    if let Some(r) = self.call_member(n, f, ".", "operator()", &arg_nodes)? {
+                    if let Some(r) = self.call_member(n, f, ".", "operator()", &arg_nodes, None)? {
                         return Ok(r);
                     }
                 }

@@ -330,7 +330,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let Some(idx) = n.child_by_field_name("indices") else { return Ok(None) };
         let mut c = idx.walk();
         let items: Vec<Node> = idx.named_children(&mut c).collect();
-        self.call_member(n, obj, ".", "operator[]", &items)
+        self.call_member(n, obj, ".", "operator[]", &items, None)
     }
 
     /// `obj[i] = v` through `operator[]`: a reference it returns names memory or the thread's

@@ -867,22 +867,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             _ => (self.text(field).to_string(), None),
         };
         let op = f.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or(".");
-        self.call_member_with(n, obj, op, &method, arg_nodes, explicit)
+        self.call_member(n, obj, op, &method, arg_nodes, explicit)
     }
 
+    /// `explicit`: the call's template arguments (`obj.template f<T>()`).
     pub(in crate::front::cuda::lower) fn call_member(
-        &mut self,
-        n: Node,
-        obj: Node,
-        op: &str,
-        method: &str,
-        arg_nodes: &[Node],
-    ) -> Result<Option<(Expr, Ty)>> {
-        self.call_member_with(n, obj, op, method, arg_nodes, None)
-    }
-
-    /// [`Self::call_member`] with the call's explicit template arguments (`obj.template f<T>()`).
-    fn call_member_with(
         &mut self,
         n: Node,
         obj: Node,
