@@ -280,3 +280,11 @@ template <typename T> __global__ void k(T *a) { Rng rng{threadIdx.x}; a[threadId
     let s = sheet_with(src, &options("1", "32", &[("T", "float")]));
     assert_eq!(total(&s, "global", "store"), (1, 4));
 }
+
+#[test]
+fn a_bound_read_from_an_array_of_structures_says_fill_cannot_describe_it() {
+    // RSBench's windows, SSSP's nodes: `--fill` gives integers and floats, not structures.
+    let src = "struct W { int n; };\n__global__ void k(const W *w, float *o) { for (int j = 0; j < w[0].n; j++) o[j * 32 + threadIdx.x] = 0; }";
+    let e = refusal_notes(src);
+    assert!(e.contains("read from `w`, whose elements --fill cannot describe"), "{e}");
+}

@@ -397,14 +397,29 @@ impl Engine<'_> {
 
 /// What to give for a loop bounded by data: the arrays its condition was read from, by name.
 fn fill_hint(k: &Kernel, cond: &Expr) -> String {
-    let arrays: Vec<String> =
-        crate::ir::provenance::loaded_from(k, cond).iter().map(|&p| k.param(p).name.clone()).collect();
+    let from = crate::ir::provenance::loaded_from(k, cond);
+    // `--fill` describes arrays of integers and floats; an array of structures is named apart.
+    let fillable =
+        |p: &ParamId| matches!(&k.param(*p).ty, Ty::Ptr(t) if t.pointee.is_int() || matches!(t.pointee, Ty::Float(_)));
+    let arrays: Vec<String> = from.iter().filter(|p| fillable(p)).map(|&p| k.param(p).name.clone()).collect();
+    let others: Vec<String> = from.iter().filter(|p| !fillable(p)).map(|&p| format!("`{}`", k.param(p).name)).collect();
+    if arrays.is_empty() && !others.is_empty() {
+        return format!(
+            "the condition is read from {}, whose elements --fill cannot describe (it gives arrays of integers and floats); bound the loop by a parameter",
+            others.join(", ")
+        );
+    }
     if arrays.is_empty() {
         return "where the value is read from an array, give the array's contents with --fill NAME=SPEC (e.g. constant:8), or bound the loop by a parameter".into();
     }
     let named = arrays.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ");
     let example = arrays.iter().map(|a| format!("--fill {a}=SPEC")).collect::<Vec<_>>().join(" ");
-    format!("the condition is read from {named}: give {} contents with {example} (e.g. constant:8, csr:ROWS:NNZ:SEED), or bound the loop by a parameter", if arrays.len() == 1 { "its" } else { "their" })
+    let also = if others.is_empty() {
+        String::new()
+    } else {
+        format!(" (and from {}, whose elements --fill cannot describe)", others.join(", "))
+    };
+    format!("the condition is read from {named}{also}: give {} contents with {example} (e.g. constant:8, csr:ROWS:NNZ:SEED), or bound the loop by a parameter", if arrays.len() == 1 { "its" } else { "their" })
 }
 
 /// The locals a loop assigns, when it moves no memory (its condition included): such a loop
