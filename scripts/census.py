@@ -442,7 +442,7 @@ def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset()):
                 continue
             c = CALLED.search(err)
             cand = next(((n, cl) for n, v in args.items() if v == "float" or (n, v) in tried
-                         for cl in classes_with(src, c.group(2) or "operator()") if (n, cl) not in tried), None) if c else None
+                         for cl in classes_with(src + project_text(path, incs), c.group(2) or "operator()") if (n, cl) not in tried), None) if c else None
             if cand:
                 tried.add(cand)
                 args[cand[0]] = cand[1]
@@ -452,6 +452,29 @@ def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset()):
                        command=" ".join(shlex.quote(x) for x in full))
             break
     return row
+
+
+def project_text(path, incs):
+    """The text of the project's own headers a file includes with quotes (found beside it or in
+    its `-I` folders), recursively: where its classes are declared."""
+    dirs = [incs[i + 1] for i in range(len(incs) - 1) if incs[i] == "-I"]
+    out, seen, todo = [], {os.path.normpath(path)}, [path]
+    while todo and len(seen) < 64:
+        f = todo.pop()
+        try:
+            with open(f, errors="replace") as fh:
+                text = fh.read()
+        except OSError:
+            continue
+        if f != path:
+            out.append(text)
+        for name in re.findall(r'^\s*#\s*include\s*"([^"]+)"', text, re.M):
+            hit = next((os.path.normpath(os.path.join(d, name)) for d in [os.path.dirname(f), *dirs]
+                        if os.path.isfile(os.path.join(d, name))), None)
+            if hit and hit not in seen:
+                seen.add(hit)
+                todo.append(hit)
+    return "\n".join(out)
 
 
 def classes_with(src, method):
