@@ -12,11 +12,14 @@ Each kernel is analysed from its translation unit: a `.cu` file that another `.c
 (Rodinia's kernel files, included by the benchmark's main file for its macros and types) is seen
 through the file that includes it, as nvcc compiles it. A quoted include found neither next to its
 file nor in the -I folders is taken from the nearest folder of the collection that holds it, as
-the projects' own builds (makefiles, setup.py) put their folders on the include path. The launch is the one the file's own host code makes (`--launch-site`) where the
+the projects' own builds (makefiles, setup.py) put their folders on the include path; a
+makefile's unconditional `-I` and `-D` flags are passed as its build passes them. The launch is the one the file's own host code makes (`--launch-site`) where the
 tool can read it all; otherwise its constant parts (template arguments) with a default shape
 (256 threads, 1-D or 16x16 when the kernel reads threadIdx.y, 64 blocks); any integer value the
 tool still asks for (`pass --arg NAME=VALUE`) is set to 256, a type parameter to float, and
-dynamic shared memory to 16384 bytes. Refusals are grouped by their message with names and
+dynamic shared memory to 16384 bytes, a macro the tool asks for (`-D NAME=VALUE`) to 4; a
+type parameter used as an index becomes `int`, one whose `.x` is read `float2`. A loop bounded
+by data gets 8 in every element of the arrays the tool names. Refusals are grouped by their message with names and
 numbers taken out, so the table shows what stops kernels first. Refusals of constructs that are
 deliberately not modelled (grid-wide synchronisation, dynamic parallelism, recursion, cuRAND's
 generator state, wmma fragments) are counted apart. With a CUDA toolkit on the machine, the tool
