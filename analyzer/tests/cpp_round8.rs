@@ -5,6 +5,20 @@
 use crate::support::{options, sheet_with, total};
 use sector_analyzer::fill::Fill;
 
+/// `validate/probes/round8/round8.cu`: kernels of this round measured on the device (its README
+/// has the table); the tests below assert what was measured.
+const PROBE: &str = include_str!("../../validate/probes/round8/round8.cu");
+
+/// The sheet of the probe's kernel `k` under one launch.
+fn probe(k: &str, grid: &str, block: &str, args: &[(&str, &str)], fills: &[(&str, &str)]) -> sector_analyzer::Sheet {
+    let o = sector_analyzer::AnalyzeOptions {
+        kernel: Some(k.into()),
+        fills: fills.iter().map(|(n, f)| (n.to_string(), Fill::parse(f).unwrap())).collect(),
+        ..options(grid, block, args)
+    };
+    sheet_with(PROBE, &o)
+}
+
 /// The notes of a one-warp launch's refusal.
 fn refusal_notes(src: &str) -> String {
     match sector_analyzer::analyze_source("m.cu", src, &options("1", "32", &[])) {
@@ -73,65 +87,38 @@ fn a_flag_staged_through_shared_memory_names_what_its_branch_tested() {
 
 /// A float maximum written as a compare-and-swap loop (HeCBench's atomicCAS, and the classic
 /// `atomicMax` for floats): each lane of one warp updates its own word.
-const CAS_MAX: &str = r#"
-__global__ void amax(float *out, const float *v) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  int *a = (int *)&out[i];
-  int old = *a, assumed;
-  do {
-    assumed = old;
-    old = atomicCAS(a, assumed, __float_as_int(fmaxf(v[i], __int_as_float(assumed))));
-  } while (assumed != old);
-}
-__global__ void amin(unsigned long long *a, unsigned long long val) {
-  unsigned long long ret = *a;
-  while (val < ret) {
-    unsigned long long old = ret;
-    if ((ret = atomicCAS(a, old, val)) == old) break;
-  }
-}
-"#;
-
 #[test]
 fn a_loop_retrying_a_compare_and_swap_is_one_pass_and_says_so() {
-    // One pass: `*a` and `v[i]` load 32 consecutive words (1 request, 4 sectors each); the CAS
-    // (result used: atom) 1 request over the same 4 sectors. Not exact: another thread could
-    // win the race and cost a pass.
-    let o = sector_analyzer::AnalyzeOptions { kernel: Some("amax".into()), ..options("1", "32", &[]) };
-    let s = sheet_with(CAS_MAX, &o);
-    assert_eq!(total(&s, "global", "load"), (2, 8));
-    assert_eq!(total(&s, "global", "atom"), (1, 4));
+    // A float maximum, each lane its own word, 4 blocks of 4 warps. One pass: `*a` and `v[i]`
+    // load 32 consecutive words per warp (1 request, 4 sectors each); the CAS (result used:
+    // atom) 1 request over the same 4 sectors. Not exact: another thread could win the race
+    // and cost a pass. Measured: ld 32 / 128, atom 16 / 64.
+    let s = probe("cas_max_own", "4", "128", &[], &[]);
+    assert_eq!(total(&s, "global", "load"), (32, 128));
+    assert_eq!(total(&s, "global", "atom"), (16, 64));
     let cas = s.instructions.iter().find(|r| r.op == "atom").unwrap();
     assert!(!cas.exact);
     assert!(s.assumptions.iter().any(|a| a.contains("retries a compare-and-swap")), "{:?}", s.assumptions);
     // The minimum's loop tests data before it runs (`val < ret`): entered once, left by the
     // break. 32 lanes on one 8-byte word: the load is 1 request of 1 sector; the CAS, lanes to
-    // one address served one after another, 32 sectors.
-    let o = sector_analyzer::AnalyzeOptions { kernel: Some("amin".into()), ..options("1", "32", &[("val", "5")]) };
-    let s = sheet_with(CAS_MAX, &o);
+    // one address served one after another, 32 sectors. Measured the same (the losers read 5
+    // and leave at the test).
+    let s = probe("cas_min_shared_word", "1", "32", &[("val", "5")], &[]);
     assert_eq!(total(&s, "global", "load"), (1, 1));
     assert_eq!(total(&s, "global", "atom"), (1, 32));
+    // An add by CAS, 32 lanes on one word: one pass counted (1 / 32), not exact; measured 32
+    // passes, 32 requests and 32 + 31 + ... + 1 = 528 sectors.
+    let s = probe("cas_add_shared_word", "1", "32", &[("val", "1")], &[]);
+    assert_eq!(total(&s, "global", "atom"), (1, 32));
+    assert!(s.instructions.iter().filter(|r| r.op == "atom").all(|r| !r.exact));
 }
-
-/// HeCBench's dwconv1d: a pointer into the thread's own array of vectors (`float4 *s = ss + j`)
-/// and its members written through it: registers, no memory.
-const OWN_ARRAY_POINTER: &str = r#"
-__global__ void acc(const float4 *in, float4 *out) {
-  float4 ss[2];
-  for (int j = 0; j < 2; j++) ss[j] = in[threadIdx.x * 2 + j];
-  for (int j = 0; j < 2; j++) {
-    float4 *s = ss + j;
-    s->x += 1.0f;
-    out[threadIdx.x * 2 + j] = *s;
-  }
-}
-"#;
 
 #[test]
 fn a_pointer_into_a_threads_own_array_moves_no_memory() {
-    // One warp; each lane's 16-byte vectors sit 32 bytes apart, so every lane has a sector of
-    // its own: 2 loads of 32 sectors, 2 stores of 32 sectors; nothing for `s`.
-    let s = sheet_with(OWN_ARRAY_POINTER, &options("1", "32", &[]));
+    // HeCBench's dwconv1d: `float4 *s = ss + j; s->x += 1` on the thread's own array. One
+    // warp; each lane's 16-byte vectors sit 32 bytes apart, so every lane has a sector of its
+    // own: 2 loads of 32 sectors, 2 stores of 32 sectors; nothing for `s`. Measured the same.
+    let s = probe("own_array_pointer", "1", "32", &[], &[]);
     assert_eq!(total(&s, "global", "load"), (2, 64));
     assert_eq!(total(&s, "global", "store"), (2, 64));
     assert_eq!(s.instructions.len(), 2);
@@ -170,26 +157,13 @@ fn an_undeclared_name_asks_for_the_builds_define() {
     assert_eq!(total(&sheet_with(src, &o), "global", "store"), (2, 8));
 }
 
-/// HeCBench's gc: a `__device__` call on the right of `&&` and in an arm of `?:`. Its body runs
-/// only in the lanes that evaluate it.
-const LAZY_CALLS: &str = r#"
-__device__ int load2(const int *a, int i) { return a[i] + a[i + 32]; }
-__global__ void k(const int *a, const int *b, int *out, int n) {
-  int i = threadIdx.x;
-  out[i] = (i < n && load2(a, i) > 0) ? 1 : (i >= 16 ? load2(b, i) : 0);
-}
-"#;
-
 #[test]
 fn a_call_in_a_lazy_operand_runs_only_where_it_is_evaluated() {
-    // n = 8, a[] = 1: lanes 0..7 call load2(a): a[i] and a[i + 32], 32 bytes each, 1 sector
-    // per request. They take `1`; of the others, lanes 16..31 call load2(b): 64 bytes, 2 sectors
-    // per request. The store: 128 bytes, 4 sectors.
-    let o = sector_analyzer::AnalyzeOptions {
-        fills: vec![("a".into(), Fill::parse("constant:1").unwrap())],
-        ..options("1", "32", &[("n", "8")])
-    };
-    let s = sheet_with(LAZY_CALLS, &o);
+    // HeCBench's gc: `load2` on the right of `&&` and in an arm of `?:`. n = 8, a[] = 1: lanes
+    // 0..7 call load2(a): a[i] and a[i + 32], 32 bytes each, 1 sector per request. They take
+    // `1`; of the others, lanes 16..31 call load2(b): 64 bytes, 2 sectors per request. The
+    // store: 128 bytes, 4 sectors. Measured: ld 4 / 6, st 1 / 4.
+    let s = probe("lazy_calls", "1", "32", &[("n", "8")], &[("a", "constant:1")]);
     assert_eq!(total(&s, "global", "load"), (4, 2 + 4));
     assert_eq!(total(&s, "global", "store"), (1, 4));
     // Per inlined load (both calls' rows read `a[i]`, the helper's text): 1, 1, 2, 2 sectors.
@@ -200,13 +174,12 @@ fn a_call_in_a_lazy_operand_runs_only_where_it_is_evaluated() {
 
 #[test]
 fn a_fill_gives_a_float_arrays_values_too() {
-    // `w[0]` = 3.0 bounds the loop: 3 iterations of one warp storing 128 bytes, 4 sectors each.
-    let src = "__global__ void k(const float *w, float *out) { for (int j = 0; j < (int)w[0]; j++) out[j * 32 + threadIdx.x] = 0; }";
-    let o = sector_analyzer::AnalyzeOptions {
-        fills: vec![("w".into(), Fill::parse("constant:3").unwrap())],
-        ..options("1", "32", &[])
-    };
-    assert_eq!(total(&sheet_with(src, &o), "global", "store"), (3, 12));
+    // `w[0]` = 3.0 bounds the loop: 3 iterations of one warp storing 128 bytes, 4 sectors each;
+    // `w[0]` is read again each test (the stores may alias it): 4 loads of 1 sector. Measured:
+    // ld 4 / 4, st 3 / 12.
+    let s = probe("float_bound", "1", "32", &[], &[("w", "constant:3")]);
+    assert_eq!(total(&s, "global", "load"), (4, 4));
+    assert_eq!(total(&s, "global", "store"), (3, 12));
 }
 
 #[test]
