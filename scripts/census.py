@@ -57,6 +57,8 @@ GIVE_ARG = re.compile(r"--arg ([A-Za-z_][A-Za-z0-9_.]*)=VALUE")
 # A loop bounded by data read from memory: the message names `--fill`; the census fills the
 # integer arrays the loop's line reads with a small constant (the snippet's source line).
 LOOP_FROM_MEMORY = re.compile(r"this loop's condition depends on a value the analysis does not know")
+# `--launch-site` names a value it could not read: `NUM_THREADS` is a template parameter of `f`.
+HOST_TEMPLATE = re.compile(r"`([A-Za-z_]\w*)` is a template parameter of `([A-Za-z_]\w*)`")
 # A member of a value whose type the census guessed as float (`inn.x` of a `CmplxType`).
 VECTOR_MEMBER = re.compile(r"this member is not supported: `[^`]*\.([xyzw])`")
 # A macro the build defines, named by the tool: `give it the same way: -D BF=VALUE`.
@@ -371,6 +373,15 @@ def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset()):
                 continue
             g = GIVE_THEM.search(err)
             if g:
+                # A host function template's parameters: the first call of it that the file
+                # writes with explicit arguments (`Test<256, 4, BLOCK_SCAN_RAKING>();`), one of
+                # the launches the program makes.
+                host = {}
+                for name, fn in HOST_TEMPLATE.findall(err):
+                    host.update({n: v for n, v in host_instance(src, fn).items() if n == name and n not in args})
+                if host:
+                    args.update(host)
+                    continue
                 # The launch's values the file does not fix, all at once: guessed as above, the
                 # grid and block by the default shape.
                 new = [n for n in GIVE_ARG.findall(g.group(1)) if n not in args]
@@ -455,6 +466,38 @@ def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset()):
                        command=" ".join(shlex.quote(x) for x in full))
             break
     return row
+
+
+def split_top(text):
+    """`a, B<c, d>, e` -> ["a", "B<c, d>", "e"]: commas outside brackets."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += {"<": 1, "(": 1, "[": 1, ">": -1, ")": -1, "]": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return out + [cur.strip()] if cur.strip() else out
+
+
+def host_instance(src, fn):
+    """The template arguments of the first call `fn<...>(...)` in `src`, by the template's
+    parameter names (`template <int BLOCK_THREADS, int ITEMS, BlockScanAlgorithm ALGO> void
+    Test()`), or {} where the file has no such call."""
+    decl = re.search(r"template\s*<([^{;]*?)>\s*(?:static\s+|inline\s+)*[\w:<>,\s*&]*?\b" + re.escape(fn) + r"\s*\(", src)
+    call = re.search(r"(?<![\w:])" + re.escape(fn) + r"\s*<([^;{}]*?)>\s*\(", src)
+    if not decl or not call:
+        return {}
+    last = lambda p: (re.findall(r"[A-Za-z_]\w*", p.split("=")[0]) or [""])[-1]
+    names = [last(p) for p in split_top(decl.group(1))]
+    values = split_top(call.group(1))
+    # A value that is itself some template's parameter (`launcher<T, T, block_size>` inside
+    # another template) is no value.
+    params = {last(p) for m in re.finditer(r"template\s*<([^{;]*?)>", src) for p in split_top(m.group(1))}
+    if not values or len(values) > len(names) or any(v in params for v in values):
+        return {}
+    return dict(zip(names, values))
 
 
 def project_text(path, incs):

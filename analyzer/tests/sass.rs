@@ -512,6 +512,7 @@ fn sass_both_ways(src: &Path, opts: &AnalyzeOptions) -> Option<(engine::SassTrac
         defines: &opts.defines,
         include_dirs: &opts.include_dirs,
         instantiate: None,
+        value_probes: Vec::new(),
     };
     let module = front::compile(src, &text, &so).ok()?;
     let want = opts.kernel.clone();
@@ -731,4 +732,38 @@ int main() {
         "{:?}",
         sheet.assumptions
     );
+}
+
+#[test]
+fn an_enumerator_of_an_unread_header_instantiates_the_kernel_it_names() {
+    // cub's `BlockScan<..., BLOCK_SCAN_RAKING>` pattern, as the fallback meets it when the
+    // source path cannot read the enum's header: the SASS path instantiates the kernel with the
+    // enumerator and finds the instance by the value nvcc gives it. FAST (1): one warp
+    // stores 32 consecutive floats, 4 sectors; SLOW (0): every other float, 8 sectors.
+    if !toolkit() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("se-enum-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("algo.h"), "enum Algo { SLOW, FAST };\n").unwrap();
+    let src = dir.join("k.cu");
+    std::fs::write(
+        &src,
+        "#include <algo.h>\ntemplate <int B, Algo A> __global__ void k(float *a) {\n  if (A == FAST) a[threadIdx.x] = 0; else a[2 * threadIdx.x] = 0;\n}\n",
+    )
+    .unwrap();
+    for (algo, sectors) in [("FAST", 4u64), ("SLOW", 8)] {
+        let opts = AnalyzeOptions {
+            kernel: Some("k".into()),
+            grid: "1".into(),
+            block: "32".into(),
+            include_dirs: vec![dir.clone()],
+            args: vec![("B".into(), "4".into()), ("A".into(), algo.into())],
+            via: Via::Sass,
+            ..Default::default()
+        };
+        let a = analyze(Input::File(&src), &opts, &DiskLoader).unwrap_or_else(|f| panic!("{algo}: {}", f.one_line()));
+        assert_eq!(counter(&a.sheet, "global_store_sectors"), sectors, "{algo}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

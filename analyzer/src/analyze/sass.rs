@@ -49,13 +49,20 @@ fn compile_input(
     opts: &AnalyzeOptions,
     files: &mut SourceFiles,
     instantiate: Option<(String, Vec<String>)>,
+    value_probes: Vec<(usize, String)>,
 ) -> Result<(SassModule, Option<CompiledSource>)> {
     if input.is_rust() {
         return Err(Diagnostic::new(ErrorKind::Usage, "--via sass reads CUDA source or compiled code (a cubin, fatbin or executable), not Rust source")
             .note("compile the Rust kernel to PTX and a cubin (e.g. with nvcc or ptxas) and give the cubin, or use --via source"));
     }
     let arch = opts.arch.clone().unwrap_or_else(|| arch_of(&opts.gpu));
-    let so = SassOptions { arch: arch.clone(), defines: &opts.defines, include_dirs: &opts.include_dirs, instantiate };
+    let so = SassOptions {
+        arch: arch.clone(),
+        defines: &opts.defines,
+        include_dirs: &opts.include_dirs,
+        instantiate,
+        value_probes,
+    };
     match input {
         Input::File(path) => {
             let meta = std::fs::metadata(path)
@@ -202,7 +209,7 @@ pub(super) fn analyze(
     opts: &AnalyzeOptions,
     files: &mut SourceFiles,
 ) -> Result<(Sheet, Vec<Diagnostic>)> {
-    let (mut module, mut src) = compile_input(input, opts, files, None)?;
+    let (mut module, mut src) = compile_input(input, opts, files, None, Vec::new())?;
     let file = files.files.first().map(|f| f.path.display().to_string()).unwrap_or_default();
     // Template arguments from `--arg`, in the template's order.
     let decl_of = |src: &Option<CompiledSource>, name: &str| {
@@ -234,10 +241,32 @@ pub(super) fn analyze(
             {
                 // Named with its namespaces (`dwt_cuda::fdwt53Kernel<64, 8>`), as at file scope.
                 let qualified = format!("{}{n}", d.scope);
-                let (m2, s2) = compile_input(input, opts, files, Some((qualified, targs(&Some(d.clone())))))?;
+                let mut given = targs(&Some(d.clone()));
+                // Non-type arguments written as names (an enumerator of a header): their values,
+                // as the instance's name spells them, come from probe instances.
+                let probes: Vec<(usize, String)> = given
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, v)| {
+                        !d.template_types.get(*i).copied().unwrap_or(true)
+                            && !matches!(v.as_str(), "true" | "false")
+                            && v.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                    })
+                    .map(|(i, v)| (i, v.clone()))
+                    .collect();
+                let (m2, s2) = compile_input(input, opts, files, Some((qualified, given.clone())), probes)?;
                 module = m2;
                 src = s2;
-                found = pick(&module, Some(&n), &targs(&Some(d)), &file)?.map(|k| k.symbol.clone());
+                for k in module.kernels.iter().filter(|k| k.name.starts_with(crate::front::sass::VALUE_PROBE)) {
+                    let inner = k.name.split_once('<').and_then(|(_, r)| r.strip_suffix('>'));
+                    if let Some((i, v)) = inner.and_then(|r| r.split_once(',')) {
+                        if let Some(slot) = i.trim().parse::<usize>().ok().and_then(|i| given.get_mut(i)) {
+                            *slot = v.trim().to_string();
+                        }
+                    }
+                }
+                module.kernels.retain(|k| !k.name.starts_with(crate::front::sass::VALUE_PROBE));
+                found = pick(&module, Some(&n), &given, &file)?.map(|k| k.symbol.clone());
             }
             Some(d) => {
                 let missing: Vec<&String> =
@@ -391,7 +420,7 @@ fn compiled_declaration(sk: &SassKernel, beside: Option<&Path>) -> Option<front:
 
 /// Every kernel of a compiled input, lifted (for `kernels`).
 pub(super) fn lower_binary(input: &Input, opts: &AnalyzeOptions, files: &mut SourceFiles) -> Result<crate::ir::Module> {
-    let (module, _) = compile_input(input, opts, files, None)?;
+    let (module, _) = compile_input(input, opts, files, None, Vec::new())?;
     let file = files.files.first().map(|f| f.path.clone()).unwrap_or_default();
     let beside = file.parent().map(Path::to_path_buf);
     let mut out = crate::ir::Module { kernels: Vec::new(), failed: Vec::new(), warnings: Vec::new() };

@@ -29,7 +29,14 @@ pub struct SassOptions<'a> {
     /// Template arguments to instantiate the kernel with, in the template's order
     /// (`["float", "256"]`), when the translation unit does not instantiate it itself.
     pub instantiate: Option<(String, Vec<String>)>,
+    /// Non-type template arguments written as names (cub's `BLOCK_SCAN_RAKING`), by position:
+    /// compiled as [`VALUE_PROBE`]`<position, name>` so that the instance's demangled name gives
+    /// the value the kernel's instance is named with.
+    pub value_probes: Vec<(usize, String)>,
 }
+
+/// The kernel template whose instances carry the values of [`SassOptions::value_probes`].
+pub const VALUE_PROBE: &str = "__sector_estimate_value";
 
 /// Whether `bytes` are a cubin, fatbin, or an object or executable (not CUDA source).
 pub fn is_binary(bytes: &[u8]) -> bool {
@@ -75,7 +82,7 @@ fn compiled() -> &'static std::sync::Mutex<HashMap<u64, SassModule>> {
 pub fn compile(path: &Path, text: &str, opts: &SassOptions) -> Result<SassModule> {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    (path, text, &opts.arch, opts.defines, opts.include_dirs, &opts.instantiate).hash(&mut h);
+    (path, text, &opts.arch, opts.defines, opts.include_dirs, &opts.instantiate, &opts.value_probes).hash(&mut h);
     let key = h.finish();
     if let Some(m) = compiled().lock().ok().and_then(|c| c.get(&key).cloned()) {
         return Ok(m);
@@ -99,7 +106,16 @@ fn compile_uncached(path: &Path, text: &str, opts: &SassOptions) -> Result<SassM
     let name = path.file_name().map_or_else(|| "kernel.cu".into(), |n| n.to_string_lossy().into_owned());
     let name = if name.ends_with(".cu") { name } else { format!("{name}.cu") };
     let instance = opts.instantiate.as_ref().map(|(kernel, targs)| {
-        format!("\nstatic void *__sector_estimate_instance = (void *)&{kernel}<{}>;\n", targs.join(", "))
+        let mut s = format!("\nstatic void *__sector_estimate_instance = (void *)&{kernel}<{}>;\n", targs.join(", "));
+        if !opts.value_probes.is_empty() {
+            s.push_str(&format!("template <int I, auto V> __global__ void {VALUE_PROBE}() {{}}\n"));
+            for (i, name) in &opts.value_probes {
+                s.push_str(&format!(
+                    "static void *__sector_estimate_value_{i} = (void *)&{VALUE_PROBE}<{i}, {name}>;\n"
+                ));
+            }
+        }
+        s
     });
     // The file is compiled where it is (its includes and line info stay its own) unless it
     // exists only in memory or needs an explicit instantiation appended.
@@ -542,6 +558,8 @@ pub struct Declaration {
     /// By template parameter: whether it has a default (`int BM = 128`); C++ lets the
     /// trailing ones be left out.
     pub template_defaults: Vec<bool>,
+    /// By template parameter: whether it is a type (`typename T`, `class T`, a template).
+    pub template_types: Vec<bool>,
     /// The namespaces around it, as a qualifier (`dwt_cuda::`; empty at file scope).
     pub scope: String,
     pub params: Vec<String>,
@@ -622,8 +640,15 @@ pub fn declaration(text: &str, name: &str) -> Option<Declaration> {
             .unwrap_or_default();
         let template_params = template_list.iter().map(|p| last_ident(p.split('=').next().unwrap_or(p))).collect();
         let template_defaults = template_list.iter().map(|p| p.contains('=')).collect();
+        let template_types = template_list
+            .iter()
+            .map(|p| {
+                matches!(p.split_whitespace().next(), Some("typename" | "class" | "template"))
+                    || p.trim_start().starts_with("template<")
+            })
+            .collect();
         let scope = namespaces_at(&clean[..at]);
-        return Some(Declaration { template_params, template_defaults, scope, params, handles });
+        return Some(Declaration { template_params, template_defaults, template_types, scope, params, handles });
     }
     None
 }
