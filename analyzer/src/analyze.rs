@@ -92,6 +92,9 @@ pub struct AnalyzeOptions {
     pub arch: Option<String>,
     /// The boundary estimate's own budget (the cache model): the counts never wait on it.
     pub estimate: crate::cache::sample::EstimateBudget,
+    /// From `--launch-site`: why a kernel argument the launch passes has no value (`n` is `q`,
+    /// passed by reference on line 9), by parameter; added to the analysis's request for it.
+    pub launch_unknowns: Vec<(String, String)>,
 }
 
 impl Default for AnalyzeOptions {
@@ -114,6 +117,7 @@ impl Default for AnalyzeOptions {
             via: Via::Source,
             arch: None,
             estimate: Default::default(),
+            launch_unknowns: Vec::new(),
         }
     }
 }
@@ -290,11 +294,25 @@ pub fn apply_launch_site_described(
             Piece::Template(n) | Piece::Arg(n) => opts.args.iter().any(|(k, _)| k == n),
         };
         let missing: Vec<_> = site.missing.iter().filter(|m| !given(&m.piece)).collect();
+        let launch_unknowns: Vec<(String, String)> = missing
+            .iter()
+            .filter_map(|m| match &m.piece {
+                Piece::Arg(name) => {
+                    let whys: Vec<&str> = m.unknowns.iter().map(|(_, w)| w.as_str()).collect();
+                    Some((
+                        name.clone(),
+                        format!("the launch on line {} passes `{}`: {}", site.line, m.expr, whys.join("; ")),
+                    ))
+                }
+                _ => None,
+            })
+            .collect();
         // Scalar arguments alone do not stop the launch: the analysis asks for those it reads.
         if missing.iter().any(|m| !matches!(m.piece, Piece::Arg(_))) {
             return Err(missing_values(&input, opts, site, &missing));
         }
         let mut o = opts.clone();
+        o.launch_unknowns = launch_unknowns;
         // A kernel given by its signature (`scale(double*, int)`) stays so: it names the overload.
         if o.kernel.is_none() {
             o.kernel = Some(site.kernel.clone());
@@ -549,7 +567,17 @@ pub fn analyze(input: Input, opts: &AnalyzeOptions, loader: &dyn FileLoader) -> 
     let mut files = SourceFiles::default();
     match analyze_inner(&input, opts, loader, &mut files) {
         Ok((sheet, warnings)) => Ok(Analysis { sheet, warnings, files }),
-        Err(diagnostic) => Err(Failure { diagnostic, files }),
+        Err(mut diagnostic) => {
+            // A value the analysis asks for that the file's launch could not give: say why.
+            if diagnostic.kind == ErrorKind::MissingArgument {
+                for (name, why) in &opts.launch_unknowns {
+                    if diagnostic.message.contains(&format!("parameter `{name}`")) {
+                        diagnostic = diagnostic.note(why.clone());
+                    }
+                }
+            }
+            Err(Failure { diagnostic, files })
+        }
     }
 }
 

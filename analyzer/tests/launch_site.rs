@@ -365,6 +365,9 @@ fn a_host_variable_passed_by_reference_has_no_value_at_the_launch() {
         assert_eq!(o.status.code(), Some(1), "line {line}: {}", stderr(&o));
         assert!(stderr(&o).contains("pass --arg n=VALUE"), "{}", stderr(&o));
     }
+    // And why: the launch's expression and what happened to it.
+    let e = stderr(&analyze(&f, &["--launch-site", "11"]));
+    assert!(e.contains("the launch on line 11 passes `q`: `q` is passed by reference on line 7 (`setn(q)`)"), "{e}");
     // A `const` reference cannot write it: s = 32, all 32 lanes store, 128 bytes, 4 sectors.
     let v = json(&analyze(&f, &["--launch-site", "13", "--format", "json"]));
     assert_eq!(v["totals"]["global_store"]["sectors"], 4);
