@@ -502,24 +502,15 @@ def host_instance(src, fn):
 
 def project_text(path, incs):
     """The text of the project's own headers a file includes with quotes (found beside it or in
-    its `-I` folders), recursively: where its classes are declared."""
+    its `-I` folders), recursively ([`closure`]): where its classes are declared."""
     dirs = [incs[i + 1] for i in range(len(incs) - 1) if incs[i] == "-I"]
-    out, seen, todo = [], {os.path.normpath(path)}, [path]
-    while todo and len(seen) < 64:
-        f = todo.pop()
+    out = []
+    for f in sorted(closure(path, dirs)):
         try:
             with open(f, errors="replace") as fh:
-                text = fh.read()
+                out.append(fh.read())
         except OSError:
             continue
-        if f != path:
-            out.append(text)
-        for name in re.findall(r'^\s*#\s*include\s*"([^"]+)"', text, re.M):
-            hit = next((os.path.normpath(os.path.join(d, name)) for d in [os.path.dirname(f), *dirs]
-                        if os.path.isfile(os.path.join(d, name))), None)
-            if hit and hit not in seen:
-                seen.add(hit)
-                todo.append(hit)
     return "\n".join(out)
 
 

@@ -154,7 +154,7 @@ impl Engine<'_> {
                 let t = self.truth(&c, m, *span)?;
                 // A retry loop's exit test on the swap's result (`if (v == old) break;`), taken
                 // as a branch on data is: the swap succeeds, one pass.
-                if let Some(&l) = self.loop_stack.last() {
+                if let Some(&l) = self.loop_stack.last().filter(|_| !self.retry_spans.is_empty()) {
                     let looping = self.loop_spans[l];
                     if self.retry_spans.contains(&looping) && self.data_branches.remove(span) {
                         self.retried.insert(looping);
@@ -247,7 +247,7 @@ impl Engine<'_> {
                         self.pool.put(v);
                         return Ok(());
                     }
-                    let t = if self.retry_spans.contains(&span) {
+                    let t = if !self.retry_spans.is_empty() && self.retry_spans.contains(&span) {
                         self.retry_truth(&v, lm, test_first && first, span)?
                     } else {
                         self.truth_loop(&v, lm, c, span)?

@@ -412,11 +412,7 @@ impl<'a> Engine<'a> {
         // the sheet states; bank conflicts depend only on offsets within an array).
         // Dynamic (`extern`) arrays start where the static ones end, as the compiler places them.
         let shared_base = shared_layout(k).iter().map(|o| SHARED_WINDOW + o).collect();
-        let retry_spans = crate::ir::provenance::retries_compare_and_swap(k)
-            .into_iter()
-            .zip(&loop_spans)
-            .filter_map(|(r, s)| r.then_some(*s))
-            .collect();
+        let retry_spans = crate::ir::provenance::retrying_loops(k).into_iter().collect();
         let frac = boundary.loop_fraction();
         let windows = (frac < 1.0).then(|| Box::new(windows::Windows::new(k, frac)));
         Engine {

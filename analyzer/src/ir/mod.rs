@@ -358,7 +358,7 @@ pub struct MemOp {
     /// are ignored ([`crate::engine::count::address_lanes`]). 0 for every other access.
     pub matrix: u8,
     /// `atomicCAS`: a loop whose exit depends on its result retries until the swap sticks
-    /// ([`provenance::retries_compare_and_swap`]).
+    /// ([`provenance::retrying_loops`]).
     pub compare_and_swap: bool,
 }
 

@@ -7,6 +7,7 @@
 //! name an array too many, never one too few.
 
 use super::{Base, Expr, Kernel, LocalId, ParamId, Stmt, Ty};
+use crate::source::Span;
 use std::collections::BTreeSet;
 
 /// The objects a pointer may point into.
@@ -30,12 +31,12 @@ pub fn loaded_from(k: &Kernel, e: &Expr) -> Vec<ParamId> {
     out.into_iter().filter_map(|b| if let Src::Param(p) = b { Some(p) } else { None }).collect()
 }
 
-/// Per loop of `k` in statement order (as [`crate::engine`] numbers them): whether it retries a
-/// compare-and-swap, its condition or a `break` right in its body testing a value an
-/// `atomicCAS` returned (`do { old = v; v = atomicCAS(p, old, f(old)); } while (v != old)`).
-pub fn retries_compare_and_swap(k: &Kernel) -> Vec<bool> {
+/// The spans of `k`'s loops that retry a compare-and-swap: the condition, or a `break` in the
+/// body, tests a value an `atomicCAS` returned (`do { old = v; v = atomicCAS(p, old, f(old)); }
+/// while (v != old)`). Empty for a kernel without `atomicCAS`.
+pub fn retrying_loops(k: &Kernel) -> Vec<Span> {
     if !k.mem_ops.iter().any(|m| m.compare_and_swap) {
-        return loops(&k.body).into_iter().map(|_| false).collect();
+        return Vec::new();
     }
     let flow = Flow::of(k);
     let tests = |e: &Expr| {
@@ -45,12 +46,15 @@ pub fn retries_compare_and_swap(k: &Kernel) -> Vec<bool> {
     };
     loops(&k.body)
         .into_iter()
-        .map(|(cond, body, step)| cond.is_some_and(tests) || exits(body).into_iter().chain(exits(step)).any(tests))
+        .filter(|(cond, body, step, _)| {
+            cond.is_some_and(tests) || exits(body).into_iter().chain(exits(step)).any(tests)
+        })
+        .map(|(_, _, _, span)| span)
         .collect()
 }
 
-/// A loop statement's condition, body and step.
-type LoopParts<'k> = (Option<&'k Expr>, &'k [Stmt], &'k [Stmt]);
+/// A loop statement's condition, body, step and span.
+type LoopParts<'k> = (Option<&'k Expr>, &'k [Stmt], &'k [Stmt], Span);
 
 /// Each loop statement's parts, in statement order.
 fn loops(body: &[Stmt]) -> Vec<LoopParts<'_>> {
@@ -61,8 +65,8 @@ fn loops(body: &[Stmt]) -> Vec<LoopParts<'_>> {
                     walk(then, out);
                     walk(els, out);
                 }
-                Stmt::Loop { cond, body, step, .. } => {
-                    out.push((cond.as_ref(), body, step));
+                Stmt::Loop { cond, body, step, span, .. } => {
+                    out.push((cond.as_ref(), body, step, *span));
                     walk(body, out);
                     walk(step, out);
                 }

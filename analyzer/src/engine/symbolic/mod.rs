@@ -123,7 +123,7 @@ pub fn run(kernel: &Kernel, setup: &Setup) -> Result<(Trace, Stats), Fallback> {
     if setup.fills.iter().any(Option::is_some) {
         return Err(Fallback::GiveUp("array contents are given (--fill): values differ per element".into()));
     }
-    if crate::ir::provenance::retries_compare_and_swap(kernel).contains(&true) {
+    if !crate::ir::provenance::retrying_loops(kernel).is_empty() {
         // The reference engine counts a retry's one pass and states it.
         return Err(Fallback::GiveUp("a loop retries a compare-and-swap".into()));
     }

@@ -153,12 +153,12 @@ impl Lowerer<'_, '_> {
                     // A member of an untracked element: its own type (a structure's field, as
                     // declared, or a vector's component), still untracked.
                     Place::ThreadArray(t) => {
-                        let member = match &t {
-                            Ty::Vector { name, .. } if name.starts_with("struct ") => self
+                        let member = match cpp::struct_name(&t) {
+                            Some(sname) => self
                                 .unit
-                                .layout(&name["struct ".len()..])
+                                .layout(sname)
                                 .and_then(|l| l.field(field).filter(|f| f.dims.is_empty()).map(|f| f.ty.clone())),
-                            _ => vector_field(&t, field).map(|x| x.1),
+                            None => vector_field(&t, field).map(|x| x.1),
                         };
                         Ok(Place::ThreadArray(member.unwrap_or(t)))
                     }

@@ -938,8 +938,8 @@ pub(in crate::front::cuda::lower) fn too_large_refusal(unit: &Unit, span: Span, 
     })
 }
 
-/// `std::pair<A, B>` of scalar or vector types (a kernel parameter, PyTorch's RNG seeds): a
-/// structure of `first` and `second`, laid out as C lays out two members.
+/// `std::pair<A, B>` of plain types (a kernel parameter, PyTorch's RNG seeds): a structure of
+/// `first` and `second`, laid out as C lays out two members ([`align_of`]).
 fn pair_layout(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) -> Option<Layout> {
     let full: String = unit.text(t).chars().filter(|c| !c.is_whitespace()).collect();
     let full = full.trim_start_matches("::");
@@ -967,15 +967,7 @@ fn pair_layout(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) -> Opt
         })
         .collect::<Option<_>>()?;
     let [a, b] = tys.as_slice() else { return None };
-    let align = |t: &Ty| match t {
-        Ty::Int(_) | Ty::Float(_) => t.size(),
-        Ty::Vector { name, bytes } if !name.starts_with("struct ") => (*bytes).min(16),
-        _ => 0,
-    };
-    let (aa, ab) = (align(a), align(b));
-    if aa == 0 || ab == 0 {
-        return None;
-    }
+    let (aa, ab) = (align_of(unit, a), align_of(unit, b));
     let second = a.size().div_ceil(ab) * ab;
     let al = aa.max(ab);
     let key: String = unit.text(t).chars().filter(|c| !c.is_whitespace()).collect();
