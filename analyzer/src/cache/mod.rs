@@ -1054,7 +1054,7 @@ pub fn loop_barrier(kernel: &Kernel) -> bool {
     use crate::ir::Stmt;
     fn has(b: &[Stmt], in_loop: bool) -> bool {
         b.iter().any(|s| match s {
-            Stmt::Barrier => in_loop,
+            Stmt::Barrier { .. } => in_loop,
             Stmt::If { then, els, .. } => has(then, in_loop) || has(els, in_loop),
             Stmt::Loop { body, step, .. } => has(body, true) || has(step, true),
             _ => false,

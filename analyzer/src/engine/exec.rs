@@ -49,6 +49,9 @@ pub(super) struct WarpState {
     /// Stores kept in a register inside their loop ([`crate::ir::licm`]): (loop depth, op,
     /// lane, base, offset); written once when the loop ends.
     pub(super) promoted: Vec<(usize, MemOpId, usize, Base, i64)>,
+    /// Branches around the statement being run whose condition was unknown in some lane
+    /// (taken by assumption): a value stored to shared memory there is not taken as known.
+    pub(super) assumed_depth: u32,
 }
 
 impl WarpState {
@@ -62,6 +65,7 @@ impl WarpState {
             loops: Vec::new(),
             held: HeldValues::default(),
             promoted: Vec::new(),
+            assumed_depth: 0,
         }
     }
 
@@ -77,6 +81,7 @@ impl WarpState {
         self.loops.clear();
         self.held.clear();
         self.promoted.clear();
+        self.assumed_depth = 0;
     }
 
     /// Lanes that may still run a statement: every later mask lies inside this one.
@@ -135,10 +140,15 @@ impl Engine<'_> {
                 let span = self.k.mem_op(*op).span;
                 self.tick(span)?;
                 let v = self.eval(value, m, st)?;
-                self.pool.put(v);
                 let m = count::address_lanes(self.k.mem_op(*op), m);
                 let a = self.eval(addr, m, st)?;
                 self.access(*op, &a, m, st)?;
+                let o = self.k.mem_op(*op);
+                if self.shared_values.is_some() && o.kind == AccessKind::Store && o.space == Space::Shared {
+                    let assumed = st.assumed_depth > 0;
+                    self.remember_shared(&a, &v, m, self.k.mem_op(*op).width, assumed);
+                }
+                self.pool.put(v);
                 // A store reads nothing, but its address's fill counts as used, as for a load.
                 let loaded = self.loaded(&a, m, self.k.mem_op(*op).width);
                 self.pool.put(a);
@@ -151,7 +161,10 @@ impl Engine<'_> {
             Stmt::If { cond, then, els, span } => {
                 self.tick(*span)?;
                 let c = self.eval(cond, m, st)?;
+                self.truth_unknown = false;
                 let t = self.truth(&c, m, *span)?;
+                let assumed = std::mem::take(&mut self.truth_unknown) as u32;
+                st.assumed_depth += assumed;
                 // A retry loop's exit test on the swap's result (`if (v == old) break;`), taken
                 // as a branch on data is: the swap succeeds, one pass.
                 if let Some(&l) = self.loop_stack.last().filter(|_| !self.retry_spans.is_empty()) {
@@ -168,6 +181,7 @@ impl Engine<'_> {
                 if e != 0 && !els.is_empty() {
                     self.exec_block(els, e, st)?;
                 }
+                st.assumed_depth -= assumed;
             }
             Stmt::Loop { cond, body, step, test_first, span, synthetic } => {
                 let id = self.loop_ids[span];
@@ -191,9 +205,12 @@ impl Engine<'_> {
                 }
             }
             Stmt::Return => st.returned |= m,
-            Stmt::Barrier => {
+            Stmt::Barrier { block } => {
                 // The compiler keeps no loaded value across a barrier.
                 st.held.forget_all(m);
+                if let (true, Some(sv)) = (*block, self.shared_values.as_mut()) {
+                    sv.barrier();
+                }
             }
         }
         Ok(())
@@ -313,6 +330,7 @@ impl Engine<'_> {
             K::Ptr(..) | K::PtrUnknown(_) => true,
             K::Unknown => {
                 self.data_branches.insert(span);
+                self.truth_unknown = true;
                 true
             }
             K::Missing(p) => return Err(self.missing(p, span, "the branch condition")),
@@ -448,7 +466,7 @@ pub(super) fn moves_nothing(s: &Stmt) -> bool {
             !cond.as_ref().is_some_and(contains_load) && body.iter().chain(step).all(moves_nothing)
         }
         Stmt::Break | Stmt::Continue => true,
-        Stmt::Store { .. } | Stmt::Return | Stmt::Barrier => false,
+        Stmt::Store { .. } | Stmt::Return | Stmt::Barrier { .. } => false,
     }
 }
 
@@ -458,5 +476,28 @@ pub(super) fn assigned_locals(s: &Stmt, out: &mut Vec<LocalId>) {
         Stmt::If { then, els, .. } => then.iter().chain(els).for_each(|s| assigned_locals(s, out)),
         Stmt::Loop { body, step, .. } => body.iter().chain(step).for_each(|s| assigned_locals(s, out)),
         _ => {}
+    }
+}
+
+impl Engine<'_> {
+    /// A store's values at its shared-memory addresses, for later loads
+    /// ([`super::shared_values`]).
+    /// `assumed`: the store runs under a branch taken by assumption, so that its value is not
+    /// taken as known (a flag set when data compare so: the loop it ends is refused as bounded by
+    /// data, never counted from the assumption).
+    fn remember_shared(&mut self, a: &Vals, v: &Vals, m: u32, width: u32, assumed: bool) {
+        let Some(sv) = self.shared_values.as_mut() else { return };
+        let mut at = Vec::new();
+        for l in lanes(m) {
+            let v = if assumed { V { k: K::Unknown, data: true } } else { v.at(l) };
+            match a.at(l).k {
+                K::Ptr(Base::Shared(_), off) => at.push((off, v)),
+                _ => {
+                    sv.store_somewhere();
+                    return;
+                }
+            }
+        }
+        sv.store(width, &at);
     }
 }

@@ -37,6 +37,9 @@ impl Engine<'_> {
             }
             return self.record(id, &[], 0, m.count_ones() as u64, false, None);
         }
+        if op.kind.is_atomic() && op.space == Space::Shared && self.shared_values.is_some() {
+            self.clobber_shared(a, m, op.width);
+        }
         let key = self.held_key(id, m, st);
         let mut addrs: [i64; WARP] = [0; WARP];
         let mut n_known = 0usize;
@@ -185,12 +188,17 @@ impl Engine<'_> {
     /// their load: a removed load reuses the same value.
     pub(super) fn loaded(&mut self, a: &Vals, m: u32, width: u32) -> Vals {
         let unknown = V { k: K::Unknown, data: true };
-        if !self.any_fill {
+        if !self.any_fill && self.shared_values.is_none() {
             // No array's contents are given: every lane reads data nobody knows.
             return Vals::Same(unknown);
         }
-        let read = |e: &mut Self, v: V| match v.k {
-            K::Ptr(b, off) => e.load_value(b, off, width),
+        let read = |e: &mut Self, v: V| match (v.k, &e.shared_values) {
+            (K::Ptr(Base::Shared(_), off), Some(sv)) => {
+                let v = sv.load(off, width);
+                e.shared_values_read |= !matches!(v.k, K::Unknown);
+                v
+            }
+            (K::Ptr(b, off), _) => e.load_value(b, off, width),
             _ => unknown,
         };
         if let Vals::Same(v) = a {
@@ -201,6 +209,22 @@ impl Engine<'_> {
             out[l] = read(self, a.at(l));
         }
         self.pool.pack(m, out)
+    }
+
+    /// An atomic's lanes leave their shared-memory words unknown ([`super::shared_values`]).
+    fn clobber_shared(&mut self, a: &Vals, m: u32, width: u32) {
+        let Some(sv) = self.shared_values.as_mut() else { return };
+        let mut at = Vec::new();
+        for l in lanes(m) {
+            match a.at(l).k {
+                K::Ptr(Base::Shared(_), off) => at.push(off),
+                _ => {
+                    sv.store_somewhere();
+                    return;
+                }
+            }
+        }
+        sv.clobber(width, &at);
     }
 
     /// Whether a store through `b` may change memory read earlier through `a`.

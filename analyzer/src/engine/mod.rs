@@ -22,6 +22,7 @@ mod exec;
 mod memory;
 mod probe;
 pub mod sass;
+mod shared_values;
 pub mod symbolic;
 mod values;
 mod warp;
@@ -68,6 +69,9 @@ pub struct OpStats {
     pub varying_trip: bool,
     /// Inside a loop that retries a compare-and-swap, counted as one pass.
     pub retried: bool,
+    /// Executed after a branch on data the analysis does not know, taken as the sheet states:
+    /// its count rests on that assumption.
+    pub after_data_branch: bool,
     /// Lowest byte offset and one past the highest, relative to the parameter's pointer.
     pub min_off: Option<i64>,
     pub end_off: Option<i64>,
@@ -129,6 +133,8 @@ pub struct Trace {
     pub summarised_loops: Vec<(Span, Vec<String>)>,
     /// Loops that retry a compare-and-swap on data the analysis does not know: one pass.
     pub retry_loops: Vec<Span>,
+    /// A load read a value the block stored in shared memory ([`shared_values`]).
+    pub shared_values_read: bool,
     pub work: u64,
 }
 
@@ -179,6 +185,12 @@ pub struct Engine<'a> {
     fill_ran_out: Option<(ParamId, i64, u64)>,
     /// Long loops in iteration windows, when the sink wants only a fraction of them.
     windows: Option<Box<windows::Windows>>,
+    /// What the block stored in shared memory, for kernels whose shared values steer them
+    /// ([`shared_values`]).
+    shared_values: Option<Box<shared_values::SharedValues>>,
+    shared_values_read: bool,
+    /// Set by [`Engine::lane_truth`] when a lane's condition is unknown.
+    truth_unknown: bool,
 }
 
 /// Per memory operation, its address expression's value number: equal keys mean the compiler
@@ -356,12 +368,32 @@ pub fn run_blocks(
     let (gx, gy) = (gx as u64, gy as u64);
     let shapes = warp_shapes(setup.block);
     let mut st = WarpState::new(kernel.locals.len());
+    // Where shared values steer the kernel, a second engine that counts nothing runs each block
+    // until what it stores in shared memory settles.
+    let mut quiet = NoSink;
+    let mut scout = crate::ir::provenance::shared_values_steer(kernel).then(|| Engine::new(kernel, setup, &mut quiet));
     for linear in order {
         e.block_idx = [(linear % gx) as u32, (linear / gx % gy) as u32, (linear / (gx * gy)) as u32];
         e.block_linear = linear;
         e.boundary.begin_block(linear);
-        for shape in &shapes {
+        if let Some(s) = scout.as_mut() {
+            s.block_idx = e.block_idx;
+            s.block_linear = linear;
+            match s.settle_shared(&shapes, &mut st)? {
+                Some(log) => e.shared_values = Some(Box::new(shared_values::SharedValues::new(log))),
+                None => {
+                    // Nothing known is stored, or the stores do not settle: the later blocks
+                    // are counted with shared values unknown, as this one.
+                    e.shared_values = None;
+                    scout = None;
+                }
+            }
+        }
+        for (w, shape) in shapes.iter().enumerate() {
             e.boundary.begin_warp();
+            if let Some(sv) = e.shared_values.as_mut() {
+                sv.begin_warp(w as u32);
+            }
             st.start(shape, &mut e.pool);
             if let Err(d) = e.exec_block(&kernel.body, shape.mask, &mut st) {
                 // A read past the fill's end explains what failed after it (an unknown trip count).
@@ -378,6 +410,39 @@ pub fn run_blocks(
         return Err(fill_ran_out(kernel, setup, ran_out));
     }
     Ok(e.finish())
+}
+
+impl Engine<'_> {
+    /// Runs the current block (counting nothing) until what it stores in shared memory settles:
+    /// the settled stores, or `None` when no store holds a known value or they do not settle
+    /// within [`shared_values::MAX_RUNS`] runs. A warp that stops on an error stops there; the
+    /// counting run reports it. Only a limit (time, work) ends the launch.
+    fn settle_shared(&mut self, shapes: &[WarpShape], st: &mut WarpState) -> Result<Option<shared_values::Log>> {
+        let mut before = shared_values::Log::default();
+        for _ in 0..shared_values::MAX_RUNS {
+            self.shared_values = Some(Box::new(shared_values::SharedValues::new(before)));
+            for (w, shape) in shapes.iter().enumerate() {
+                if let Some(sv) = self.shared_values.as_mut() {
+                    sv.begin_warp(w as u32);
+                }
+                st.start(shape, &mut self.pool);
+                if let Err(d) = self.exec_block(&self.k.body, shape.mask, st) {
+                    if d.kind == ErrorKind::Limit {
+                        return Err(d);
+                    }
+                }
+            }
+            let sv = self.shared_values.take().expect("set above");
+            if !sv.knows_any() {
+                return Ok(None);
+            }
+            if sv.settled() {
+                return Ok(Some(sv.into_log()));
+            }
+            before = sv.into_log();
+        }
+        Ok(None)
+    }
 }
 
 /// The error for a read of element `k` of parameter `p`'s fill, which gives `len` elements.
@@ -448,6 +513,9 @@ impl<'a> Engine<'a> {
             pool: Pool::default(),
             probe: None,
             fill_ran_out: None,
+            shared_values: None,
+            shared_values_read: false,
+            truth_unknown: false,
         }
     }
 
@@ -476,6 +544,7 @@ impl<'a> Engine<'a> {
             used_fills,
             summarised_loops: self.summarised_loops,
             retry_loops,
+            shared_values_read: self.shared_values_read,
             work: self.work,
         }
     }

@@ -83,7 +83,7 @@ impl Builder<'_> {
                     self.g[cur].lines.push(format!("store {} ({}:{})", m.text, m.span.line, m.span.column));
                 }
                 Stmt::Eval(_) => self.g[cur].lines.push("eval".into()),
-                Stmt::Barrier => self.g[cur].lines.push("barrier".into()),
+                Stmt::Barrier { .. } => self.g[cur].lines.push("barrier".into()),
                 Stmt::If { then, els, span, .. } => {
                     self.g[cur].lines.push(format!("if ({}:{})", span.line, span.column));
                     let t = self.new_block();

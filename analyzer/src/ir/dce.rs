@@ -99,7 +99,7 @@ fn mark_stmt(k: &Kernel, s: &Stmt, live: &mut HashSet<LocalId>) {
                 mark_stmt(k, x, live);
             }
         }
-        Stmt::Break | Stmt::Continue | Stmt::Return | Stmt::Barrier => {}
+        Stmt::Break | Stmt::Continue | Stmt::Return | Stmt::Barrier { .. } => {}
     }
 }
 

@@ -131,7 +131,7 @@ fn collect(s: &Stmt, acc: &mut Vec<Access>, assigned: &mut HashSet<LocalId>, exi
             }
         }
         Stmt::Break | Stmt::Continue | Stmt::Return => *exits = true,
-        Stmt::Barrier => *barrier = true,
+        Stmt::Barrier { .. } => *barrier = true,
     }
 }
 

@@ -629,7 +629,10 @@ pub enum Stmt {
     /// `return`: the lane is done with the kernel.
     Return,
     /// `__syncthreads()` and friends: a barrier the compiler does not move memory accesses across.
-    Barrier,
+    /// `block`: every thread of the block waits there (`__syncthreads()`, a block group's
+    /// `sync()`), so shared memory written before it is what any thread reads after it; a
+    /// fence, `__syncwarp()` or a `"memory"` clobber orders only the thread's (warp's) own.
+    Barrier { block: bool },
 }
 
 impl Stmt {

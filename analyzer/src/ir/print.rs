@@ -113,7 +113,7 @@ fn stmt(o: &mut String, s: &Stmt, depth: usize) {
         Stmt::Return => {
             let _ = writeln!(o, "{pad}return");
         }
-        Stmt::Barrier => {
+        Stmt::Barrier { .. } => {
             let _ = writeln!(o, "{pad}barrier");
         }
     }

@@ -6,18 +6,20 @@
 //! a local's sources are every source of every value ever assigned to it, so the answer may
 //! name an array too many, never one too few.
 
-use super::{Base, Expr, Kernel, LocalId, ParamId, Stmt, Ty};
+use super::{AccessKind, Base, Expr, Kernel, LocalId, ParamId, Space, Stmt, Ty};
 use crate::source::Span;
 use std::collections::BTreeSet;
 
 /// The objects a pointer may point into.
 type Objects = BTreeSet<Base>;
 
-/// Where a value came from: a parameter's memory, or the result of a compare-and-swap.
+/// Where a value came from: a parameter's memory, the result of a compare-and-swap, or a plain
+/// load of shared memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Src {
     Param(ParamId),
     CompareAndSwap,
+    Shared,
 }
 
 type Sources = BTreeSet<Src>;
@@ -51,6 +53,229 @@ pub fn retrying_loops(k: &Kernel) -> Vec<Span> {
         })
         .map(|(_, _, _, span)| span)
         .collect()
+}
+
+/// Whether a value the kernel loads from shared memory decides a branch, a loop's trip or an
+/// address (`if (tid == 0) n = ...; __syncthreads(); for (i = tid; i < n; ...)`, a pointer chase
+/// through a tree built in shared memory): then what the block stores there decides the counts.
+/// False for a kernel that never stores to shared memory, or whose shared values only flow into
+/// other values (a tiled product, a tree reduction).
+pub fn shared_values_steer(k: &Kernel) -> bool {
+    let stores = k.mem_ops.iter().any(|m| m.space == Space::Shared && m.kind == AccessKind::Store);
+    // Copies into shared memory (asynchronous copies, `stmatrix`) write what no lane's value
+    // says: such kernels are counted with shared values unknown.
+    let opaque_writes =
+        k.mem_ops.iter().any(|m| m.kind == AccessKind::AsyncCopy || (m.matrix != 0 && m.kind == AccessKind::Store));
+    if !stores || opaque_writes {
+        return false;
+    }
+    let flow = Flow::of(k);
+    let steers = |e: &Expr| {
+        let mut d = Sources::new();
+        flow.data(k, e, &mut d);
+        d.contains(&Src::Shared)
+    };
+    let mut found = false;
+    each_decision(&k.body, &mut |e| found = found || steers(e));
+    found
+}
+
+/// Every expression whose value decides where the kernel goes or what it touches: branch and
+/// loop conditions, and the address of every memory operation.
+fn each_decision<'k>(body: &'k [Stmt], f: &mut dyn FnMut(&'k Expr)) {
+    fn addresses<'k>(e: &'k Expr, f: &mut dyn FnMut(&'k Expr)) {
+        if let Expr::Load { addr, .. } = e {
+            f(addr);
+        }
+        e.for_each_operand(&mut |x| addresses(x, f));
+    }
+    for s in body {
+        match s {
+            Stmt::Assign { value, .. } | Stmt::Eval(value) => addresses(value, f),
+            Stmt::Store { addr, value, .. } => {
+                f(addr);
+                addresses(addr, f);
+                addresses(value, f);
+            }
+            Stmt::If { cond, then, els, .. } => {
+                f(cond);
+                addresses(cond, f);
+                each_decision(then, f);
+                each_decision(els, f);
+            }
+            Stmt::Loop { cond, body, step, .. } => {
+                if let Some(c) = cond {
+                    f(c);
+                    addresses(c, f);
+                }
+                each_decision(body, f);
+                each_decision(step, f);
+            }
+            Stmt::Break | Stmt::Continue | Stmt::Return | Stmt::Barrier { .. } => {}
+        }
+    }
+}
+
+/// Per memory operation: whether its count rests on how the engine decided one of the branches
+/// `data_branches` names (a condition on data nobody knows, taken as the sheet states). The
+/// operations inside such a branch do; so does everything that runs after it when the branch
+/// can change what follows: it leaves a loop or the kernel (`break`, `continue`, `return`), or
+/// assigns a local that a later branch, loop or address reads (through other locals), or stores
+/// to shared memory whose values steer the kernel. Operations after it in an enclosing loop run
+/// again in the next iteration, so the whole loop counts as after.
+pub fn assumed_by_branches(k: &Kernel, data_branches: &[Span]) -> Vec<bool> {
+    let mut marks = vec![false; k.mem_ops.len()];
+    if data_branches.is_empty() {
+        return marks;
+    }
+    let steering = steering_locals(k);
+    let shared_steers = shared_values_steer(k);
+    let ctx = Branches { k, spans: data_branches, steering: &steering, shared_steers };
+    ctx.walk(&k.body, &mut marks, &mut false);
+    marks
+}
+
+/// The locals whose value reaches a branch or loop condition or an address, directly or
+/// through other locals.
+fn steering_locals(k: &Kernel) -> Vec<bool> {
+    fn reads(e: &Expr, out: &mut Vec<LocalId>) {
+        if let Expr::Local(l) = e {
+            out.push(*l);
+        }
+        e.for_each_operand(&mut |x| reads(x, out));
+    }
+    let mut steer = vec![false; k.locals.len()];
+    each_decision(&k.body, &mut |e| {
+        let mut ls = Vec::new();
+        reads(e, &mut ls);
+        for l in ls {
+            steer[l.0 as usize] = true;
+        }
+    });
+    let mut assigns: Vec<(LocalId, Vec<LocalId>)> = Vec::new();
+    fn collect(body: &[Stmt], out: &mut Vec<(LocalId, Vec<LocalId>)>, r: &dyn Fn(&Expr, &mut Vec<LocalId>)) {
+        for s in body {
+            match s {
+                Stmt::Assign { local, value, .. } => {
+                    let mut ls = Vec::new();
+                    r(value, &mut ls);
+                    out.push((*local, ls));
+                }
+                Stmt::If { then, els, .. } => {
+                    collect(then, out, r);
+                    collect(els, out, r);
+                }
+                Stmt::Loop { body, step, .. } => {
+                    collect(body, out, r);
+                    collect(step, out, r);
+                }
+                _ => {}
+            }
+        }
+    }
+    collect(&k.body, &mut assigns, &reads);
+    loop {
+        let mut changed = false;
+        for (l, from) in &assigns {
+            if steer[l.0 as usize] {
+                for f in from {
+                    if !steer[f.0 as usize] {
+                        steer[f.0 as usize] = true;
+                        changed = true;
+                    }
+                }
+            }
+        }
+        if !changed {
+            return steer;
+        }
+    }
+}
+
+struct Branches<'a> {
+    k: &'a Kernel,
+    spans: &'a [Span],
+    steering: &'a [bool],
+    shared_steers: bool,
+}
+
+impl Branches<'_> {
+    /// Marks what rests on a data branch in `body`; `after`: everything from here on does.
+    fn walk(&self, body: &[Stmt], marks: &mut [bool], after: &mut bool) {
+        for s in body {
+            if *after {
+                mark_all(std::slice::from_ref(s), marks);
+                continue;
+            }
+            match s {
+                Stmt::If { span, then, els, .. } if self.spans.contains(span) => {
+                    mark_all(then, marks);
+                    mark_all(els, marks);
+                    if self.changes_what_follows(then) || self.changes_what_follows(els) {
+                        *after = true;
+                    }
+                }
+                Stmt::If { then, els, .. } => {
+                    self.walk(then, marks, after);
+                    self.walk(els, marks, after);
+                }
+                Stmt::Loop { body, step, .. } => {
+                    let mut inner = false;
+                    self.walk(body, marks, &mut inner);
+                    self.walk(step, marks, &mut inner);
+                    if inner {
+                        mark_all(std::slice::from_ref(s), marks);
+                        *after = true;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn changes_what_follows(&self, body: &[Stmt]) -> bool {
+        body.iter().any(|s| match s {
+            Stmt::Break | Stmt::Continue | Stmt::Return => true,
+            Stmt::Assign { local, .. } => self.steering[local.0 as usize],
+            Stmt::Store { op, .. } => self.shared_steers && self.k.mem_op(*op).space == Space::Shared,
+            Stmt::If { then, els, .. } => self.changes_what_follows(then) || self.changes_what_follows(els),
+            Stmt::Loop { body, step, .. } => self.changes_what_follows(body) || self.changes_what_follows(step),
+            Stmt::Eval(_) | Stmt::Barrier { .. } => false,
+        })
+    }
+}
+
+/// Marks every memory operation in `body`.
+fn mark_all(body: &[Stmt], marks: &mut [bool]) {
+    fn ops(e: &Expr, marks: &mut [bool]) {
+        if let Expr::Load { op, .. } = e {
+            marks[op.0 as usize] = true;
+        }
+        e.for_each_operand(&mut |x| ops(x, marks));
+    }
+    for s in body {
+        match s {
+            Stmt::Assign { value, .. } | Stmt::Eval(value) => ops(value, marks),
+            Stmt::Store { op, addr, value } => {
+                marks[op.0 as usize] = true;
+                ops(addr, marks);
+                ops(value, marks);
+            }
+            Stmt::If { cond, then, els, .. } => {
+                ops(cond, marks);
+                mark_all(then, marks);
+                mark_all(els, marks);
+            }
+            Stmt::Loop { cond, body, step, .. } => {
+                if let Some(c) = cond {
+                    ops(c, marks);
+                }
+                mark_all(body, marks);
+                mark_all(step, marks);
+            }
+            Stmt::Break | Stmt::Continue | Stmt::Return | Stmt::Barrier { .. } => {}
+        }
+    }
 }
 
 /// A loop statement's condition, body, step and span.
@@ -175,8 +400,12 @@ impl Flow {
     fn data(&self, k: &Kernel, e: &Expr, out: &mut Sources) {
         match e {
             Expr::Load { op, addr } => {
-                if k.mem_op(*op).compare_and_swap {
+                let m = k.mem_op(*op);
+                if m.compare_and_swap {
                     out.insert(Src::CompareAndSwap);
+                }
+                if m.space == Space::Shared && m.kind == AccessKind::Load {
+                    out.insert(Src::Shared);
                 }
                 let mut objects = Objects::new();
                 self.ptrs(k, addr, &mut objects);

@@ -64,7 +64,7 @@ fn count(s: &Stmt, uses: &mut HashMap<LocalId, u32>, defs: &mut HashMap<LocalId,
                 count(x, uses, defs);
             }
         }
-        Stmt::Break | Stmt::Continue | Stmt::Return | Stmt::Barrier => {}
+        Stmt::Break | Stmt::Continue | Stmt::Return | Stmt::Barrier { .. } => {}
     }
 }
 

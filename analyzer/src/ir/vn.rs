@@ -166,7 +166,7 @@ fn scan<'k>(s: &'k Stmt, addrs: &mut [Option<&'k Expr>], counts: &mut [u32], def
                 scan(x, addrs, counts, defs);
             }
         }
-        Stmt::Break | Stmt::Continue | Stmt::Return | Stmt::Barrier => {}
+        Stmt::Break | Stmt::Continue | Stmt::Return | Stmt::Barrier { .. } => {}
     }
 }
 

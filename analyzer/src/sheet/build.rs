@@ -54,6 +54,11 @@ fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup,
             "inside a loop that retries a compare-and-swap: counted as one pass (the swap succeeds at once); each thread that loses a race to another runs one more pass".into(),
         );
     }
+    if st.after_data_branch {
+        assumptions.push(
+            "runs inside or after a branch on data the analysis does not know, decided as stated below: its count rests on that".into(),
+        );
+    }
     if st.varying_trip {
         assumptions.push(
             "inside a loop whose trip count differs between lanes of a warp: nvcc may unroll it (by 4, with a remainder loop), which splits executions differently; counted as the source loop".into(),
@@ -68,7 +73,7 @@ fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup,
         );
     }
     let shared = op.space == Space::Shared;
-    let exact = st.unknown_executions == 0 && !st.varying_trip && !st.retried;
+    let exact = st.unknown_executions == 0 && !st.varying_trip && !st.retried && !st.after_data_branch;
     Row {
         file: row_file(files, op.span.file),
         line: op.span.line,
@@ -114,9 +119,13 @@ fn add_shared(t: &mut SharedTotals, r: &Row) {
 
 /// The sheet of one launch from the engine's trace and the cache model that took its sector
 /// stream (unfed when the stream was not simulated).
-pub fn build(kernel: &Kernel, setup: &Setup, trace: Trace, mut cache: CacheModel, files: &SourceFiles) -> Sheet {
+pub fn build(kernel: &Kernel, setup: &Setup, mut trace: Trace, mut cache: CacheModel, files: &SourceFiles) -> Sheet {
     // The last block's accesses are still buffered in the cache model.
     cache.flush();
+    let assumed = crate::ir::provenance::assumed_by_branches(kernel, &trace.data_branches);
+    for (st, a) in trace.ops.iter_mut().zip(assumed) {
+        st.after_data_branch |= a;
+    }
     let mut rows: Vec<Row> =
         trace.ops.iter().enumerate().map(|(i, st)| row_of(kernel, i, st, &trace, setup, files)).collect();
     // Source order.
@@ -201,6 +210,11 @@ pub fn build(kernel: &Kernel, setup: &Setup, trace: Trace, mut cache: CacheModel
     }
     for s in &trace.data_branches {
         assumptions.push(format!("branch at {}:{} depends on data read from memory: assumed taken", s.line, s.column));
+    }
+    if trace.shared_values_read {
+        assumptions.push(
+            "a value loaded from shared memory is the one the block stored there last: the warp's own store at once (its lanes run in step), another warp's after a __syncthreads() between them".into(),
+        );
     }
     for s in &trace.retry_loops {
         assumptions.push(format!(

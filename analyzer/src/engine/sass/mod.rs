@@ -293,6 +293,9 @@ pub(crate) struct Warp {
     /// Whether every live lane is at one instruction (kept up to date by every step, so that
     /// the usual case needs no scan).
     pub converged: bool,
+    /// A branch or guard on unknown data was decided by assumption: what the warp executes
+    /// from here on rests on it.
+    pub assumed: bool,
 }
 
 impl Warp {
@@ -311,10 +314,12 @@ impl Warp {
             barrier: [0; 16],
             first_thread: 0,
             converged: true,
+            assumed: false,
         }
     }
 
     fn reset(&mut self, first: u64, mask: u32) {
+        self.assumed = false;
         self.rk.iter_mut().for_each(|k| *k = 0);
         self.rk[crate::ir::sass::RZ as usize] = u32::MAX;
         self.urk = [false; 256];
@@ -527,6 +532,7 @@ impl<'a> Machine<'a> {
         }
         if unknown != 0 {
             self.out.data_branches.insert(i);
+            self.w.assumed = true;
         }
         self.advance(at);
         if exec == 0 {
@@ -567,6 +573,7 @@ impl<'a> Machine<'a> {
         let taken = exec & !unknown;
         if unknown != 0 && matches!(op, Op::Bra | Op::Exit) {
             self.out.data_branches.insert(i);
+            self.w.assumed = true;
         }
         match op {
             Op::Bra => {
@@ -724,6 +731,9 @@ impl<'a> Machine<'a> {
     }
 
     fn memory(&mut self, i: usize, n: usize, exec: u32, sink: &mut dyn SectorSink) -> Result<()> {
+        if self.w.assumed {
+            self.ops[n].after_data_branch = true;
+        }
         let class = self.class[n];
         let k = self.k;
         let ins = &k.instrs[i];

@@ -98,7 +98,7 @@ impl SymbolicRun<'_> {
                 }
             }
             Stmt::Return => st.returned |= m,
-            Stmt::Barrier => st.held.forget_all(m),
+            Stmt::Barrier { .. } => st.held.forget_all(m),
         }
         Ok(())
     }

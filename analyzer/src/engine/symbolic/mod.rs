@@ -129,7 +129,18 @@ pub fn run(kernel: &Kernel, setup: &Setup) -> Result<(Trace, Stats), Fallback> {
     }
     let mut e = SymbolicRun::new(kernel, setup);
     match e.launch() {
-        Ok(()) => e.finish(),
+        Ok(()) => {
+            let (trace, stats) = e.finish()?;
+            // A decision on data that the block itself stored in shared memory: the reference
+            // engine follows what was stored (`engine/shared_values.rs`).
+            let undecided = !trace.data_branches.is_empty() || trace.ops.iter().any(|o| o.unknown_executions > 0);
+            if undecided && crate::ir::provenance::shared_values_steer(kernel) {
+                return Err(Fallback::GiveUp(
+                    "a branch or an address depends on values the block stored in shared memory".into(),
+                ));
+            }
+            Ok((trace, stats))
+        }
         Err(Stop::GiveUp(why)) => {
             // What it spent counts against the budget the reference engine gets next.
             setup.budget.spend(e.steps.saturating_mul(crate::launch::SYMBOLIC_STEP_COST));
@@ -335,6 +346,7 @@ impl<'a> SymbolicRun<'a> {
                 elided_lanes: narrow(a.elided_lanes)?,
                 varying_trip: self.op_loops[i].iter().any(|&l| self.varying[l] && self.loop_unrollable[l]),
                 retried: false,
+                after_data_branch: false,
                 min_off: a.min_off,
                 end_off: a.end_off,
                 base: a.base,
@@ -352,6 +364,7 @@ impl<'a> SymbolicRun<'a> {
             used_fills: Vec::new(),
             summarised_loops: self.summarised_loops,
             retry_loops: Vec::new(),
+            shared_values_read: false,
             work: narrow(self.work)?,
         };
         Ok((trace, Stats { steps: self.steps, ..self.stats }))

@@ -67,6 +67,14 @@ struct Unit<'a> {
     constants: Vec<(String, Ty, Node<'a>)>,
     /// Structures and classes by name: their C layout.
     structs: HashMap<String, cpp::Layout>,
+    /// Names a forward `typedef struct Tag Name;` gives a structure before its definition:
+    /// `Name` -> `Tag` (the layout is the tag's, once it is defined).
+    aliases: HashMap<String, String>,
+    /// Structures declared (`typedef struct S S;`, `struct S;`, or while their own members are
+    /// laid out) but not yet defined: incomplete, so only pointers to them may be declared.
+    forward: std::collections::HashSet<String>,
+    /// Structures declared and never defined in the file (and the typedef names of them).
+    incomplete: std::collections::HashSet<String>,
     /// Class templates by name: the `template <...>` and its structure.
     struct_templates: HashMap<String, (Node<'a>, Node<'a>)>,
     /// Instances of class templates made so far (`Vec2<float>`).
@@ -120,6 +128,9 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
         globals: HashMap::new(),
         constants: Vec::new(),
         structs: cpp::toolkit_structs(),
+        aliases: HashMap::new(),
+        forward: Default::default(),
+        incomplete: Default::default(),
         struct_templates: HashMap::new(),
         instances: Default::default(),
         instantiating: Default::default(),
@@ -161,7 +172,10 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
             }
             "type_definition" => {
                 cpp::declare_types(&mut unit, n);
-                if let Some(t) = n.child_by_field_name("type") {
+                // `typedef struct State State;` before `struct State { .. }`: the name follows
+                // the tag (`Unit::aliases`), whose size is not known yet.
+                let forward = n.child_by_field_name("type").is_some_and(|t| cpp::is_forward_declaration(&unit, t));
+                if let (false, Some(t)) = (forward, n.child_by_field_name("type")) {
                     if let Ok(ty) = type_of_specifier(&unit, t, &HashMap::new()) {
                         let mut c = n.walk();
                         for d in n.children_by_field_name("declarator", &mut c) {
@@ -184,6 +198,7 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
             _ => {}
         }
     }
+    cpp::complete_forward_types(&mut unit);
     for &(f, _) in &found {
         if has_qualifier(&unit, f, "__device__") && !has_qualifier(&unit, f, "__global__") {
             if let Some(name) = function_name(&unit, f) {
@@ -372,12 +387,18 @@ fn type_of_specifier(unit: &Unit, t: Node, tmpl: &HashMap<String, TemplateArg>) 
             if let Some(l) = cpp::injected_class(unit, text, tmpl) {
                 return Ok(l.ty());
             }
+            if unit.incomplete.contains(text) {
+                return Err(cpp::incomplete_refusal(unit.span(t), text));
+            }
             named_type(text).ok_or_else(|| cpp::unknown_type(unit.span(t), text))
         }
         "sized_type_specifier" => Ok(super::types::sized_type(text)),
-        "qualified_identifier" | "template_type" | "struct_specifier" | "class_specifier" | "enum_specifier" => {
-            cpp::other_type(unit, t, tmpl)
-        }
+        "qualified_identifier"
+        | "template_type"
+        | "struct_specifier"
+        | "class_specifier"
+        | "union_specifier"
+        | "enum_specifier" => cpp::other_type(unit, t, tmpl),
         // `typename vec4<T>::Type`: the type the name after `typename` names.
         "dependent_type" => match t.named_child(0) {
             Some(inner) => type_of_specifier(unit, inner, tmpl),

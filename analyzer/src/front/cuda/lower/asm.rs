@@ -156,7 +156,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         if let Some(c) = n.child_by_field_name("clobbers") {
             if self.text(c).contains("\"memory\"") {
                 self.flush(out);
-                out.push(Stmt::Barrier);
+                out.push(Stmt::Barrier { block: false });
             }
         }
         let outs = operands("output_operands");
@@ -236,7 +236,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                         }
                     }
                 }
-                Role::Wait => out.push(Stmt::Barrier),
+                Role::Wait => out.push(Stmt::Barrier { block: false }),
                 Role::Matrix { n: count, store } => {
                     // `ldmatrix {d..}, [a]` and `stmatrix [a], {r..}`; the registers are data.
                     let at = ops.iter().position(|o| o.starts_with('[')).unwrap_or(if store { 0 } else { 1 });

@@ -259,11 +259,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     if !self.builder.kernel.notes.contains(&note) {
                         self.builder.kernel.notes.push(note);
                     }
-                    self.builder.pending.push(Stmt::Barrier);
+                    self.builder.pending.push(Stmt::Barrier { block: true });
                     void()
                 }
                 (_, "sync" | "barrier_wait") => {
-                    self.builder.pending.push(Stmt::Barrier);
+                    self.builder.pending.push(Stmt::Barrier { block: g == Group::Block });
                     void()
                 }
                 (_, "barrier_arrive") => void(),
@@ -447,7 +447,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 if self.group_of(args[0]) == Some(Group::Grid) {
                     return self.group_call_grid_sync(n);
                 }
-                self.builder.pending.push(Stmt::Barrier);
+                let block = matches!(self.group_of(args[0]), Some(Group::Block));
+                self.builder.pending.push(Stmt::Barrier { block });
                 Ok(Some(void()))
             }
             "wait" | "wait_prior" | "pipeline_consumer_wait_prior"
@@ -504,7 +505,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
 
     fn group_call_grid_sync(&mut self, n: Node) -> Result<Option<(Expr, Ty)>> {
         let _ = n;
-        self.builder.pending.push(Stmt::Barrier);
+        self.builder.pending.push(Stmt::Barrier { block: true });
         Ok(Some((Expr::Int(0, IntTy::I32), Ty::Void)))
     }
 

@@ -5,7 +5,8 @@
 //! the C core and this file the additions: `cpp/layout.rs` indexes the structures and class
 //! templates the unit declares, `cpp/objects.rs` lowers structures in a kernel, `cpp/inline.rs`
 //! inlines functions, constructors and member functions, `cpp/local_ptr.rs` the address of a
-//! thread's own object passed to a helper (`f(&x)`).
+//! thread's own object passed to a helper (`f(&x)`), `cpp/local_types.rs` structures defined
+//! inside a function body.
 
 use super::*;
 use std::collections::HashSet;
@@ -13,6 +14,7 @@ use std::collections::HashSet;
 mod inline;
 mod layout;
 mod local_ptr;
+mod local_types;
 mod objects;
 mod value_types;
 
@@ -22,8 +24,9 @@ use layout::*;
 /// stops past it with "Formal parameter space overflowed".
 pub(in crate::front::cuda::lower) const MAX_PARAM_BYTES: u64 = 32764;
 pub(super) use layout::{
-    declare_struct_template, declare_types, global_values, injected_class, instantiate, nested_enums, other_type,
-    too_large_refusal, toolkit_structs, unknown_type, virtual_refusal, wmma_refusal,
+    complete_forward_types, declare_struct_template, declare_types, global_values, incomplete_refusal, injected_class,
+    instantiate, is_forward_declaration, nested_enums, other_type, too_large_refusal, toolkit_structs, unknown_type,
+    virtual_refusal, wmma_refusal,
 };
 
 /// A structure's or class's C layout.
@@ -85,6 +88,28 @@ pub(super) const DECAY: &str = "$decay";
 pub(in crate::front::cuda::lower) fn struct_name(ty: &Ty) -> Option<&str> {
     match ty {
         Ty::Vector { name, .. } => name.strip_prefix("struct "),
+        _ => None,
+    }
+}
+
+/// The number of elements an initializer gives an array declared without its outermost size
+/// (`float w[] = {1, 2, 3}` has 3, `char s[] = "ab"` 3); `None` where it is not plain.
+pub(super) fn initializer_length(unit: &Unit, i: Node) -> Option<u64> {
+    match i.kind() {
+        "initializer_list" => {
+            let mut c = i.walk();
+            let items: Vec<Node> = i.named_children(&mut c).filter(|x| x.kind() != "comment").collect();
+            // `{[4] = x}` (C's array designators) sizes the array by its largest index.
+            if items.iter().any(|x| x.kind() == "initializer_pair") {
+                return None;
+            }
+            Some(items.len() as u64).filter(|n| *n > 0)
+        }
+        "string_literal" => {
+            let t = unit.text(i);
+            let body = t.strip_prefix('"')?.strip_suffix('"')?;
+            (!body.contains('\\')).then_some(body.len() as u64 + 1)
+        }
         _ => None,
     }
 }

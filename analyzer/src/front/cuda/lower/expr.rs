@@ -220,15 +220,12 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     let name = self.text(v).trim_start_matches('(').trim_end_matches(')').trim();
                     match self.type_named(v) {
                         Some(t) => t.size(),
-                        None => match (named_type(name), self.lookup(name)) {
-                            (Some(t), None) => t.size(),
-                            // `sizeof(a)` of an array: all its elements (C never decays it here).
-                            (_, Some(Sym::LocalArray(t, dims))) if !dims.is_empty() => {
-                                dims.iter().fold(t.size(), |z, d| z.saturating_mul(*d))
-                            }
-                            (_, Some(Sym::Shared(id))) if !self.builder.kernel.shared[id.0 as usize].is_extern => {
-                                self.builder.kernel.shared[id.0 as usize].bytes()
-                            }
+                        None => match (named_type(name), self.array_extent(v)) {
+                            (Some(t), _) if self.lookup(name).is_none() => t.size(),
+                            // `sizeof(a)` of an array, `sizeof(a[0])` of a row: all its elements
+                            // (C never decays an array here).
+                            (_, Some((t, dims))) => dims.iter().fold(t.size(), |z, d| z.saturating_mul(*d)),
+                            // Evaluated aside: sizeof moves no memory.
                             _ => self.const_expr_ro(v)?.1.size(),
                         },
                     }
@@ -242,9 +239,14 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             "comma_expression" => Err(self.unsupported(n, "the comma operator")),
             "initializer_list" => {
                 let mut c = n.walk();
-                let items: Vec<Node> = n.named_children(&mut c).collect();
+                let items: Vec<Node> = n.named_children(&mut c).filter(|x| x.kind() != "comment").collect();
                 let mut args = Vec::new();
                 for it in items {
+                    // `.ext = 0` (a designated initializer): the value it gives its member.
+                    let it = match it.kind() {
+                        "initializer_pair" => it.child_by_field_name("value").unwrap_or(it),
+                        _ => it,
+                    };
                     args.push(self.expr(it)?.0);
                 }
                 Ok((Expr::Opaque { args, what: "initializer list".into() }, Ty::Void))
@@ -766,4 +768,30 @@ fn float_constant(name: &str) -> Option<(f64, u8)> {
         }
     };
     Some((double, 8))
+}
+
+impl Lowerer<'_, '_> {
+    /// An array named in `sizeof` (a thread's own, a `__shared__` or a `__device__` one of known
+    /// size), or a row of one (`a[0]` of `float a[3][4]`): its element type and dimensions,
+    /// outermost first (empty for one element). `None` for anything that is not an array.
+    pub(super) fn array_extent(&self, n: Node) -> Option<(Ty, Vec<u64>)> {
+        let n = cpp::unparen(n);
+        match n.kind() {
+            "identifier" => match self.lookup(self.text(n))? {
+                Sym::LocalArray(t, dims) if !dims.is_empty() => Some((t.clone(), dims.clone())),
+                Sym::Shared(id) => {
+                    let a = &self.builder.kernel.shared[id.0 as usize];
+                    (!a.is_extern && !a.dims.is_empty()).then(|| (a.elem.clone(), a.dims.clone()))
+                }
+                Sym::DeviceVar { elem, dims, .. } if !dims.is_empty() => Some((elem.clone(), dims.clone())),
+                _ => None,
+            },
+            "subscript_expression" => {
+                let (t, dims) = self.array_extent(n.child_by_field_name("argument")?)?;
+                let rest = dims.get(1..)?.to_vec();
+                Some((t, rest))
+            }
+            _ => None,
+        }
+    }
 }

@@ -432,7 +432,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     /// The ordering points of asynchronous copies and barriers (waits): memory the copies wrote
     /// is read after them, so no loaded value is kept across.
     pub(super) fn sync_point(&mut self, _n: Node) -> Result<()> {
-        self.builder.pending.push(Stmt::Barrier);
+        self.builder.pending.push(Stmt::Barrier { block: false });
         Ok(())
     }
 }

@@ -274,6 +274,22 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// Whether a chain of `.` members and subscripts starts at a thread's own array whose
+    /// contents are not tracked (`ugate[k].data`, `v[i].a.b`).
+    pub(in crate::front::cuda::lower) fn in_own_array(&self, mut n: Node) -> bool {
+        loop {
+            n = cpp::unparen(n);
+            match n.kind() {
+                "field_expression" if n.child_by_field_name("operator").is_some_and(|o| self.text(o) == ".") => {}
+                "subscript_expression" => {}
+                "identifier" => return matches!(self.lookup(self.text(n)), Some(Sym::LocalArray(..))),
+                _ => return false,
+            }
+            let Some(inner) = n.child_by_field_name("argument") else { return false };
+            n = inner;
+        }
+    }
+
     pub(super) fn undeclared(&self, n: Node) -> Diagnostic {
         let name = self.text(n);
         let d = Diagnostic::at(
@@ -355,6 +371,18 @@ impl Lowerer<'_, '_> {
         // (the constant bank) or registers, not global memory.
         if root.kind() == "field_expression" {
             if let Some(Sym::Opaque(ty, _) | Sym::LocalArray(ty, _)) = self.member_sym(root) {
+                for node in &idx_nodes {
+                    let (e, _) = self.expr(*node)?;
+                    self.pending_eval(e);
+                }
+                return Ok(Place::ThreadArray(ty));
+            }
+            // `ugate[k].data[i]`: an array member of an element of the thread's own array of
+            // structures: registers, as the element is.
+            if self.in_own_array(root) {
+                let Place::ThreadArray(ty) = self.place(root)? else {
+                    return Err(self.unsupported(root, "this member of a thread's own array"));
+                };
                 for node in &idx_nodes {
                     let (e, _) = self.expr(*node)?;
                     self.pending_eval(e);

@@ -139,6 +139,8 @@ impl Lowerer<'_, '_> {
             "asm_statement" => Err(self.unsupported(n, "inline assembly in this form")),
             "comment" | "empty_statement" | ";" => Ok(()),
             "type_definition" | "alias_declaration" => self.local_typedef(n),
+            // `struct alignas(16) U { float v[4]; };` in a body: the name stands for it below.
+            "struct_specifier" | "class_specifier" | "union_specifier" => self.local_struct(n).map(|_| ()),
             "static_assert_declaration" => Ok(()),
             "using_declaration" | "namespace_alias_definition" => Ok(()),
             _ => Err(self.unsupported(n, &format!("this statement ({})", n.kind()))),
@@ -323,6 +325,11 @@ impl Lowerer<'_, '_> {
     }
 
     pub(super) fn declaration(&mut self, n: Node, out: &mut Vec<Stmt>) -> Result<()> {
+        // `struct Q { int a, b; } q = {1, 2};`: the structure is defined here, then declared.
+        let defined = match n.child_by_field_name("type") {
+            Some(t) => self.local_struct(t)?,
+            None => None,
+        };
         if self.group_declaration(n, out)? || self.value_type_declaration(n, out)? {
             return Ok(());
         }
@@ -339,7 +346,11 @@ impl Lowerer<'_, '_> {
         let shared = quals.contains(&"__shared__");
         let is_extern = quals.contains(&"extern");
         let auto = self.text(t) == "auto";
-        let base = if auto { Ty::Void } else { type_of_specifier(self.unit, t, &self.tmpl)? };
+        let base = match defined {
+            Some(ty) => ty,
+            None if auto => Ty::Void,
+            None => type_of_specifier(self.unit, t, &self.tmpl)?,
+        };
         let mut c = n.walk();
         let decls: Vec<Node> = n.children_by_field_name("declarator", &mut c).collect();
         for d in decls {
@@ -478,7 +489,15 @@ impl Lowerer<'_, '_> {
                     self.flush(out);
                     out.push(Stmt::Eval(local_array_write(e)));
                 }
-                // Its dimensions (outermost first), for `T (&a)[N]` parameters to deduce `N` from.
+                // `float w[] = {1, 2, 3};`: the outermost dimension is the initializer's length.
+                let dims = dims.map(|mut d| {
+                    if let (Some(None), Some(i)) = (d.first(), init) {
+                        d[0] = cpp::initializer_length(self.unit, i);
+                    }
+                    d
+                });
+                // Its dimensions (outermost first), for `T (&a)[N]` parameters to deduce `N` from
+                // and for `sizeof`.
                 let known: Vec<u64> = dims.iter().flatten().flat_map(|d| d.iter().copied()).collect();
                 let known = if dims.as_ref().is_some_and(|d| d.len() == known.len()) { known } else { Vec::new() };
                 self.scopes.last_mut().unwrap().insert(name, Sym::LocalArray(ty, known));
@@ -584,7 +603,7 @@ impl Lowerer<'_, '_> {
                         out.push(Stmt::Eval(x));
                     }
                 }
-                out.push(Stmt::Barrier);
+                out.push(Stmt::Barrier { block: self.is_block_barrier(e) });
             }
             "parenthesized_expression" => {
                 let mut c = e.walk();
@@ -617,6 +636,12 @@ impl Lowerer<'_, '_> {
                 | "__syncthreads_or"
                 | "__barrier_sync"
         )
+    }
+
+    /// A barrier every thread of the block waits at (not a fence nor `__syncwarp`).
+    fn is_block_barrier(&self, call: Node) -> bool {
+        let f = call.child_by_field_name("function").map(|f| self.text(f)).unwrap_or("");
+        f.starts_with("__syncthreads") || f == "__barrier_sync"
     }
 
     pub(super) fn assignment(&mut self, e: Node) -> Result<Stmt> {

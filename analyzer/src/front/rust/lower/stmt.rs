@@ -191,7 +191,7 @@ impl Lowerer<'_, '_> {
                 out.push(Stmt::Continue);
             }
             syn::Expr::Paren(p) => self.effect(&p.expr, out)?,
-            syn::Expr::Call(c) if is_barrier(c) => out.push(Stmt::Barrier),
+            syn::Expr::Call(c) if is_barrier(c) => out.push(Stmt::Barrier { block: true }),
             _ => {
                 let (x, _) = self.expr(e)?;
                 self.flush(out);

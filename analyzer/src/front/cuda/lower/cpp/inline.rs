@@ -907,6 +907,27 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 } else {
                     match self.place(obj)? {
                         Place::Memory(MemoryPlace { address: addr, space, volatile, .. }) => (addr, space, volatile),
+                        // An element of the thread's own array of structures (`b[i].rating()`
+                        // of `MerBase b[4]`): registers whose contents are not tracked, so its
+                        // members are too; the call moves no memory through them.
+                        Place::ThreadArray(_) => {
+                            let this = StructVal {
+                                name: sname.clone(),
+                                fields: layout
+                                    .fields
+                                    .iter()
+                                    .map(|fd| {
+                                        let sym = if fd.dims.is_empty() {
+                                            Sym::Opaque(fd.ty.clone(), "a member of a thread's own object")
+                                        } else {
+                                            Sym::LocalArray(fd.ty.clone(), fd.dims.clone())
+                                        };
+                                        (fd.name.clone(), sym)
+                                    })
+                                    .collect(),
+                            };
+                            return self.inline_method(n, &key, def, arg_nodes, explicit, this, targs).map(Some);
+                        }
                         _ => return Err(self.unsupported(n, "a method call on this object")),
                     }
                 };
@@ -959,13 +980,28 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 StructVal { name: sname.clone(), fields }
             }
         };
+        self.inline_method(n, &key, def, arg_nodes, explicit, this, targs).map(Some)
+    }
+
+    /// A method inlined on `this`, with its class's template arguments bound.
+    #[allow(clippy::too_many_arguments)]
+    fn inline_method(
+        &mut self,
+        n: Node,
+        key: &str,
+        def: Node<'a>,
+        arg_nodes: &[Node],
+        explicit: Option<Node>,
+        this: StructVal,
+        targs: Vec<(String, TemplateArg)>,
+    ) -> Result<(Expr, Ty)> {
         let saved = self.tmpl.clone();
         for (k, v) in targs {
             self.tmpl.insert(k, v);
         }
-        let r = self.inline_device(n, &key, def, arg_nodes, explicit, Some(this));
+        let r = self.inline_device(n, key, def, arg_nodes, explicit, Some(this));
         self.tmpl = saved;
-        r.map(Some)
+        r
     }
 }
 

@@ -38,6 +38,17 @@ pub(super) fn explicit_align(text: &str) -> Option<u64> {
     None
 }
 
+/// The alignment an `alignas(EXPR)` qualifier of the structure itself asks for, its expression
+/// evaluated with the template arguments bound (`struct alignas(sizeof(scalar_t) * VEC_ELEMS)
+/// U`); a power of two, as C++ requires.
+fn alignas_of(unit: &Unit, spec: Node, tmpl: &HashMap<String, TemplateArg>, consts: &[(String, i128)]) -> Option<u64> {
+    let mut c = spec.walk();
+    let q = spec.named_children(&mut c).find(|x| x.kind() == "alignas_qualifier")?;
+    let e = q.named_child(0)?;
+    let v = static_value(unit, e, tmpl, consts)?;
+    (v > 0 && (v as u128).is_power_of_two()).then_some(v as u64)
+}
+
 /// Records the type names a top-level item declares (enums, structures, classes) so that later
 /// items can use them. Called in source order.
 pub(in crate::front::cuda::lower) fn declare_types<'a>(unit: &mut Unit<'a>, n: Node<'a>) {
@@ -66,7 +77,10 @@ pub(in crate::front::cuda::lower) fn declare_types<'a>(unit: &mut Unit<'a>, n: N
             }
         }
         _ => {
-            let Some(body) = spec.child_by_field_name("body") else { return };
+            let Some(body) = spec.child_by_field_name("body") else {
+                declare_forward(unit, n, spec);
+                return;
+            };
             declare_nested_enums(unit, spec);
             let name = spec.child_by_field_name("name").map(|x| unit.text(x).to_string());
             let mut names: Vec<String> = name.into_iter().collect();
@@ -83,7 +97,26 @@ pub(in crate::front::cuda::lower) fn declare_types<'a>(unit: &mut Unit<'a>, n: N
                 unit.polymorphic.extend(names);
                 return;
             }
-            let Some(layout) = layout_of(unit, spec, body, &first, &HashMap::new()) else { return };
+            // Its members may point to the structure itself (`State *out;`, `struct Node
+            // *next;`): while they are laid out it is declared but incomplete, as in C.
+            for nm in &names {
+                if !unit.structs.contains_key(nm) {
+                    unit.structs.insert(nm.clone(), incomplete(&first));
+                    unit.forward.insert(nm.clone());
+                }
+            }
+            let layout = layout_of(unit, spec, body, &first, &HashMap::new());
+            for nm in &names {
+                if unit.forward.remove(nm) {
+                    unit.structs.remove(nm);
+                }
+            }
+            let Some(layout) = layout else { return };
+            for nm in &names {
+                unit.structs.insert(nm.clone(), Layout { name: first.clone(), ..layout.clone() });
+            }
+            // A pointer member to the structure itself was laid out while it had no size.
+            let layout = complete_layout(unit, &layout);
             for nm in names {
                 unit.structs.insert(nm.clone(), Layout { name: first.clone(), ..layout.clone() });
             }
@@ -93,6 +126,82 @@ pub(in crate::front::cuda::lower) fn declare_types<'a>(unit: &mut Unit<'a>, n: N
             register_methods(unit, &first, body);
         }
     }
+}
+
+/// The layout of a structure declared but not yet defined: no members, no size.
+fn incomplete(name: &str) -> Layout {
+    Layout { name: name.to_string(), size: 0, align: 1, fields: Vec::new(), targs: Vec::new(), consts: Vec::new() }
+}
+
+/// `struct State;`, `typedef struct State State;`, `typedef union Ptrlist Ptrlist;` before the
+/// definition: the tag is an incomplete structure (pointers to it may be declared, in other
+/// structures and in the tag's own members), and each typedef name follows the tag.
+fn declare_forward(unit: &mut Unit, n: Node, spec: Node) {
+    let Some(tag) = spec.child_by_field_name("name") else { return };
+    if tag.kind() != "type_identifier" {
+        return;
+    }
+    let tag = unit.text(tag).to_string();
+    if unit.layout(&tag).is_none() && !unit.polymorphic.contains(&tag) {
+        unit.structs.insert(tag.clone(), incomplete(&tag));
+        unit.forward.insert(tag.clone());
+    }
+    if n.kind() == "type_definition" {
+        let mut c = n.walk();
+        for d in n.children_by_field_name("declarator", &mut c) {
+            let name = unit.text(d).to_string();
+            if d.kind() == "type_identifier" && name != tag && !unit.typedefs.contains_key(&name) {
+                unit.aliases.insert(name, tag.clone());
+            }
+        }
+    }
+}
+
+/// Whether a type specifier names a structure only declared so far (`struct State` in
+/// `typedef struct State State;` before its definition).
+pub(in crate::front::cuda::lower) fn is_forward_declaration(unit: &Unit, t: Node) -> bool {
+    matches!(t.kind(), "struct_specifier" | "class_specifier" | "union_specifier")
+        && t.child_by_field_name("body").is_none()
+        && t.child_by_field_name("name").is_some_and(|x| unit.forward.contains(unit.text(x)))
+}
+
+/// A type with every structure it points to given its final size (a pointer member declared
+/// while the structure it points to was incomplete).
+fn complete_type(unit: &Unit, ty: &Ty) -> Ty {
+    match ty {
+        Ty::Ptr(p) => Ty::Ptr(Box::new(PtrTy { pointee: complete_type(unit, &p.pointee), ..(**p).clone() })),
+        Ty::Vector { name, bytes } => match struct_name(ty).and_then(|s| unit.layout(s)) {
+            Some(l) if l.size != *bytes && !unit.forward.contains(&l.name) => l.ty(),
+            _ => Ty::Vector { name: name.clone(), bytes: *bytes },
+        },
+        other => other.clone(),
+    }
+}
+
+pub(super) fn complete_layout(unit: &Unit, l: &Layout) -> Layout {
+    let fields = l.fields.iter().map(|f| Field { ty: complete_type(unit, &f.ty), ..f.clone() }).collect();
+    Layout { fields, ..l.clone() }
+}
+
+/// After the file's declarations: structures declared and never defined are unknown again (a
+/// use of one is refused by name), and pointers to structures defined after the pointer was
+/// declared (in another structure, in a typedef) point to the structure's final size.
+pub(in crate::front::cuda::lower) fn complete_forward_types(unit: &mut Unit) {
+    for name in std::mem::take(&mut unit.forward) {
+        unit.structs.remove(&name);
+        unit.incomplete.insert(name);
+    }
+    let aliases: Vec<String> =
+        unit.aliases.iter().filter(|(_, tag)| unit.incomplete.contains(*tag)).map(|(a, _)| a.clone()).collect();
+    unit.incomplete.extend(aliases);
+    let structs: Vec<(String, Layout)> =
+        unit.structs.iter().map(|(k, l)| (k.clone(), complete_layout(unit, l))).collect();
+    unit.structs.extend(structs);
+    let typedefs: Vec<(String, Ty)> = unit.typedefs.iter().map(|(k, t)| (k.clone(), complete_type(unit, t))).collect();
+    unit.typedefs.extend(typedefs);
+    let instances: Vec<(String, Layout)> =
+        unit.instances.borrow().iter().map(|(k, l)| (k.clone(), complete_layout(unit, l))).collect();
+    unit.instances.borrow_mut().extend(instances);
 }
 
 /// Enumerations declared inside a structure or class, or a class template (`template <typename
@@ -291,12 +400,16 @@ pub(in crate::front::cuda::lower) fn toolkit_structs() -> HashMap<String, Layout
 }
 
 impl<'a> Unit<'a> {
-    /// A structure's layout by name: declared, or an instance of a class template.
+    /// A structure's layout by name: declared, or an instance of a class template, or the
+    /// structure a forward typedef names.
     pub(in crate::front::cuda::lower) fn layout(&self, name: &str) -> Option<Layout> {
         if let Some(l) = self.structs.get(name) {
             return Some(l.clone());
         }
-        self.instances.borrow().get(name).cloned()
+        if let Some(l) = self.instances.borrow().get(name) {
+            return Some(l.clone());
+        }
+        self.aliases.get(name).and_then(|tag| self.structs.get(tag)).cloned()
     }
 }
 
@@ -531,6 +644,12 @@ pub(super) fn layout_of<'a>(
                 ok = false;
                 break;
             };
+            // A member of an incomplete structure's type (not a pointer to it) has no size: C
+            // refuses it, and so does the layout.
+            if struct_name(&ty).is_some_and(|s| unit.forward.contains(s)) {
+                ok = false;
+                break;
+            }
             let a = align_of(unit, &ty);
             let a = explicit_align(unit.text(f)).unwrap_or(a).max(a);
             // Sizes and offsets in 64 bits, checked, as nvcc lays them out: an array or a
@@ -549,7 +668,7 @@ pub(super) fn layout_of<'a>(
     if !ok {
         return None;
     }
-    if let Some(a) = explicit_align(unit.text(spec)) {
+    if let Some(a) = alignas_of(unit, spec, tmpl, &consts).or_else(|| explicit_align(unit.text(spec))) {
         align = align.max(a);
     }
     let Some(size) = round_up(off, align).map(|z| z.max(align)) else { return too_large(unit, first) };
@@ -677,7 +796,7 @@ pub(in crate::front::cuda::lower) fn other_type(
     }
     let last = match t.kind() {
         "qualified_identifier" => text.rsplit("::").next().unwrap_or(text).trim(),
-        "struct_specifier" | "class_specifier" | "enum_specifier" => {
+        "struct_specifier" | "class_specifier" | "union_specifier" | "enum_specifier" => {
             t.child_by_field_name("name").map(|x| unit.text(x)).unwrap_or("")
         }
         _ => "",
@@ -700,6 +819,9 @@ pub(in crate::front::cuda::lower) fn other_type(
     }
     if let Some(d) = too_large_refusal(unit, unit.span(t), bare) {
         return Err(d);
+    }
+    if unit.incomplete.contains(last) {
+        return Err(incomplete_refusal(unit.span(t), text));
     }
     // Tag types (`std::true_type`, `std::bool_constant<B>`): empty, passed by value.
     let tname = t.child_by_field_name("name").map(|x| unit.text(x)).unwrap_or(last);
@@ -797,6 +919,16 @@ pub(in crate::front::cuda::lower) fn unknown_type(span: Span, text: &str) -> Dia
     }
     Diagnostic::at(ErrorKind::Unsupported, span, format!("type `{text}` is not supported"))
         .note("the front end knows scalar and vector types, typedefs, enums, structures and classes declared in the file, and template parameters given with --arg")
+}
+
+/// A structure the file declares (`struct T;`, `typedef struct T T;`) and never defines.
+pub(in crate::front::cuda::lower) fn incomplete_refusal(span: Span, text: &str) -> Diagnostic {
+    Diagnostic::at(
+        ErrorKind::Unsupported,
+        span,
+        format!("type `{text}` is declared but never defined in the file: its members and size are not known"),
+    )
+    .note("include the header that defines it (-I DIR), or define the structure in the file")
 }
 
 /// Warp matrix (tensor core) operations: which lane holds which element of a fragment is not

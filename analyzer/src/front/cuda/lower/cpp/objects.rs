@@ -572,37 +572,47 @@ impl Lowerer<'_, '_> {
                 None
             };
             if !matches!(ident_sym, Some(Sym::Param(_)) | Some(Sym::Const(..))) {
-                match self.place(init)? {
-                    Place::Local(id, ty) => return Ok(Sym::Local(id, ty)),
-                    // An element of an untracked array (`const float &c = params.colors[i]`): a
-                    // value read where it is used, moving no memory; a structure's members
-                    // are reached as the array's.
-                    Place::ThreadArray(ty @ (Ty::Int(_) | Ty::Float(_))) => {
-                        return Ok(Sym::Opaque(ty, "an element of a thread's own or constant array"))
-                    }
-                    Place::ThreadArray(ty) => return Ok(Sym::LocalArray(ty, Vec::new())),
-                    Place::Memory(MemoryPlace { address: addr, ty, space, volatile, text, .. }) => {
-                        let pty = Ty::Ptr(Box::new(PtrTy {
-                            pointee: ty.clone(),
-                            space,
-                            is_const: false,
-                            restrict: false,
-                            volatile,
-                        }));
-                        let t = self.builder.local(&format!("&{name}"), pty);
-                        self.builder.pending.push(Stmt::Assign { local: t, value: addr, span: self.span(init) });
-                        return Ok(Sym::Ref { ptr: t, ty, space, volatile, text });
-                    }
-                }
+                let place = self.place(init)?;
+                return Ok(self.place_reference(name, place, init));
             }
         }
-        let (e, et) = self.expr(init)?;
+        // `loc_ht &e = ht_get(t, k);`: a function returning a reference names its place.
+        let (e, et) = match unparen(init).kind() {
+            "call_expression" => match self.reference_place(init, |l| l.expr(init).map(Some))? {
+                Some(Ok(place)) => return Ok(self.place_reference(name, place, init)),
+                Some(Err(value)) => value,
+                None => self.expr(init)?,
+            },
+            _ => self.expr(init)?,
+        };
         let ty = declared.filter(|d| !is_void(d)).unwrap_or(et.clone());
         let e = self.convert(e, &et, &ty, init)?;
         let ty = self.with_origin(ty, &et);
         let id = self.builder.local(name, ty.clone());
         self.builder.pending.push(Stmt::Assign { local: id, value: e, span: self.span(init) });
         Ok(Sym::Local(id, ty))
+    }
+
+    /// The name a reference binds to a place: a local, an untracked element of the thread's own
+    /// or a constant array, or memory at an address taken once, here.
+    fn place_reference(&mut self, name: &str, place: Place, init: Node) -> Sym {
+        match place {
+            Place::Local(id, ty) => Sym::Local(id, ty),
+            // An element of an untracked array (`const float &c = params.colors[i]`): a value
+            // read where it is used, moving no memory; a structure's members are reached as the
+            // array's.
+            Place::ThreadArray(ty @ (Ty::Int(_) | Ty::Float(_))) => {
+                Sym::Opaque(ty, "an element of a thread's own or constant array")
+            }
+            Place::ThreadArray(ty) => Sym::LocalArray(ty, Vec::new()),
+            Place::Memory(MemoryPlace { address: addr, ty, space, volatile, text, .. }) => {
+                let pty =
+                    Ty::Ptr(Box::new(PtrTy { pointee: ty.clone(), space, is_const: false, restrict: false, volatile }));
+                let t = self.builder.local(&format!("&{name}"), pty);
+                self.builder.pending.push(Stmt::Assign { local: t, value: addr, span: self.span(init) });
+                Sym::Ref { ptr: t, ty, space, volatile, text }
+            }
+        }
     }
 
     /// A local of structure type: bound to memory (`P v = p[i];` reads only the members used,
@@ -687,6 +697,14 @@ impl Lowerer<'_, '_> {
                 && i.kind() != "argument_list"
                 && struct_name(&self.peek_type(i)).is_some()
             {
+                // `MerBase temp = b[i];` of the thread's own array of structures: a copy in
+                // registers, its members as untracked as the element's.
+                if self.in_own_array(i) {
+                    self.place(i)?;
+                    let v = self.struct_locals(name, &sname, at, 0)?;
+                    self.forget_struct(&v, i);
+                    return Ok(Sym::Struct(v));
+                }
                 let vector_like = self.unit.layout(&sname).is_some_and(|l| l.is_vector_like());
                 if !vector_like {
                     return self.bind_reference(name, None, i);
@@ -712,18 +730,7 @@ impl Lowerer<'_, '_> {
         let v = self.struct_locals(name, &sname, at, 0)?;
         if let Some(i) = init {
             if i.kind() == "initializer_list" || i.kind() == "argument_list" {
-                let mut c = i.walk();
-                let items: Vec<Node> = i.named_children(&mut c).filter(|x| x.kind() != "comment").collect();
-                for (item, (_, sym)) in items.iter().zip(v.fields.clone()) {
-                    if let Sym::Local(id, fty) = sym {
-                        let (e, et) = self.expr(*item)?;
-                        let e = self.convert(e, &et, &fty, *item)?;
-                        self.builder.pending.push(Stmt::Assign { local: id, value: e, span: self.span(*item) });
-                    } else {
-                        let (e, _) = self.expr(*item)?;
-                        self.pending_eval(e);
-                    }
-                }
+                self.init_members(&v, i)?;
             } else {
                 // A value the members cannot be told from: evaluated, its members unknown.
                 let (e, _) = self.expr(i)?;
@@ -732,6 +739,112 @@ impl Lowerer<'_, '_> {
             }
         }
         Ok(Sym::Struct(v))
+    }
+
+    /// A structure in registers from a braced list: `{a, b}` in member order, `{.b = 2, .a = 1}`
+    /// by name (C99 and C++20 designated initializers; a member after a designated one is the
+    /// next in order), nested lists for nested structures. Members the list does not give are
+    /// zero, as C and C++ initialise them.
+    fn init_members(&mut self, v: &StructVal, list: Node) -> Result<()> {
+        let mut c = list.walk();
+        let items: Vec<Node> = list.named_children(&mut c).filter(|x| x.kind() != "comment").collect();
+        let mut given = vec![false; v.fields.len()];
+        let mut next = 0;
+        for item in items {
+            let (k, value) = if item.kind() == "initializer_pair" {
+                let mut cc = item.walk();
+                let designators: Vec<Node> = item.children_by_field_name("designator", &mut cc).collect();
+                let [d] = designators.as_slice() else {
+                    return Err(self.unsupported(item, "a designator naming a member of a member (`.a.b = x`)"));
+                };
+                if d.kind() != "field_designator" {
+                    return Err(self.unsupported(*d, "an array designator (`[i] = x`) in a structure's initializer"));
+                }
+                let field = self.text(*d).trim_start_matches('.').trim();
+                let k = v.fields.iter().position(|(f, _)| f == field).ok_or_else(|| {
+                    Diagnostic::at(
+                        ErrorKind::Unsupported,
+                        self.span(*d),
+                        format!("`{}` has no member `{field}`", v.name),
+                    )
+                })?;
+                let value =
+                    item.child_by_field_name("value").ok_or_else(|| self.unsupported(item, "this initializer"))?;
+                (k, value)
+            } else {
+                (next, item)
+            };
+            next = k + 1;
+            let Some((_, sym)) = v.fields.get(k).cloned() else {
+                // More values than members: still evaluated (they may read memory).
+                let (e, _) = self.expr(value)?;
+                self.pending_eval(e);
+                continue;
+            };
+            given[k] = true;
+            self.init_member(&sym, value)?;
+        }
+        for (k, (_, sym)) in v.fields.iter().enumerate() {
+            if !given[k] {
+                self.zero_member(sym, list)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One member of a structure in registers from its initializer.
+    fn init_member(&mut self, sym: &Sym, value: Node) -> Result<()> {
+        match sym {
+            Sym::Struct(inner) if value.kind() == "initializer_list" => self.init_members(inner, value),
+            Sym::Struct(inner) => {
+                if let Some(from @ Sym::Struct(_)) = self.member_sym(value) {
+                    return self.copy_struct(inner, &from, value);
+                }
+                let (e, _) = self.expr(value)?;
+                self.pending_eval(e);
+                self.forget_struct(inner, value);
+                Ok(())
+            }
+            Sym::Local(..) if value.kind() == "initializer_list" => {
+                // `{x}` for a scalar is `x`; `{}` is zero.
+                let mut c = value.walk();
+                let items: Vec<Node> = value.named_children(&mut c).filter(|x| x.kind() != "comment").collect();
+                match items.as_slice() {
+                    [] => self.zero_member(sym, value),
+                    [x] if x.kind() != "initializer_pair" => self.init_member(sym, *x),
+                    _ => Err(self.unsupported(value, "a braced list of several values for one scalar member")),
+                }
+            }
+            Sym::Local(id, fty) => {
+                let (e, et) = self.expr(value)?;
+                let e = self.convert(e, &et, fty, value)?;
+                self.builder.pending.push(Stmt::Assign { local: *id, value: e, span: self.span(value) });
+                Ok(())
+            }
+            _ => {
+                let (e, _) = self.expr(value)?;
+                self.pending_eval(e);
+                Ok(())
+            }
+        }
+    }
+
+    /// A member an initializer list leaves out: zero (its integers and floats; a pointer or an
+    /// array member stays untracked).
+    fn zero_member(&mut self, sym: &Sym, at: Node) -> Result<()> {
+        match sym {
+            Sym::Struct(inner) => {
+                for (_, f) in inner.fields.clone() {
+                    self.zero_member(&f, at)?;
+                }
+            }
+            Sym::Local(id, fty @ (Ty::Int(_) | Ty::Float(_))) => {
+                let zero = self.convert(Expr::Int(0, IntTy::I32), &Ty::Int(IntTy::I32), fty, at)?;
+                self.builder.pending.push(Stmt::Assign { local: *id, value: zero, span: self.span(at) });
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     /// Every member of a structure in registers made a value that is not tracked.
