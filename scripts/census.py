@@ -63,7 +63,8 @@ HOST_TEMPLATE = re.compile(r"`([A-Za-z_]\w*)` is a template parameter of `([A-Za
 VECTOR_MEMBER = re.compile(r"this member is not supported: `[^`]*\.([xyzw])`")
 # A macro the build defines, named by the tool: `give it the same way: -D BF=VALUE`.
 DEFINE_IT = re.compile(r"give it the same way: -D ([A-Za-z_][A-Za-z0-9_]*)=VALUE")
-NOT_INTEGER = re.compile(r"an index that is not an integer is not supported|must be an integer")
+# ... or a type parameter made unsigned (`std::make_unsigned<INPUT>::type`): an integer type.
+NOT_INTEGER = re.compile(r"an index that is not an integer is not supported|must be an integer|type `(?:typename )?(?:std::)?make_(?:un)?signed")
 READ_FROM = re.compile(r"the condition is read from ((?:`[^`]+`(?:, )?)+)(?: \(and from [^)]*\))?:")
 SNIPPET = re.compile(r"^\s*\d+ │(.*)$", re.M)
 # Guessed integers too large for the launch (a tile size of 256 declaring 512 KiB of shared

@@ -347,3 +347,86 @@ fn a_threads_own_array_of_structures_is_registers_through_copies_and_methods() {
     assert_eq!(total(&s, "global", "store"), (1, 4));
     assert_eq!(s.instructions.len(), 2, "{:?}", s.instructions);
 }
+
+/// Separate compilation (HeCBench's merkle, built with `nvcc -rdc=true`): `tree.cu` declares
+/// `merge` from a header and `hash.cu` beside it defines it, calling `mix` from `mix.cu`. The
+/// analysis reads both definitions from their files, as the device linker joins them, and says
+/// so. One warp: `merge` loads `in[2i]` and `in[2i + 1]` (lanes 8 bytes apart, so each load
+/// touches 4-byte words within bytes 0..255: 8 sectors each) and the kernel stores `out[i]`
+/// (128 contiguous bytes, 4 sectors).
+#[test]
+fn a_device_function_of_another_file_is_linked_from_there() {
+    let dir = std::env::temp_dir().join(format!("sector-estimate-round9-rdc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("hash.h"), "#pragma once\n__device__ unsigned merge(const unsigned *in, unsigned i);\n")
+        .unwrap();
+    std::fs::write(
+        dir.join("tree.cu"),
+        "#include \"hash.h\"\n__global__ void tree(const unsigned *in, unsigned *out) {\n  unsigned i = threadIdx.x;\n  out[i] = merge(in, i);\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("hash.cu"),
+        "#include \"hash.h\"\n__device__ unsigned mix(unsigned a, unsigned b);\n__device__ unsigned merge(const unsigned *in, unsigned i) {\n  return mix(in[2 * i], in[2 * i + 1]);\n}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("mix.cu"), "__device__ unsigned mix(unsigned a, unsigned b) { return a * 31 + b; }\n")
+        .unwrap();
+    let o = AnalyzeOptions { via: Via::Source, ..options("1", "32", &[]) };
+    let a = sector_analyzer::analyze(
+        sector_analyzer::Input::File(&dir.join("tree.cu")),
+        &o,
+        &sector_analyzer::source::DiskLoader,
+    )
+    .unwrap_or_else(|f| panic!("{}", f.one_line()));
+    assert_eq!(total(&a.sheet, "global", "load"), (2, 16));
+    assert_eq!(total(&a.sheet, "global", "store"), (1, 4));
+    let text = sector_analyzer::sheet::text::render(&a.sheet);
+    assert!(text.contains("hash.cu") && text.contains("mix.cu") && text.contains("-rdc"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `*(a + k)` of a pointer to the thread's own array is `a[k]`: registers, no memory (merkle's
+/// `ff_p_vec_mul`); `UINT64_MAX` is <cstdint>'s; `(int)sqrtf(float(9))` is 3 (IEEE square
+/// root). One warp: `in[i]` 1 request, 4 sectors; three stores `out[32 j + i]`, 4 sectors each.
+#[test]
+fn own_array_arithmetic_stdint_limits_and_square_roots() {
+    let src = r#"
+__device__ void add(const unsigned long long *a, const unsigned long long *b, unsigned long long *c) {
+  *(c + 0) = *(a + 0) + *(b + 0);
+  *(c + 1) = *(a + 1) > UINT64_MAX - *(b + 1) ? 0 : *(a + 1) + *(b + 1);
+}
+__global__ void k(const float *in, float *out, int n) {
+  unsigned long long x[2] = {1, 2}, y[2] = {3, 4}, z[2];
+  add(x, y, z);
+  int i = threadIdx.x;
+  float v = in[i] + (float)z[1];
+  int r = (int)sqrtf(float(n));
+  for (int j = 0; j < r; j++) out[32 * j + i] = v;
+}
+"#;
+    let s = sheet_with(src, &AnalyzeOptions { via: Via::Source, ..options("1", "32", &[("n", "9")]) });
+    assert_eq!(total(&s, "global", "load"), (1, 4));
+    assert_eq!(total(&s, "global", "store"), (3, 12));
+}
+
+/// <type_traits> (HeCBench's bitpacking): `std::make_unsigned<INPUT>::type` of `short` is
+/// `unsigned short`, 2 bytes: one warp loads 64 contiguous bytes (2 sectors) and stores 64
+/// (2 sectors). Of `float` there is no unsigned type: refused, naming it.
+#[test]
+fn type_traits_make_unsigned() {
+    let src = r#"
+template <typename INPUT>
+__global__ void k(const INPUT *in, typename std::make_unsigned<INPUT>::type *out) {
+  using U = typename std::make_unsigned<INPUT>::type;
+  int i = threadIdx.x;
+  out[i] = static_cast<U>(in[i]);
+}
+"#;
+    let s = sheet_with(src, &AnalyzeOptions { via: Via::Source, ..options("1", "32", &[("INPUT", "short")]) });
+    assert_eq!(total(&s, "global", "load"), (1, 2));
+    assert_eq!(total(&s, "global", "store"), (1, 2));
+    let e =
+        crate::support::failure(src, &AnalyzeOptions { via: Via::Source, ..options("1", "32", &[("INPUT", "float")]) });
+    assert!(e.contains("make_unsigned"), "{e}");
+}

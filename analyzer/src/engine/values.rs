@@ -326,6 +326,10 @@ pub(crate) fn exact_float_fn(what: &str, x: f64) -> Option<f64> {
         "fabs()" | "fabsf()" => x.abs(),
         // Round half to even, as the GPU's `rint` does.
         "rint()" | "rintf()" => x.round_ties_even(),
+        // IEEE square roots, correctly rounded, as nvcc compiles them by default (not under
+        // --use_fast_math): `(int)sqrtf(float(k))` of a perfect square is its root.
+        "sqrt()" => x.sqrt(),
+        "sqrtf()" => (x as f32).sqrt() as f64,
         _ => return None,
     })
 }

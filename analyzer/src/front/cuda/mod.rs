@@ -60,6 +60,48 @@ pub fn lower_file(
         (Err(d), Some(h)) => return Err(without(None, &d, h)),
         (Err(d), None) => return Err(d),
     };
+    // Separate compilation (`nvcc -rdc=true`): a device function another `.cu` file of the
+    // folder defines is read from there, as the device linker joins them.
+    // Each file read may call into another (up to a few levels).
+    let mut linked: Vec<String> = Vec::new();
+    for _ in 0..4 {
+        let more: Vec<String> =
+            link_definitions(files, root, &module).into_iter().filter(|f| !linked.contains(f)).collect();
+        if more.is_empty() {
+            break;
+        }
+        let text = &mut files.files[root.0 as usize].text;
+        let before = text.len();
+        for f in &more {
+            text.push_str(&format!("\n#include \"{f}\"\n"));
+        }
+        let relinked = preprocess::preprocess_tolerant(files, root, &pp_opts, loader).and_then(|mut p| {
+            if p.text.len() > PRUNE_ABOVE {
+                prune::blank_unreachable(&mut p.text);
+            }
+            lower_translation_unit(&p, opts.args).map(|m| (p, m))
+        });
+        match relinked {
+            Ok((p, m)) => {
+                linked.extend(more);
+                pre = p;
+                module = m;
+            }
+            Err(_) => {
+                files.files[root.0 as usize].text.truncate(before);
+                break;
+            }
+        }
+    }
+    if !linked.is_empty() {
+        let note = format!(
+            "device functions defined in {} read from there (separate compilation, as nvcc -rdc=true links them)",
+            linked.join(", ")
+        );
+        for k in &mut module.kernels {
+            k.notes.push(note.clone());
+        }
+    }
     module.warnings = pre.warnings.iter().map(|w| w.clone().severity(Severity::Warning)).collect();
     if let Some(h) = &header {
         for (name, d) in module.failed.iter_mut() {
@@ -75,6 +117,82 @@ pub fn lower_file(
         }
     }
     Ok(module)
+}
+
+/// The `.cu` files of the root's folder that define a function some kernel failed to find
+/// (`call to `merge`: not a __device__ function of this file`), by name relative to the folder.
+fn link_definitions(files: &SourceFiles, root: FileId, module: &Module) -> Vec<String> {
+    let missing: Vec<&str> = module
+        .failed
+        .iter()
+        .filter_map(|(_, d)| {
+            let rest = d.message.strip_prefix("call to `")?;
+            let (name, tail) = rest.split_once('`')?;
+            tail.starts_with(": not a __device__ function of this file").then_some(name)
+        })
+        .filter(|n| n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+        .collect();
+    let Some(path) = files.files.get(root.0 as usize).map(|f| f.path.clone()) else { return Vec::new() };
+    let (Some(dir), false) = (path.parent(), missing.is_empty()) else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir(if dir.as_os_str().is_empty() { std::path::Path::new(".") } else { dir })
+    else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut names: Vec<std::path::PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    names.sort();
+    for p in names {
+        if p.extension().is_none_or(|x| x != "cu") || p.file_name() == path.file_name() {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&p) else { continue };
+        if text.contains("__device__") && missing.iter().any(|n| defines(&text, n)) {
+            if let Some(f) = p.file_name().and_then(|f| f.to_str()) {
+                out.push(f.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Whether `text` defines a function `name`: `name(...)` followed by `{` (a body), not `;`.
+fn defines(text: &str, name: &str) -> bool {
+    let b = text.as_bytes();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut from = 0;
+    while let Some(i) = text[from..].find(name).map(|i| i + from) {
+        from = i + name.len();
+        if i > 0 && ident(b[i - 1]) || b.get(from).is_some_and(|&c| ident(c)) {
+            continue;
+        }
+        let rest = text[from..].trim_start();
+        if !rest.starts_with('(') {
+            continue;
+        }
+        let mut depth = 0;
+        let mut end = None;
+        for (j, c) in rest.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(j + 1);
+                        break;
+                    }
+                }
+                ';' | '{' | '}' => break,
+                _ => {}
+            }
+        }
+        let Some(end) = end else { continue };
+        let after = rest[end..].trim_start();
+        let after = after.strip_prefix("const").map_or(after, str::trim_start);
+        if after.starts_with('{') {
+            return true;
+        }
+    }
+    false
 }
 
 /// The `<<<...>>>` launches in a CUDA file's own host code; `opts.args` fill host variables

@@ -493,9 +493,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 "FLT_MAX" | "INFINITY" | "HUGE_VALF" => Ok((Expr::Float(f32::MAX as f64), Ty::Float(4))),
                 // <cfloat>, <cmath> (POSIX's M_*) and the toolkit's math_constants.h: values only,
                 // no memory; their contents never reach an address exactly.
-                _ => match float_constant(name) {
-                    Some((v, width)) => Ok((Expr::Float(v), Ty::Float(width))),
-                    None => Err(self.undeclared(n)),
+                _ => match (float_constant(name), stdint_limit(name)) {
+                    (Some((v, width)), _) => Ok((Expr::Float(v), Ty::Float(width))),
+                    (_, Some((v, t))) => Ok((Expr::Int(v, t), Ty::Int(t))),
+                    _ => Err(self.undeclared(n)),
                 },
             },
         }
@@ -794,4 +795,36 @@ impl Lowerer<'_, '_> {
             _ => None,
         }
     }
+}
+
+/// <cstdint>'s limits (`UINT64_MAX`, `INT32_MIN`, `SIZE_MAX`), in the types C gives them: the
+/// toolkit's headers are not read, their constants are known.
+fn stdint_limit(name: &str) -> Option<(i128, IntTy)> {
+    let ty = |bits: u16, signed: bool| IntTy { bits: bits.max(32) as _, signed };
+    let (bits, signed, max) = match name {
+        "SIZE_MAX" | "UINTPTR_MAX" => (64, false, true),
+        "INTPTR_MAX" | "PTRDIFF_MAX" | "INTMAX_MAX" => (64, true, true),
+        "INTPTR_MIN" | "PTRDIFF_MIN" | "INTMAX_MIN" => (64, true, false),
+        "UINTMAX_MAX" => (64, false, true),
+        _ => {
+            let (signed, rest) = match name.strip_prefix("UINT") {
+                Some(r) => (false, r),
+                None => (true, name.strip_prefix("INT")?),
+            };
+            let (bits, end) = rest.split_once('_')?;
+            let bits: u16 = bits.parse().ok().filter(|b| matches!(b, 8 | 16 | 32 | 64))?;
+            match (end, signed) {
+                ("MAX", _) => (bits, signed, true),
+                ("MIN", true) => (bits, true, false),
+                _ => return None,
+            }
+        }
+    };
+    let v: i128 = match (signed, max) {
+        (false, _) => (1i128 << bits) - 1,
+        (true, true) => (1i128 << (bits - 1)) - 1,
+        (true, false) => -(1i128 << (bits - 1)),
+    };
+    // Narrow types promote to `int`, as their macros are written (`(-128)`, `255`).
+    Some((v, if bits < 32 { ty(32, true) } else { ty(bits, signed) }))
 }

@@ -103,6 +103,29 @@ impl Lowerer<'_, '_> {
                 if let Some(obj) = self.pointed_own_object(arg) {
                     return self.sym_place(obj, n);
                 }
+                // `*(a + k)` is `a[k]`: of the thread's own array (or a pointer into it), an
+                // element in registers or local memory, as a subscript is.
+                let sum = cpp::unparen(arg);
+                if sum.kind() == "binary_expression"
+                    && matches!(sum.child_by_field_name("operator").map(|o| self.text(o)), Some("+" | "-"))
+                {
+                    if let (Some(l), Some(r)) = (sum.child_by_field_name("left"), sum.child_by_field_name("right")) {
+                        let l = cpp::unparen(l);
+                        let own = match self.pointed_own_object(l) {
+                            Some(Sym::LocalArray(ty, _)) => Some(ty),
+                            _ if l.kind() == "identifier" => match self.lookup(self.text(l)) {
+                                Some(Sym::LocalArray(ty, _)) => Some(ty.clone()),
+                                _ => None,
+                            },
+                            _ => None,
+                        };
+                        if let Some(ty) = own {
+                            let (e, _) = self.expr(r)?;
+                            self.pending_eval(e);
+                            return Ok(Place::ThreadArray(ty));
+                        }
+                    }
+                }
                 if let Some(ty) = self.local_view(arg)? {
                     return Ok(Place::ThreadArray(ty));
                 }

@@ -250,6 +250,21 @@ impl Pp<'_> {
                 let dir = self.cur_path.parent().map(Path::to_path_buf).unwrap_or_default();
                 self.find_include(&dir, &name, angle).is_some()
             }
+            // C++'s alternative tokens are operators, not identifiers (`#if not defined(X)`).
+            alt @ ("not" | "and" | "or" | "bitand" | "bitor" | "xor" | "compl" | "not_eq") => {
+                let op = match alt {
+                    "not" => "!",
+                    "and" => "&&",
+                    "or" => "||",
+                    "bitand" => "&",
+                    "bitor" => "|",
+                    "xor" => "^",
+                    "compl" => "~",
+                    _ => "!=",
+                };
+                out.push(Tok::new(Kind::Punct, op));
+                return Ok(true);
+            }
             // `__has_attribute(x)`, `__has_builtin(x)`, ...: claim nothing.
             s if s.starts_with("__has_") && stack.last().is_some_and(|x| x.is("(")) => {
                 take_parens(stack);

@@ -467,3 +467,11 @@ fn large_input_is_linear() {
     assert!(p.text.contains("x99999 = ((y99999) * (2)) + z;"));
     assert!(start.elapsed().as_secs() < 10);
 }
+
+/// C++'s alternative tokens in `#if` (diamond's `#if not defined(_OPENMP)`): operators, so
+/// `not defined(NOPE)` holds and `defined(A) and not defined(B)` follows `A` and `B`.
+#[test]
+fn alternative_tokens_are_operators_in_if() {
+    let out = pp("#define A\n#if not defined(NOPE)\nyes\n#endif\n#if defined(A) and not defined(A)\nno\n#endif\n#if (1 bitand 3) not_eq 0 or 0\nthree\n#endif\n");
+    assert_eq!(words(&out), "yes three");
+}

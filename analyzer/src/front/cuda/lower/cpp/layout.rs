@@ -783,6 +783,9 @@ pub(in crate::front::cuda::lower) fn other_type(
     tmpl: &HashMap<String, TemplateArg>,
 ) -> Result<Ty> {
     let text = unit.text(t);
+    if let Some(ty) = std_trait(unit, text, tmpl) {
+        return Ok(ty);
+    }
     if t.kind() == "template_type" {
         if let Some(l) = instantiate(unit, t, tmpl) {
             return Ok(l.ty());
@@ -833,6 +836,45 @@ pub(in crate::front::cuda::lower) fn other_type(
         return Ok(Ty::Int(IntTy::BOOL));
     }
     Err(unknown_type(unit.span(t), text))
+}
+
+/// <type_traits>' transformations of a named type: `std::make_unsigned<T>::type`,
+/// `make_signed_t<T>`, and those that change nothing the analysis sees (`remove_const`,
+/// `remove_cv`, `remove_volatile`, `remove_reference`, `decay`, `type_identity`).
+fn std_trait(unit: &Unit, text: &str, tmpl: &HashMap<String, TemplateArg>) -> Option<Ty> {
+    let t: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let t = t.strip_prefix("typename ").unwrap_or(&t).trim();
+    let t = t.strip_prefix("::").unwrap_or(t);
+    let t = t.strip_prefix("std::").or_else(|| t.strip_prefix("cuda::std::"))?;
+    let (name, rest) = t.split_once('<')?;
+    let (arg, tail) = rest.rsplit_once('>')?;
+    let name = name.trim();
+    let (trait_name, alias) = match name.strip_suffix("_t") {
+        Some(n) => (n, true),
+        None => (name, false),
+    };
+    if alias != tail.trim().is_empty() || (!alias && tail.trim() != "::type") {
+        return None;
+    }
+    let arg = arg.trim();
+    let base = match tmpl.get(arg) {
+        Some(TemplateArg::Type(ty)) => ty.clone(),
+        _ => unit.typedefs.get(arg).cloned().or_else(|| named_type(arg)).or_else(|| {
+            let words = arg.split_whitespace().collect::<Vec<_>>();
+            words
+                .iter()
+                .all(|w| matches!(*w, "unsigned" | "signed" | "short" | "long" | "int" | "char"))
+                .then(|| crate::front::cuda::types::sized_type(arg))
+        })?,
+    };
+    match (trait_name, base) {
+        ("make_unsigned", Ty::Int(i)) => Some(Ty::Int(IntTy { bits: i.bits, signed: false })),
+        ("make_signed", Ty::Int(i)) => Some(Ty::Int(IntTy { bits: i.bits, signed: true })),
+        ("remove_const" | "remove_cv" | "remove_volatile" | "remove_reference" | "decay" | "type_identity", ty) => {
+            Some(ty)
+        }
+        _ => None,
+    }
 }
 
 /// `vec4<T>::Type`: a type member (`typedef float4 Type;`, `using Type = float4;`) of a class
