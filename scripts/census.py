@@ -16,7 +16,8 @@ the projects' own builds (makefiles, setup.py) put their folders on the include 
 makefile's unconditional `-I` and `-D` flags are passed as its build passes them. The launch is the one the file's own host code makes (`--launch-site`) where the
 tool can read it all; otherwise its constant parts (template arguments) with a default shape
 (256 threads, 1-D or 16x16 when the kernel reads threadIdx.y, 64 blocks); any integer value the
-tool still asks for (`pass --arg NAME=VALUE`) is set to 256, a type parameter to float, and
+tool still asks for (`pass --arg NAME=VALUE`) is set to 256 (then 64, 16 and 4 when the launch
+is too large, or too long to count, at that size), a type parameter to float, and
 dynamic shared memory to 16384 bytes, a macro the tool asks for (`-D NAME=VALUE`) to 4; a
 type parameter used as an index becomes `int`, one whose `.x` is read `float2`. A loop bounded
 by data gets 8 in every element of the arrays the tool names. Refusals are grouped by their message with names and
@@ -70,6 +71,9 @@ SNIPPET = re.compile(r"^\s*\d+ │(.*)$", re.M)
 # Guessed integers too large for the launch (a tile size of 256 declaring 512 KiB of shared
 # memory, an array of 0 elements from a quotient of guesses): the census tries smaller guesses.
 TOO_LARGE = re.compile(r"bytes of static shared memory|more than 1024 threads|array size must be a positive|larger than any GPU memory|uses too much shared data")
+# A launch too long to count at the guessed sizes (grid-stride loops over 256^3 cells, a window of
+# 256^3 taps): smaller guesses, as a user would analyse a smaller problem.
+TOO_LONG = re.compile(r"error\[limit\]: the analysis ran longer than|error\[limit\]: the launch needs more than")
 # A type parameter guessed as float whose object the kernel calls (`payoff(S)`,
 # `payoff.is_in_the_money(S)`): the file's own classes that define that operator or method are
 # tried in its place.
@@ -414,7 +418,8 @@ def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset()):
             # with veclen_ = 256): smaller guesses too.
             ty = re.search(r"type `([^`]*)` is not supported", err)
             in_type = ty is not None and any(v == "256" and re.search(r"\b" + re.escape(n) + r"\b", ty.group(1)) for n, v in args.items())
-            if (TOO_LARGE.search(err) or in_type) and any(v == "256" for v in args.values()) or (TOO_LARGE.search(err) and stepped):
+            too = TOO_LARGE.search(err) or TOO_LONG.search(err)
+            if (too or in_type) and any(v == "256" for v in args.values()) or (too and stepped):
                 step = next(ladder, None)
                 if step is not None:
                     stepped |= {n for n, v in args.items() if v == "256"}

@@ -101,3 +101,22 @@ __global__ void k(float *out) {
     let e = failure(src, &options("1", "64", &[]));
     assert!(e.contains("does not know"), "{e}");
 }
+
+/// `explain` follows the same shared values as the sheet: the store of line 11 in `staged_bound`
+/// is explained (warp 0 of block 0 stores 32 floats at bytes 0..127 of `out`: 4 sectors), where
+/// it used to be refused as a loop bounded by data.
+#[test]
+fn explain_reads_the_same_shared_values() {
+    use sector_analyzer::explain::{explain, render_text, ExplainOptions};
+    let opts = ExplainOptions {
+        analyze: sector_analyzer::AnalyzeOptions { kernel: Some("staged_bound".into()), ..options("2", "64", &[]) },
+        line: 11,
+        column: Some(58),
+        ..Default::default()
+    };
+    let input = sector_analyzer::Input::Source { name: "round9.cu", text: PROBE };
+    let (x, files) =
+        explain(input, &opts, &sector_analyzer::source::NoFiles).unwrap_or_else(|f| panic!("{}", f.one_line()));
+    let text = render_text(&x, &files, false);
+    assert!(text.contains("4 sectors"), "{text}");
+}

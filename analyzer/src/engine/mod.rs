@@ -376,19 +376,7 @@ pub fn run_blocks(
         e.block_idx = [(linear % gx) as u32, (linear / gx % gy) as u32, (linear / (gx * gy)) as u32];
         e.block_linear = linear;
         e.boundary.begin_block(linear);
-        if let Some(s) = scout.as_mut() {
-            s.block_idx = e.block_idx;
-            s.block_linear = linear;
-            match s.settle_shared(&shapes, &mut st)? {
-                Some(log) => e.shared_values = Some(Box::new(shared_values::SharedValues::new(log))),
-                None => {
-                    // Nothing known is stored, or the stores do not settle: the later blocks
-                    // are counted with shared values unknown, as this one.
-                    e.shared_values = None;
-                    scout = None;
-                }
-            }
-        }
+        settle_block(&mut scout, &mut e, &shapes, &mut st)?;
         for (w, shape) in shapes.iter().enumerate() {
             e.boundary.begin_warp();
             if let Some(sv) = e.shared_values.as_mut() {
@@ -410,6 +398,23 @@ pub fn run_blocks(
         return Err(fill_ran_out(kernel, setup, ran_out));
     }
     Ok(e.finish())
+}
+
+/// Before the counting engine `e` runs its current block: the stores the block leaves in shared
+/// memory, settled by `scout` ([`Engine::settle_shared`]). Nothing known stored, or stores that
+/// do not settle: the block, and every later one, is counted with shared values unknown.
+fn settle_block(scout: &mut Option<Engine>, e: &mut Engine, shapes: &[WarpShape], st: &mut WarpState) -> Result<()> {
+    let Some(s) = scout.as_mut() else { return Ok(()) };
+    s.block_idx = e.block_idx;
+    s.block_linear = e.block_linear;
+    match s.settle_shared(shapes, st)? {
+        Some(log) => e.shared_values = Some(Box::new(shared_values::SharedValues::new(log))),
+        None => {
+            e.shared_values = None;
+            *scout = None;
+        }
+    }
+    Ok(())
 }
 
 impl Engine<'_> {

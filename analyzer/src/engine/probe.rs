@@ -115,8 +115,9 @@ impl Engine<'_> {
 }
 
 /// Runs the warps the probe selects, in launch order, until the selected execution is seen and
-/// its warp has finished. Warps do not affect one another in this engine, so the others are
-/// skipped.
+/// its warp has finished. Warps affect one another only through what their block stores in
+/// shared memory, which a second engine settles first as the counting run does; the other warps
+/// are skipped.
 pub fn probe(kernel: &Kernel, setup: &Setup, probe: Probe) -> Result<ProbeOutcome> {
     let [gx, gy, gz] = setup.grid;
     if let Some(b) = probe.block {
@@ -146,6 +147,8 @@ pub fn probe(kernel: &Kernel, setup: &Setup, probe: Probe) -> Result<ProbeOutcom
     let mut none = super::NoSink;
     let mut e = Engine::new(kernel, setup, &mut none);
     e.probe = Some(Box::new(ProbeState { probe, seen: 0, capture: None }));
+    let mut quiet = super::NoSink;
+    let mut scout = crate::ir::provenance::shared_values_steer(kernel).then(|| Engine::new(kernel, setup, &mut quiet));
     let mut st = WarpState::new(kernel.locals.len());
     let mut most = 0u64;
     let blocks: Box<dyn Iterator<Item = [u32; 3]>> = match probe.block {
@@ -157,9 +160,13 @@ pub fn probe(kernel: &Kernel, setup: &Setup, probe: Probe) -> Result<ProbeOutcom
         e.block_idx = b;
         e.block_linear = linear;
         e.boundary.begin_block(linear);
+        super::settle_block(&mut scout, &mut e, &shapes, &mut st)?;
         for (w, shape) in shapes.iter().enumerate() {
             if probe.warp.is_some_and(|pw| pw as usize != w) {
                 continue;
+            }
+            if let Some(sv) = e.shared_values.as_mut() {
+                sv.begin_warp(w as u32);
             }
             if let Some(p) = e.probe.as_deref_mut() {
                 p.seen = 0;
