@@ -145,8 +145,9 @@ impl Engine<'_> {
                 self.access(*op, &a, m, st)?;
                 let o = self.k.mem_op(*op);
                 if self.shared_values.is_some() && o.kind == AccessKind::Store && o.space == Space::Shared {
-                    let assumed = st.assumed_depth > 0;
-                    self.remember_shared(&a, &v, m, self.k.mem_op(*op).width, assumed);
+                    // Under a branch taken by assumption, the value stored is not known.
+                    let known = (st.assumed_depth == 0).then_some(&v);
+                    self.remember_shared(&a, known, m, o.width);
                 }
                 self.pool.put(v);
                 // A store reads nothing, but its address's fill counts as used, as for a load.
@@ -161,9 +162,8 @@ impl Engine<'_> {
             Stmt::If { cond, then, els, span } => {
                 self.tick(*span)?;
                 let c = self.eval(cond, m, st)?;
-                self.truth_unknown = false;
                 let t = self.truth(&c, m, *span)?;
-                let assumed = std::mem::take(&mut self.truth_unknown) as u32;
+                let assumed = any_unknown(&c, m) as u32;
                 st.assumed_depth += assumed;
                 // A retry loop's exit test on the swap's result (`if (v == old) break;`), taken
                 // as a branch on data is: the swap succeeds, one pass.
@@ -330,7 +330,6 @@ impl Engine<'_> {
             K::Ptr(..) | K::PtrUnknown(_) => true,
             K::Unknown => {
                 self.data_branches.insert(span);
-                self.truth_unknown = true;
                 true
             }
             K::Missing(p) => return Err(self.missing(p, span, "the branch condition")),
@@ -479,17 +478,25 @@ pub(super) fn assigned_locals(s: &Stmt, out: &mut Vec<LocalId>) {
     }
 }
 
+/// Whether a lane of `m` holds data nobody knows: a branch on `c` is then taken by assumption.
+fn any_unknown(c: &Vals, m: u32) -> bool {
+    match c {
+        Vals::Same(v) => m != 0 && matches!(v.k, K::Unknown),
+        Vals::Ints(..) | Vals::Ptrs(..) => false,
+        Vals::Lanes(b) => lanes(m).any(|l| matches!(b[l].k, K::Unknown)),
+    }
+}
+
 impl Engine<'_> {
-    /// A store's values at its shared-memory addresses, for later loads
-    /// ([`super::shared_values`]).
-    /// `assumed`: the store runs under a branch taken by assumption, so that its value is not
-    /// taken as known (a flag set when data compare so: the loop it ends is refused as bounded by
-    /// data, never counted from the assumption).
-    fn remember_shared(&mut self, a: &Vals, v: &Vals, m: u32, width: u32, assumed: bool) {
+    /// What a store (`v`), or an atomic or a store of a value not known (`None`), leaves at its
+    /// shared-memory addresses, for later loads ([`super::shared_values`]). A store under a
+    /// branch taken by assumption passes `None`: a flag set when data compare so ends its loop
+    /// as a loop bounded by data (refused), never as the assumption decided.
+    pub(super) fn remember_shared(&mut self, a: &Vals, v: Option<&Vals>, m: u32, width: u32) {
         let Some(sv) = self.shared_values.as_mut() else { return };
         let mut at = Vec::new();
         for l in lanes(m) {
-            let v = if assumed { V { k: K::Unknown, data: true } } else { v.at(l) };
+            let v = v.map_or(V { k: K::Unknown, data: true }, |v| v.at(l));
             match a.at(l).k {
                 K::Ptr(Base::Shared(_), off) => at.push((off, v)),
                 _ => {

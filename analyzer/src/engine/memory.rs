@@ -38,7 +38,7 @@ impl Engine<'_> {
             return self.record(id, &[], 0, m.count_ones() as u64, false, None);
         }
         if op.kind.is_atomic() && op.space == Space::Shared && self.shared_values.is_some() {
-            self.clobber_shared(a, m, op.width);
+            self.remember_shared(a, None, m, op.width);
         }
         let key = self.held_key(id, m, st);
         let mut addrs: [i64; WARP] = [0; WARP];
@@ -209,22 +209,6 @@ impl Engine<'_> {
             out[l] = read(self, a.at(l));
         }
         self.pool.pack(m, out)
-    }
-
-    /// An atomic's lanes leave their shared-memory words unknown ([`super::shared_values`]).
-    fn clobber_shared(&mut self, a: &Vals, m: u32, width: u32) {
-        let Some(sv) = self.shared_values.as_mut() else { return };
-        let mut at = Vec::new();
-        for l in lanes(m) {
-            match a.at(l).k {
-                K::Ptr(Base::Shared(_), off) => at.push(off),
-                _ => {
-                    sv.store_somewhere();
-                    return;
-                }
-            }
-        }
-        sv.clobber(width, &at);
     }
 
     /// Whether a store through `b` may change memory read earlier through `a`.

@@ -189,8 +189,6 @@ pub struct Engine<'a> {
     /// ([`shared_values`]).
     shared_values: Option<Box<shared_values::SharedValues>>,
     shared_values_read: bool,
-    /// Set by [`Engine::lane_truth`] when a lane's condition is unknown.
-    truth_unknown: bool,
 }
 
 /// Per memory operation, its address expression's value number: equal keys mean the compiler
@@ -520,7 +518,6 @@ impl<'a> Engine<'a> {
             fill_ran_out: None,
             shared_values: None,
             shared_values_read: false,
-            truth_unknown: false,
         }
     }
 

@@ -48,6 +48,8 @@ pub(super) struct Log {
     cells: HashMap<i64, Cell>,
     /// A store or atomic at an address the analysis does not know: any load may read it.
     poisoned: bool,
+    /// The widest store so far: a store overlaps only cells starting less than this before it.
+    widest: u32,
 }
 
 impl Log {
@@ -76,9 +78,10 @@ impl Log {
     fn store(&mut self, addr: i64, width: u32, warp: u32, phase: u32, v: V) {
         if !self.cells.contains_key(&addr) {
             // A new address: any store overlapping it at another address mixes both.
+            self.widest = self.widest.max(width);
             let mut overlaps = false;
-            for (a, c) in self.cells.iter_mut() {
-                if *a < addr + width as i64 && addr < *a + c.width as i64 {
+            for a in addr - self.widest as i64 + 1..addr + width as i64 {
+                if let Some(c) = self.cells.get_mut(&a).filter(|c| a + c.width as i64 > addr) {
                     c.mixed = true;
                     overlaps = true;
                 }
@@ -131,13 +134,6 @@ impl SharedValues {
             }
             let agree = lanes[i + 1..].iter().filter(|(b, _)| *b == a).all(|(_, x)| same(*x, v));
             self.now.store(a, width, self.warp, self.phase, if agree { v } else { UNKNOWN });
-        }
-    }
-
-    /// An atomic (or anything else that writes a value nobody knows) at these addresses.
-    pub(super) fn clobber(&mut self, width: u32, addrs: &[i64]) {
-        for &a in addrs {
-            self.now.store(a, width, self.warp, self.phase, UNKNOWN);
         }
     }
 

@@ -82,13 +82,14 @@ pub fn shared_values_steer(k: &Kernel) -> bool {
 
 /// Every expression whose value decides where the kernel goes or what it touches: branch and
 /// loop conditions, and the address of every memory operation.
-fn each_decision<'k>(body: &'k [Stmt], f: &mut dyn FnMut(&'k Expr)) {
-    fn addresses<'k>(e: &'k Expr, f: &mut dyn FnMut(&'k Expr)) {
-        if let Expr::Load { addr, .. } = e {
-            f(addr);
-        }
-        e.for_each_operand(&mut |x| addresses(x, f));
-    }
+fn each_decision(body: &[Stmt], f: &mut dyn FnMut(&Expr)) {
+    let addresses = |e: &Expr, f: &mut dyn FnMut(&Expr)| {
+        super::licm::walk(e, &mut |x| {
+            if let Expr::Load { addr, .. } = x {
+                f(addr);
+            }
+        })
+    };
     for s in body {
         match s {
             Stmt::Assign { value, .. } | Stmt::Eval(value) => addresses(value, f),
@@ -138,12 +139,13 @@ pub fn assumed_by_branches(k: &Kernel, data_branches: &[Span]) -> Vec<bool> {
 /// The locals whose value reaches a branch or loop condition or an address, directly or
 /// through other locals.
 fn steering_locals(k: &Kernel) -> Vec<bool> {
-    fn reads(e: &Expr, out: &mut Vec<LocalId>) {
-        if let Expr::Local(l) = e {
-            out.push(*l);
-        }
-        e.for_each_operand(&mut |x| reads(x, out));
-    }
+    let reads = |e: &Expr, out: &mut Vec<LocalId>| {
+        super::licm::walk(e, &mut |x| {
+            if let Expr::Local(l) = x {
+                out.push(*l);
+            }
+        })
+    };
     let mut steer = vec![false; k.locals.len()];
     each_decision(&k.body, &mut |e| {
         let mut ls = Vec::new();
@@ -152,28 +154,21 @@ fn steering_locals(k: &Kernel) -> Vec<bool> {
             steer[l.0 as usize] = true;
         }
     });
-    let mut assigns: Vec<(LocalId, Vec<LocalId>)> = Vec::new();
-    fn collect(body: &[Stmt], out: &mut Vec<(LocalId, Vec<LocalId>)>, r: &dyn Fn(&Expr, &mut Vec<LocalId>)) {
-        for s in body {
-            match s {
-                Stmt::Assign { local, value, .. } => {
-                    let mut ls = Vec::new();
-                    r(value, &mut ls);
-                    out.push((*local, ls));
-                }
-                Stmt::If { then, els, .. } => {
-                    collect(then, out, r);
-                    collect(els, out, r);
-                }
-                Stmt::Loop { body, step, .. } => {
-                    collect(body, out, r);
-                    collect(step, out, r);
-                }
-                _ => {}
+    // Each assignment with the locals its value, and the branches around it, read.
+    let mut writes = Vec::new();
+    collect_writes(&k.body, &mut Vec::new(), &mut writes);
+    let assigns: Vec<(LocalId, Vec<LocalId>)> = writes
+        .iter()
+        .filter_map(|(w, under)| match w {
+            Write::Local(l, v) => {
+                let mut from = Vec::new();
+                reads(v, &mut from);
+                under.iter().for_each(|c| reads(c, &mut from));
+                Some((*l, from))
             }
-        }
-    }
-    collect(&k.body, &mut assigns, &reads);
+            Write::Memory(..) => None,
+        })
+        .collect();
     loop {
         let mut changed = false;
         for (l, from) in &assigns {
@@ -247,12 +242,13 @@ impl Branches<'_> {
 
 /// Marks every memory operation in `body`.
 fn mark_all(body: &[Stmt], marks: &mut [bool]) {
-    fn ops(e: &Expr, marks: &mut [bool]) {
-        if let Expr::Load { op, .. } = e {
-            marks[op.0 as usize] = true;
-        }
-        e.for_each_operand(&mut |x| ops(x, marks));
-    }
+    let ops = |e: &Expr, marks: &mut [bool]| {
+        super::licm::walk(e, &mut |x| {
+            if let Expr::Load { op, .. } = x {
+                marks[op.0 as usize] = true;
+            }
+        })
+    };
     for s in body {
         match s {
             Stmt::Assign { value, .. } | Stmt::Eval(value) => ops(value, marks),

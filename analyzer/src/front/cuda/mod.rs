@@ -38,11 +38,7 @@ pub fn lower_file(
 ) -> Result<Module> {
     let pp_opts =
         preprocess::PreprocessOptions { defines: opts.defines.to_vec(), include_dirs: opts.include_dirs.to_vec() };
-    let mut pre = preprocess::preprocess_tolerant(files, root, &pp_opts, loader)?;
-    // Large units: what no kernel reaches is not parsed (the parse tree dominates memory).
-    if pre.text.len() > PRUNE_ABOVE {
-        prune::blank_unreachable(&mut pre.text);
-    }
+    let mut pre = preprocess_unit(files, root, &pp_opts, loader)?;
     // A project header that is not there (a `config.h` the build generates) may hold what a
     // kernel needs: then the kernel's error is the header's. A kernel that lowers without it
     // needed nothing from it, and the header is a warning.
@@ -66,7 +62,7 @@ pub fn lower_file(
     let mut linked: Vec<String> = Vec::new();
     for _ in 0..4 {
         let more: Vec<String> =
-            link_definitions(files, root, &module).into_iter().filter(|f| !linked.contains(f)).collect();
+            link_definitions(files, root, &module, loader).into_iter().filter(|f| !linked.contains(f)).collect();
         if more.is_empty() {
             break;
         }
@@ -75,12 +71,8 @@ pub fn lower_file(
         for f in &more {
             text.push_str(&format!("\n#include \"{f}\"\n"));
         }
-        let relinked = preprocess::preprocess_tolerant(files, root, &pp_opts, loader).and_then(|mut p| {
-            if p.text.len() > PRUNE_ABOVE {
-                prune::blank_unreachable(&mut p.text);
-            }
-            lower_translation_unit(&p, opts.args).map(|m| (p, m))
-        });
+        let relinked = preprocess_unit(files, root, &pp_opts, loader)
+            .and_then(|p| lower_translation_unit(&p, opts.args).map(|m| (p, m)));
         match relinked {
             Ok((p, m)) => {
                 linked.extend(more);
@@ -119,9 +111,24 @@ pub fn lower_file(
     Ok(module)
 }
 
+/// The translation unit of `root`, preprocessed; in a large one, what no kernel reaches is
+/// blanked before parsing (the parse tree dominates memory).
+fn preprocess_unit(
+    files: &mut SourceFiles,
+    root: FileId,
+    pp_opts: &preprocess::PreprocessOptions,
+    loader: &dyn FileLoader,
+) -> Result<preprocess::Preprocessed> {
+    let mut pre = preprocess::preprocess_tolerant(files, root, pp_opts, loader)?;
+    if pre.text.len() > PRUNE_ABOVE {
+        prune::blank_unreachable(&mut pre.text);
+    }
+    Ok(pre)
+}
+
 /// The `.cu` files of the root's folder that define a function some kernel failed to find
 /// (`call to `merge`: not a __device__ function of this file`), by name relative to the folder.
-fn link_definitions(files: &SourceFiles, root: FileId, module: &Module) -> Vec<String> {
+fn link_definitions(files: &SourceFiles, root: FileId, module: &Module, loader: &dyn FileLoader) -> Vec<String> {
     let missing: Vec<&str> = module
         .failed
         .iter()
@@ -145,7 +152,8 @@ fn link_definitions(files: &SourceFiles, root: FileId, module: &Module) -> Vec<S
         if p.extension().is_none_or(|x| x != "cu") || p.file_name() == path.file_name() {
             continue;
         }
-        let Ok(text) = std::fs::read_to_string(&p) else { continue };
+        // Through the loader, as an include is read: an in-memory unit links nothing.
+        let Some(text) = loader.load(&p) else { continue };
         if text.contains("__device__") && missing.iter().any(|n| defines(&text, n)) {
             if let Some(f) = p.file_name().and_then(|f| f.to_str()) {
                 out.push(f.to_string());
@@ -157,42 +165,20 @@ fn link_definitions(files: &SourceFiles, root: FileId, module: &Module) -> Vec<S
 
 /// Whether `text` defines a function `name`: `name(...)` followed by `{` (a body), not `;`.
 fn defines(text: &str, name: &str) -> bool {
-    let b = text.as_bytes();
     let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-    let mut from = 0;
-    while let Some(i) = text[from..].find(name).map(|i| i + from) {
-        from = i + name.len();
-        if i > 0 && ident(b[i - 1]) || b.get(from).is_some_and(|&c| ident(c)) {
-            continue;
+    text.match_indices(name).any(|(i, _)| {
+        let end = i + name.len();
+        let b = text.as_bytes();
+        if i > 0 && ident(b[i - 1]) || b.get(end).is_some_and(|&c| ident(c)) {
+            return false;
         }
-        let rest = text[from..].trim_start();
-        if !rest.starts_with('(') {
-            continue;
-        }
-        let mut depth = 0;
-        let mut end = None;
-        for (j, c) in rest.char_indices() {
-            match c {
-                '(' => depth += 1,
-                ')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = Some(j + 1);
-                        break;
-                    }
-                }
-                ';' | '{' | '}' => break,
-                _ => {}
-            }
-        }
-        let Some(end) = end else { continue };
-        let after = rest[end..].trim_start();
-        let after = after.strip_prefix("const").map_or(after, str::trim_start);
-        if after.starts_with('{') {
-            return true;
-        }
-    }
-    false
+        let rest = text[end..].trim_start();
+        let Some(close) = rest.starts_with('(').then(|| crate::front::sass::matching(rest, '(', ')')).flatten() else {
+            return false;
+        };
+        let after = rest[close + 1..].trim_start();
+        after.strip_prefix("const").map_or(after, str::trim_start).starts_with('{')
+    })
 }
 
 /// The `<<<...>>>` launches in a CUDA file's own host code; `opts.args` fill host variables

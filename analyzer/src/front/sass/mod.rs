@@ -668,7 +668,8 @@ pub fn python_declaration(text: &str, name: &str) -> Option<Declaration> {
     Some(Declaration { params, ..Default::default() })
 }
 
-fn matching(s: &str, open: char, close: char) -> Option<usize> {
+/// The byte index of the `close` that balances the first `open` of `s`.
+pub(crate) fn matching(s: &str, open: char, close: char) -> Option<usize> {
     let mut depth = 0i32;
     for (i, c) in s.char_indices() {
         if c == open {
