@@ -166,8 +166,10 @@ def header_index(roots):
 
 def makefile_flags(path):
     """The `-I` folders and `-D` macros of the makefile next to a translation unit, or of the
-    nearest one up to two folders above it (`-I../mis-cuda`, `-DBLOCK=256`), as every build passes
-    them: flags made of make variables (`$(...)`) or under a conditional are skipped."""
+    nearest one up to two folders above it (`-I../mis-cuda`, `-DBLOCK=256`), as the default build
+    passes them: a conditional on the makefile's own defaults (`GPU = yes` ... `ifeq ($(GPU),yes)`)
+    is followed as `make` with no arguments follows it, one it cannot decide is skipped, as are
+    flags made of make variables (`$(...)`)."""
     d = os.path.dirname(os.path.abspath(path))
     for _ in range(3):
         for name in ("Makefile", "makefile", "GNUmakefile"):
@@ -178,17 +180,7 @@ def makefile_flags(path):
                         text = fh.read().replace("\\\n", " ")
                 except OSError:
                     return []
-                # Only what every build passes: not the flags under `ifeq (DEBUG,yes)`.
-                lines, depth = [], 0
-                for l in text.splitlines():
-                    l = l.split("#", 1)[0]
-                    w = l.split()[:1]
-                    if w and w[0] in ("ifeq", "ifneq", "ifdef", "ifndef"):
-                        depth += 1
-                    elif w and w[0] == "endif":
-                        depth = max(0, depth - 1)
-                    elif depth == 0:
-                        lines.append(l)
+                lines = make_default_lines(text)
                 text = "\n".join(lines)
                 out = []
                 for flag, val in re.findall(r"(?<![\w-])-(I|D)\s*([^\s'\"]+)", text):
@@ -203,6 +195,66 @@ def makefile_flags(path):
                 return out
         d = os.path.dirname(d)
     return []
+
+
+def make_default_lines(text):
+    """The lines of a makefile that `make` with no arguments and an empty environment reads: top-level
+    `NAME = value` (also `:=`, `?=`, `+=`) decide `ifeq`/`ifneq`/`ifdef`/`ifndef`, a variable it
+    never sets reads empty (as `make` reads it); a condition calling a make function is undecided,
+    and both its branches are skipped."""
+    env = {}
+
+    def expand(v):
+        return re.sub(r"\$[({](\w+)[)}]", lambda m: env.get(m.group(1), ""), v).strip()
+
+    def decide(w, rest):
+        rest = rest.strip()
+        if w in ("ifdef", "ifndef"):
+            name = rest.split()[0] if rest.split() else ""
+            if not re.fullmatch(r"\w+", name):
+                return None
+            return (env.get(name, "") != "") == (w == "ifdef")
+        m = re.fullmatch(r"\((.*),(.*)\)", rest) or re.fullmatch(r"[\"'](.*)[\"']\s+[\"'](.*)[\"']", rest)
+        if not m:
+            return None
+        a, b = m.group(1), m.group(2)
+        if re.search(r"\$[({](?!\w+[)}])", a + b):
+            return None  # a function call (`$(shell ...)`)
+        return (expand(a) == expand(b)) == (w == "ifeq")
+
+    lines, stack = [], []  # stack: per open conditional, (taking now, some branch taken, decided)
+    for l in text.splitlines():
+        l = l.split("#", 1)[0]
+        w = l.split()[:1]
+        w = w[0] if w else ""
+        live = all(t for t, _, _ in stack)
+        if w in ("ifeq", "ifneq", "ifdef", "ifndef"):
+            d = decide(w, l.strip()[len(w):]) if live else False
+            stack.append((bool(d), bool(d), d is not None))
+        elif w == "else" and stack:
+            take, taken, decided = stack.pop()
+            rest = l.strip()[4:].strip()
+            if not decided:
+                stack.append((False, True, False))
+            elif rest.split()[:1] and rest.split()[0] in ("ifeq", "ifneq", "ifdef", "ifndef"):
+                w2 = rest.split()[0]
+                d = None if taken else decide(w2, rest[len(w2):])
+                stack.append((bool(d) and not taken, taken or bool(d), taken or d is not None))
+            else:
+                stack.append((not taken, True, True))
+        elif w == "endif":
+            if stack:
+                stack.pop()
+        elif live:
+            m = re.match(r"\s*(\w+)\s*(\?=|:=|::=|=|\+=)\s*(.*)$", l)
+            if m and not l.startswith("\t"):
+                name, op, val = m.groups()
+                if op == "+=":
+                    env[name] = (env.get(name, "") + " " + expand(val)).strip()
+                elif op != "?=" or name not in env:
+                    env[name] = expand(val)
+            lines.append(l)
+    return lines
 
 
 def project_includes(path, include_dirs, index):
@@ -364,10 +416,14 @@ def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset()):
             if rc == 0:
                 own = launch_site and cmd[: len(tries[0])] == tries[0] and "--grid" not in cmd and not guessed
                 try:
-                    via = json.loads(out).get("via", "source")
+                    sheet = json.loads(out)
                 except ValueError:
-                    via = "source"
-                return dict(file=path, kernel=k, result="sheet", seconds=round(dt, 3), launch_site=own, fills=fills or None, via=via)
+                    sheet = {}
+                via = sheet.get("via", "source")
+                # The launch as the sheet resolved it, and the flags that made it: enough to run
+                # the kernel again under Nsight Compute (scripts/heldout.py).
+                return dict(file=path, kernel=k, result="sheet", seconds=round(dt, 3), launch_site=own, fills=fills or None, via=via,
+                            launch=sheet.get("launch"), command=shlex.join(full[1:]))
             m = ASK_TEMPLATE.search(err) or ASK_ARG.search(err)
             if m and m.group(1) not in args:
                 args[m.group(1)] = "256"

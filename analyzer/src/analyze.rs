@@ -700,7 +700,16 @@ pub fn sheet_of(kernel: &crate::ir::Kernel, opts: &AnalyzeOptions, files: &Sourc
     let mut sheet = crate::sheet::build::build(kernel, &setup, trace, cache, files);
     sheet.engine = engine;
     sheet.assumptions.extend(notes);
+    sheet.launch.template_args = template_args(kernel, &opts.args);
     Ok(sheet)
+}
+
+/// The values `args` gives the kernel's template parameters.
+pub(crate) fn template_args(
+    kernel: &crate::ir::Kernel,
+    args: &[(String, String)],
+) -> std::collections::BTreeMap<String, String> {
+    args.iter().filter(|(n, _)| kernel.template_params.contains(n)).cloned().collect()
 }
 
 /// Every count the sheet prints, and the byte totals made from them, must fit in 64 bits:

@@ -217,7 +217,13 @@ fn explain_inner(
     Ok(Explanation {
         kernel: kernel.name.clone(),
         file,
-        launch: LaunchInfo { grid: setup.grid, block: setup.block, args: setup.args.clone() },
+        launch: LaunchInfo {
+            grid: setup.grid,
+            block: setup.block,
+            args: setup.args.clone(),
+            template_args: BTreeMap::new(),
+            shared_bytes: setup.shared_bytes,
+        },
         accesses,
         skipped,
     })

@@ -20,6 +20,17 @@ pub struct LaunchInfo {
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub args: BTreeMap<String, ArgValue>,
+    /// The kernel's template arguments as the launch bound them (`T = "float"`, `BS = "256"`):
+    /// with `grid`, `block`, `args` and `shared_bytes`, everything needed to launch it again.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub template_args: BTreeMap<String, String>,
+    /// Dynamic shared memory per block, in bytes.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub shared_bytes: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One source-level memory instruction and what it costs over the whole launch.

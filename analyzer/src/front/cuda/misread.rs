@@ -5,7 +5,8 @@
 //!   `&&(y)`, with `x` a variable a logical and. tree-sitter cannot know, and picks the cast:
 //!   Rodinia's `#define IN_RANGE(x, min, max) ((x)>=(min) && (x)<=(max))` comes out as
 //!   `(x) >= ((min) &&(x)) <= (max)`. Where the parenthesised name is a variable of the file
-//!   and no type, its parentheses are blanked.
+//!   and no type, its parentheses are blanked; so are those of an element read as a cast to an
+//!   array type (`(pattern[i]) - 'A'`).
 //! - Comments inside an expression or a declaration (`a[i /* row */]`): the grammar makes them
 //!   children of any node, where the lowering expects operands. Comments are blanked (C
 //!   replaces a comment by a space).
@@ -148,8 +149,12 @@ pub(super) fn repair(src: &str, root: Node) -> Option<String> {
         let (Some(td), Some(value)) = (cast.child_by_field_name("type"), cast.child_by_field_name("value")) else {
             continue;
         };
-        // A bare name in the parentheses, no `*` or qualifier.
-        if td.named_child_count() != 1 || td.child_by_field_name("declarator").is_some() {
+        // A bare name in the parentheses, no `*` or qualifier; or an element, `(pattern[i]) - 'A'`
+        // (nothing casts to an array type).
+        let declarator = td.child_by_field_name("declarator");
+        if td.named_child_count() != 1 + usize::from(declarator.is_some())
+            || declarator.is_some_and(|d| d.kind() != "abstract_array_declarator")
+        {
             continue;
         }
         let Some(t) = td.child_by_field_name("type").filter(|t| t.kind() == "type_identifier") else { continue };

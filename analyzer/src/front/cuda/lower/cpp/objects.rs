@@ -26,6 +26,10 @@ impl Lowerer<'_, '_> {
             let target = match n.kind() {
                 "assignment_expression" => n.child_by_field_name("left"),
                 "update_expression" => n.child_by_field_name("argument"),
+                // `f(&seed)`: a helper may write through the address.
+                "pointer_expression" if n.child_by_field_name("operator").is_some_and(|o| self.text(o) == "&") => {
+                    n.child_by_field_name("argument")
+                }
                 _ => None,
             };
             if let Some(t) = target.map(unparen) {
