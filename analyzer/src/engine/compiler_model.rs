@@ -92,6 +92,16 @@ pub(crate) fn effect(op: &MemOp) -> HeldEffect {
     }
 }
 
+/// The loop a promoted store is written after: the innermost loop of the user's (an inlined
+/// helper's body is a loop of the front end's, run once), as a depth counted from 1 over all
+/// open loops; `None` outside every loop of the user's. `synthetic`: the open loops, outermost
+/// first, whether each is the front end's.
+pub(crate) fn promotion_depth(
+    mut synthetic: impl DoubleEndedIterator<Item = bool> + ExactSizeIterator,
+) -> Option<usize> {
+    synthetic.rposition(|s| !s).map(|i| i + 1)
+}
+
 /// Whether the lanes' accesses are performed one by one (an atomic the compiler did not
 /// aggregate per warp) rather than as one request over their sectors.
 pub(crate) fn performed_per_lane(op: &MemOp) -> bool {

@@ -6,6 +6,8 @@ use super::*;
 pub(super) struct LoopFrame {
     pub(super) brk: u32,
     pub(super) cont: u32,
+    /// The front end's loop around an inlined helper's body, not one of the user's.
+    pub(super) synthetic: bool,
 }
 
 /// Where each thread of a warp sits in its block; the same for every block of the launch.
@@ -184,9 +186,12 @@ impl Engine<'_> {
                 st.assumed_depth -= assumed;
             }
             Stmt::Loop { cond, body, step, test_first, span, synthetic } => {
+                if let Some(stale) = self.entry_keys.get(span) {
+                    st.held.forget_keys(m, stale);
+                }
                 let id = self.loop_ids[span];
                 self.loop_stack.push(id);
-                st.loops.push(LoopFrame { brk: 0, cont: 0 });
+                st.loops.push(LoopFrame { brk: 0, cont: 0, synthetic: *synthetic });
                 let id = if *synthetic { usize::MAX } else { id };
                 let r = self.run_loop(cond.as_ref(), body, step, *test_first, *span, m, st, id);
                 st.loops.pop();

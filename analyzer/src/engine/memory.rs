@@ -139,19 +139,20 @@ impl Engine<'_> {
                 }
             }
         }
+        let depth = compiler_model::promotion_depth(st.loops.iter().map(|f| f.synthetic));
         if self.probe.is_some() {
-            let promoted = self.promoted[id.0 as usize] && n_unknown == 0 && !st.loops.is_empty();
+            let promoted = self.promoted[id.0 as usize] && n_unknown == 0 && depth.is_some();
             self.observe(id, a, m, m & !active, promoted);
         }
         if active == 0 {
             return Ok(());
         }
-        if self.promoted[id.0 as usize] && n_unknown == 0 && !st.loops.is_empty() {
+        if let (true, 0, Some(depth)) = (self.promoted[id.0 as usize], n_unknown, depth) {
             // Kept in a register: the memory sees one store after the loop, per lane its last.
-            let depth = st.loops.len();
             for l in lanes(active) {
                 if let K::Ptr(b, off) = a.at(l).k {
-                    st.promoted.retain(|p| !(p.1 == id && p.2 == l));
+                    // One register per location: the last store to it is the one written.
+                    st.promoted.retain(|p| !(p.2 == l && p.3 == b && p.4 == off));
                     st.promoted.push((depth, id, l, b, off));
                 }
             }

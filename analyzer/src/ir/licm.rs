@@ -10,29 +10,88 @@ use std::collections::HashSet;
 pub fn promoted_stores(k: &Kernel) -> Vec<bool> {
     let mut out = vec![false; k.mem_ops.len()];
     let keys = super::vn::address_numbers(k);
-    visit(k, &keys, &k.body, &mut out);
+    let once = defined_once(k);
+    visit(k, &keys, &once, &k.body, &mut out);
     out
 }
 
-fn visit(k: &Kernel, keys: &[u32], stmts: &[Stmt], out: &mut [bool]) {
+/// Locals with exactly one assignment in the kernel, and its value: an inlined helper's
+/// parameters (`int *x3` bound to `T_x + i` at each call). Every read of one after its
+/// assignment sees that expression's value of the time.
+type Once<'k> = std::collections::HashMap<LocalId, &'k Expr>;
+
+fn defined_once(k: &Kernel) -> Once<'_> {
+    fn count<'k>(stmts: &'k [Stmt], n: &mut std::collections::HashMap<LocalId, (u32, Option<&'k Expr>)>) {
+        for s in stmts {
+            match s {
+                Stmt::Assign { local, value, .. } => {
+                    let e = n.entry(*local).or_insert((0, None));
+                    e.0 += 1;
+                    e.1 = Some(value);
+                }
+                Stmt::If { then, els, .. } => {
+                    count(then, n);
+                    count(els, n);
+                }
+                Stmt::Loop { body, step, .. } => {
+                    count(body, n);
+                    count(step, n);
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut n = std::collections::HashMap::new();
+    count(&k.body, &mut n);
+    n.into_iter().filter_map(|(l, (c, v))| (c == 1).then_some(l).zip(v)).collect()
+}
+
+fn visit(k: &Kernel, keys: &[u32], once: &Once, stmts: &[Stmt], out: &mut [bool]) {
     for s in stmts {
         match s {
             Stmt::If { then, els, .. } => {
-                visit(k, keys, then, out);
-                visit(k, keys, els, out);
+                visit(k, keys, once, then, out);
+                visit(k, keys, once, els, out);
             }
             Stmt::Loop { body, step, synthetic: false, .. } => {
-                promote_in_loop(k, keys, body, step, out);
-                visit(k, keys, body, out);
-                visit(k, keys, step, out);
+                promote_in_loop(k, keys, once, body, step, out);
+                visit(k, keys, once, body, out);
+                visit(k, keys, once, step, out);
             }
             Stmt::Loop { body, step, .. } => {
-                visit(k, keys, body, out);
-                visit(k, keys, step, out);
+                visit(k, keys, once, body, out);
+                visit(k, keys, once, step, out);
             }
             _ => {}
         }
     }
+}
+
+/// The base of an address seen through locals defined once (a helper's pointer parameter).
+fn base_through(e: &Expr, once: &Once, depth: u32) -> Option<Base> {
+    match e {
+        Expr::Local(l) if depth < 8 => base_through(once.get(l)?, once, depth + 1),
+        Expr::PtrOffset { ptr, .. } => base_through(ptr, once, depth),
+        _ => root_base(e),
+    }
+}
+
+/// Whether `e` has the same value on every iteration of a loop that assigns `assigned`: it
+/// reads no memory, and each local it reads is either not assigned in the loop or defined once
+/// (in the loop, before any read of it there) by such an expression.
+fn invariant(e: &Expr, assigned: &HashSet<LocalId>, once: &Once, depth: u32) -> bool {
+    if contains_load(e) || depth > 8 {
+        return false;
+    }
+    let mut ok = true;
+    walk(e, &mut |x| {
+        if let Expr::Local(l) = x {
+            if assigned.contains(l) {
+                ok &= once.get(l).is_some_and(|v| invariant(v, assigned, once, depth + 1));
+            }
+        }
+    });
+    ok
 }
 
 /// The pointer parameter or shared array an address is computed from, when it is evident.
@@ -54,12 +113,13 @@ fn may_alias(k: &Kernel, a: Base, b: Base) -> bool {
     }
 }
 
-struct Access {
+struct Access<'k> {
     op: MemOpId,
     base: Option<Base>,
+    addr: Option<&'k Expr>,
 }
 
-fn promote_in_loop(k: &Kernel, keys: &[u32], body: &[Stmt], step: &[Stmt], out: &mut [bool]) {
+fn promote_in_loop(k: &Kernel, keys: &[u32], once: &Once, body: &[Stmt], step: &[Stmt], out: &mut [bool]) {
     let mut accesses = Vec::new();
     let mut assigned = HashSet::new();
     let mut exits = false;
@@ -67,49 +127,127 @@ fn promote_in_loop(k: &Kernel, keys: &[u32], body: &[Stmt], step: &[Stmt], out: 
     for s in body.iter().chain(step) {
         collect(s, &mut accesses, &mut assigned, &mut exits, &mut calls_barrier);
     }
+    for a in &mut accesses {
+        if a.base.is_none() {
+            a.base = a.addr.and_then(|e| base_through(e, once, 0));
+        }
+    }
     if exits || calls_barrier {
         // A store is promoted only when it runs on every iteration; early exits and barriers
         // make that unprovable here.
         return;
     }
-    for s in body {
-        let Stmt::Store { op, addr, .. } = s else { continue };
-        let m = k.mem_op(*op);
+    // A location is promoted when a store to it runs on every iteration and nothing else in
+    // the loop may touch it; then every store to it in the loop (a conditional one too) writes
+    // the register, and one store after the loop writes memory.
+    let clean = |op: MemOpId, addr: &Expr| -> Option<Base> {
+        let m = k.mem_op(op);
         // Shared stores too: a shared accumulator (`acc[tid] += x` in a loop with no barrier)
         // was written once after the loop on the H200 (validate/probes/compiled).
         if m.volatile || !matches!(m.space, Space::Global | Space::Shared) || m.kind != AccessKind::Store {
-            continue;
+            return None;
         }
-        let Some(base) = root_base(addr) else { continue };
-        if uses_any(addr, &assigned) || contains_load(addr) {
-            continue;
+        let base = base_through(addr, once, 0)?;
+        if !invariant(addr, &assigned, once, 0) {
+            return None;
         }
-        let clean = accesses.iter().all(|a| {
-            if a.op == *op {
-                return true;
-            }
-            match a.base {
-                Some(b) if !may_alias(k, b, base) => true,
-                // An atomic on the same object reads memory on every iteration.
-                Some(_) if k.mem_op(a.op).kind.is_atomic() => false,
-                Some(b) if b == base => keys[a.op.0 as usize] == keys[op.0 as usize],
-                _ => false,
-            }
-        });
-        if clean {
+        accesses
+            .iter()
+            .all(|a| {
+                if a.op == op {
+                    return true;
+                }
+                match a.base {
+                    Some(b) if !may_alias(k, b, base) => true,
+                    // An atomic on the same object reads memory on every iteration.
+                    Some(_) if k.mem_op(a.op).kind.is_atomic() => false,
+                    Some(b) if b == base => keys[a.op.0 as usize] == keys[op.0 as usize],
+                    _ => false,
+                }
+            })
+            .then_some(base)
+    };
+    let mut every = Vec::new();
+    every_iteration_stores(body, &mut every);
+    let mut locations = Vec::new();
+    for s in every {
+        let Stmt::Store { op, addr, .. } = s else { continue };
+        if let Some(base) = clean(*op, addr) {
+            out[op.0 as usize] = true;
+            locations.push((base, keys[op.0 as usize]));
+        }
+    }
+    let mut all = Vec::new();
+    loop_stores(body, &mut all);
+    for s in all {
+        let Stmt::Store { op, addr, .. } = s else { continue };
+        if locations
+            .contains(&(base_through(addr, once, 0).unwrap_or(Base::Param(ParamId(u32::MAX))), keys[op.0 as usize]))
+            && clean(*op, addr).is_some()
+        {
             out[op.0 as usize] = true;
         }
     }
 }
 
-fn collect(s: &Stmt, acc: &mut Vec<Access>, assigned: &mut HashSet<LocalId>, exits: &mut bool, barrier: &mut bool) {
+/// The stores of a loop body that run on every iteration: those at its top level, and those
+/// of an inlined helper (a synthetic loop run once) up to the first statement that may leave it
+/// early (`break`, or a branch holding one: an early `return` of the helper).
+fn every_iteration_stores<'k>(stmts: &'k [Stmt], out: &mut Vec<&'k Stmt>) {
+    for s in stmts {
+        match s {
+            Stmt::Store { .. } => out.push(s),
+            Stmt::Loop { body, step, synthetic: true, .. } if step.is_empty() => {
+                let end = body.iter().position(leaves).unwrap_or(body.len());
+                every_iteration_stores(&body[..end], out);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Every store of a loop body outside its inner loops of the user's: under branches and in
+/// inlined helpers too.
+fn loop_stores<'k>(stmts: &'k [Stmt], out: &mut Vec<&'k Stmt>) {
+    for s in stmts {
+        match s {
+            Stmt::Store { .. } => out.push(s),
+            Stmt::If { then, els, .. } => {
+                loop_stores(then, out);
+                loop_stores(els, out);
+            }
+            Stmt::Loop { body, step, synthetic: true, .. } => {
+                loop_stores(body, out);
+                loop_stores(step, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether a statement may leave the loop around it (not counting loops inside it).
+fn leaves(s: &Stmt) -> bool {
+    match s {
+        Stmt::Break | Stmt::Continue | Stmt::Return => true,
+        Stmt::If { then, els, .. } => then.iter().chain(els).any(leaves),
+        _ => false,
+    }
+}
+
+fn collect<'k>(
+    s: &'k Stmt,
+    acc: &mut Vec<Access<'k>>,
+    assigned: &mut HashSet<LocalId>,
+    exits: &mut bool,
+    barrier: &mut bool,
+) {
     match s {
         Stmt::Assign { local, value, .. } => {
             assigned.insert(*local);
             loads(value, acc);
         }
         Stmt::Store { op, addr, value } => {
-            acc.push(Access { op: *op, base: root_base(addr) });
+            acc.push(Access { op: *op, base: root_base(addr), addr: Some(addr) });
             loads(addr, acc);
             loads(value, acc);
         }
@@ -135,27 +273,23 @@ fn collect(s: &Stmt, acc: &mut Vec<Access>, assigned: &mut HashSet<LocalId>, exi
     }
 }
 
-fn loads(e: &Expr, acc: &mut Vec<Access>) {
-    walk(e, &mut |x| {
+fn loads<'k>(e: &'k Expr, acc: &mut Vec<Access<'k>>) {
+    walk_ref(e, &mut |x| {
         if let Expr::Load { op, addr } = x {
-            acc.push(Access { op: *op, base: root_base(addr) });
+            acc.push(Access { op: *op, base: root_base(addr), addr: Some(addr) });
         }
     });
+}
+
+/// [`walk`] with the nodes' lifetime kept.
+fn walk_ref<'k>(e: &'k Expr, f: &mut impl FnMut(&'k Expr)) {
+    f(e);
+    e.for_each_operand(&mut |x| walk_ref(x, f));
 }
 
 fn contains_load(e: &Expr) -> bool {
     let mut found = false;
     walk(e, &mut |x| found |= matches!(x, Expr::Load { .. }));
-    found
-}
-
-fn uses_any(e: &Expr, locals: &HashSet<LocalId>) -> bool {
-    let mut found = false;
-    walk(e, &mut |x| {
-        if let Expr::Local(l) = x {
-            found |= locals.contains(l);
-        }
-    });
     found
 }
 

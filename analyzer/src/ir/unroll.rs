@@ -110,17 +110,30 @@ pub const FULL_UNROLL_MAX: i128 = 16;
 /// sibling loops at one depth share their counters' roles (`x[4 * i + k]` in two `k` loops).
 pub fn fully_unrolled_counters(k: &Kernel) -> std::collections::HashMap<LocalId, u32> {
     let mut out = std::collections::HashMap::new();
-    collect_counters(&k.body, 0, 1, &mut out);
+    collect_counters(&k.body, 0, 1, &mut out, &mut Vec::new());
     out
+}
+
+/// The loops [`fully_unrolled_counters`] takes nvcc to unroll completely, by span.
+pub fn fully_unrolled_loops(k: &Kernel) -> Vec<crate::source::Span> {
+    let mut spans = Vec::new();
+    collect_counters(&k.body, 0, 1, &mut std::collections::HashMap::new(), &mut spans);
+    spans
 }
 
 /// `copies`: how many copies of the statements the enclosing unrolled loops make. A nest of
 /// more than [`FULL_UNROLL_MAX`] copies in all is left to the ordinary rules: its copies would
 /// hold more values than the held-value model keeps.
-fn collect_counters(stmts: &[Stmt], depth: u32, copies: i128, out: &mut std::collections::HashMap<LocalId, u32>) {
+fn collect_counters(
+    stmts: &[Stmt],
+    depth: u32,
+    copies: i128,
+    out: &mut std::collections::HashMap<LocalId, u32>,
+    spans: &mut Vec<crate::source::Span>,
+) {
     for (i, s) in stmts.iter().enumerate() {
         match s {
-            Stmt::Loop { cond, body, step, synthetic, .. } => {
+            Stmt::Loop { cond, body, step, synthetic, span, .. } => {
                 let counter = if *synthetic {
                     None
                 } else {
@@ -130,7 +143,10 @@ fn collect_counters(stmts: &[Stmt], depth: u32, copies: i128, out: &mut std::col
                 };
                 let (inner, copies) = match counter {
                     // A local counting two loops is no loop's constant.
-                    Some((l, trips)) if out.insert(l, depth).is_none() => (depth + 1, copies * trips),
+                    Some((l, trips)) if out.insert(l, depth).is_none() => {
+                        spans.push(*span);
+                        (depth + 1, copies * trips)
+                    }
                     Some((l, _)) => {
                         out.insert(l, u32::MAX);
                         (depth, copies)
@@ -139,12 +155,12 @@ fn collect_counters(stmts: &[Stmt], depth: u32, copies: i128, out: &mut std::col
                     // there are variables (and the symbolic engine may summarise freely).
                     None => continue,
                 };
-                collect_counters(body, inner, copies, out);
-                collect_counters(step, inner, copies, out);
+                collect_counters(body, inner, copies, out, spans);
+                collect_counters(step, inner, copies, out, spans);
             }
             Stmt::If { then, els, .. } => {
-                collect_counters(then, depth, copies, out);
-                collect_counters(els, depth, copies, out);
+                collect_counters(then, depth, copies, out, spans);
+                collect_counters(els, depth, copies, out, spans);
             }
             _ => {}
         }

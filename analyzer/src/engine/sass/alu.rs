@@ -397,7 +397,7 @@ impl Machine<'_> {
     fn int(&self, o: &Operand, l: usize) -> V {
         match o {
             Operand::Reg(r) => {
-                let v = self.reg(*r, l)?;
+                let v = r.select(self.reg(*r, l)?);
                 let v = if r.abs { (v as i32).unsigned_abs() } else { v };
                 let v = if r.not { !v } else { v };
                 Some(if r.neg { v.wrapping_neg() } else { v })
@@ -428,9 +428,10 @@ impl Machine<'_> {
                     out.v.copy_from_slice(&self.w.r[i * WARP..(i + 1) * WARP]);
                 }
                 out.k = self.w.rk[i] & run;
-                if r.abs || r.not || r.neg {
+                if r.abs || r.not || r.neg || r.part != (0, 32) {
                     for x in &mut out.v {
-                        let v = if r.abs { (*x as i32).unsigned_abs() } else { *x };
+                        let v = r.select(*x);
+                        let v = if r.abs { (v as i32).unsigned_abs() } else { v };
                         let v = if r.not { !v } else { v };
                         *x = if r.neg { v.wrapping_neg() } else { v };
                     }

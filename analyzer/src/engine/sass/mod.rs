@@ -251,12 +251,21 @@ fn bank0(k: &SassKernel, ir: &Kernel, s: &Setup) -> Result<Vec<Option<u8>>> {
 }
 
 fn half_bits(f: f32) -> u16 {
-    // Round to nearest even, normal range (launch values are ordinary numbers).
+    // Round to nearest even. Subnormal halves matter: nvdisasm prints the integer constant 4 that
+    // `HFMA2.MMA R0, -RZ, RZ, 0, 2.384185791015625e-07` makes as the half whose bits are 4.
     let x = f.to_bits();
     let sign = ((x >> 16) & 0x8000) as u16;
     let exp = ((x >> 23) & 0xff) as i32 - 127 + 15;
     if exp <= 0 {
-        return sign;
+        // m * 2^-24: the significand with its leading one, shifted right by 14 - exp.
+        let shift = (14 - exp) as u32;
+        if shift > 24 || (x & 0x7fff_ffff) == 0 {
+            return sign;
+        }
+        let full = (x & 0x7f_ffff) | 0x80_0000;
+        let (m, rest, half) = (full >> shift, full & ((1 << shift) - 1), 1u32 << (shift - 1));
+        let m = if rest > half || (rest == half && m & 1 == 1) { m + 1 } else { m };
+        return sign | m as u16;
     }
     if exp >= 31 {
         return sign | 0x7c00;
@@ -618,6 +627,7 @@ impl<'a> Machine<'a> {
                                 not: false,
                                 abs: false,
                                 uniform: false,
+                                part: (0, 32),
                             };
                             self.set(reg, l, None);
                         }
@@ -875,5 +885,20 @@ impl<'a> Machine<'a> {
             _ => v as u64,
         };
         Some((bits >> (8 * within)) as u32)
+    }
+}
+
+#[cfg(test)]
+mod half_tests {
+    #[test]
+    fn subnormal_halves_keep_their_bits() {
+        // 2^-24 is the smallest subnormal half (bits 1); 4 * 2^-24 has bits 4.
+        assert_eq!(super::half_bits(2.0f32.powi(-24)), 1);
+        // As nvdisasm prints it: `2.384185791015625e-07`.
+        assert_eq!(super::half_bits("2.384185791015625e-07".parse().unwrap()), 4);
+        assert_eq!(super::half_bits(1023.0 * 2.0f32.powi(-24)), 1023);
+        assert_eq!(super::half_bits(-3.0 * 2.0f32.powi(-24)), 0x8003);
+        assert_eq!(super::half_bits(1.0), 0x3c00);
+        assert_eq!(super::half_bits(2.0f32.powi(-26)), 0);
     }
 }

@@ -11,6 +11,8 @@ pub(super) struct AbstractWarp {
     pub(super) mask: u32,
     pub(super) returned: u32,
     pub(super) loops: Vec<(u32, u32)>,
+    /// Per open loop, whether it is the front end's (an inlined helper's body).
+    pub(super) synthetic: Vec<bool>,
     pub(super) held: HeldValues<Form>,
     pub(super) promoted: Vec<Promoted>,
 }
@@ -80,10 +82,15 @@ impl SymbolicRun<'_> {
                 }
             }
             Stmt::Loop { cond, body, step, test_first, span, synthetic } => {
+                if let Some(stale) = self.entry_keys.get(span) {
+                    st.held.forget_keys(m, stale);
+                }
                 let id = if *synthetic { usize::MAX } else { self.loop_ids[span] };
                 st.loops.push((0, 0));
+                st.synthetic.push(*synthetic);
                 let r = self.run_loop(cond.as_ref(), body, step, *test_first, *span, m, st, id);
                 st.loops.pop();
+                st.synthetic.pop();
                 r?;
                 self.flush_promoted(st)?;
             }

@@ -143,11 +143,12 @@ impl SymbolicRun<'_> {
         if active == 0 {
             return Ok(());
         }
-        if self.promoted_ops[id.0 as usize] && n_unknown == 0 && !st.loops.is_empty() {
-            let depth = st.loops.len();
+        let depth = super::super::compiler_model::promotion_depth(st.synthetic.iter().copied());
+        if let (true, 0, Some(depth)) = (self.promoted_ops[id.0 as usize], n_unknown, depth) {
             for l in lanes(active) {
                 if let ValueKind::Ptr(b, o) = a[l].k {
-                    st.promoted.retain(|p| !(p.op == id && p.lane == l));
+                    // One register per location: the last store to it is the one written.
+                    st.promoted.retain(|p| !(p.lane == l && p.base == b && p.off == o));
                     st.promoted.push(Promoted { depth, op: id, lane: l, base: b, off: o });
                 }
             }

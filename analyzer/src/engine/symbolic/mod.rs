@@ -271,6 +271,8 @@ struct SymbolicRun<'a> {
     promoted_ops: Vec<bool>,
     /// By local: the address keys an assignment to it makes stale (as the reference engine).
     local_keys: Vec<Vec<u32>>,
+    /// By loop: the address keys its entry makes stale (as the reference engine).
+    entry_keys: HashMap<Span, Vec<u32>>,
     /// By memory operation: the completely unrolled loops' counters its address reads.
     op_counters: Vec<Option<Vec<LocalId>>>,
     copy_keys: super::CopyKeys,
@@ -308,6 +310,7 @@ impl<'a> SymbolicRun<'a> {
             ops: vec![InstructionCounts::default(); k.mem_ops.len()],
             keys,
             promoted_ops: crate::ir::licm::promoted_stores(k),
+            entry_keys: super::loop_entry_keys(k, &local_keys),
             local_keys,
             op_counters,
             copy_keys: super::CopyKeys::default(),
@@ -484,6 +487,7 @@ impl<'a> SymbolicRun<'a> {
             mask: class.mask,
             returned: 0,
             loops: Vec::new(),
+            synthetic: Vec::new(),
             held: HeldValues::default(),
             promoted: Vec::new(),
         };

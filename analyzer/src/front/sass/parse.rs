@@ -147,8 +147,17 @@ fn parse_reg(s: &str) -> Option<Reg> {
         return None;
     };
     let index = if idx == "Z" { RZ } else { idx.parse::<u8>().ok()? };
-    let wide = parts.any(|p| p == "64");
-    Some(Reg { index, wide, neg, not, abs, uniform })
+    let mut wide = false;
+    let mut part = (0, 32);
+    for p in parts {
+        match p {
+            "64" => wide = true,
+            "B0" | "B1" | "B2" | "B3" => part = (8 * (p.as_bytes()[1] - b'0'), 8),
+            "H0" | "H1" => part = (16 * (p.as_bytes()[1] - b'0'), 16),
+            _ => {}
+        }
+    }
+    Some(Reg { index, wide, neg, not, abs, uniform, part })
 }
 
 fn parse_pred(s: &str) -> Option<PredReg> {

@@ -20,6 +20,19 @@ pub struct Reg {
     pub abs: bool,
     /// A uniform register (`UR4`; `URZ` is index 255).
     pub uniform: bool,
+    /// A part of the register read on its own, zero-extended: `(shift, bits)` of `.B0`..`.B3`
+    /// (a byte) or `.H0`/`.H1` (a half); `(0, 32)` for the whole register.
+    pub part: (u8, u8),
+}
+
+impl Reg {
+    /// The part of `v` this operand reads (see [`Reg::part`]).
+    pub fn select(&self, v: u32) -> u32 {
+        match self.part {
+            (0, 32) => v,
+            (shift, bits) => (v >> shift) & ((1u32 << bits) - 1),
+        }
+    }
 }
 
 pub const RZ: u8 = 255;

@@ -249,6 +249,7 @@ impl Lowerer<'_, '_> {
             }
         }
         if let Some(r) = self.out_param_math(n, name, &arg_nodes)? {
+            self.trig_note(n, name, &r.0);
             return Ok(r);
         }
         if name == "memcpy" && arg_nodes.len() == 3 {
@@ -347,7 +348,9 @@ impl Lowerer<'_, '_> {
             _ => name,
         };
         if let Some(ty) = known_function(name) {
-            return Ok((Expr::Opaque { args, what: format!("{name}()") }, ty));
+            let e = Expr::Opaque { args, what: format!("{name}()") };
+            self.trig_note(n, name, &e);
+            return Ok((e, ty));
         }
         if matches!(name, "malloc" | "free" | "cudaMalloc" | "cudaFree" | "realloc" | "calloc") {
             return Err(device_heap(self.span(n), self.text(n)));
@@ -373,6 +376,32 @@ impl Lowerer<'_, '_> {
 }
 
 impl Lowerer<'_, '_> {
+    /// nvcc's `sinf`, `cosf`, `tanf`, `sincosf` (and the double ones) reduce a large argument
+    /// on a slow path that reads a table from global memory and uses local memory; the sheet
+    /// counts the fast path and says so, unless the argument is a constant.
+    fn trig_note(&mut self, n: Node, name: &str, call: &Expr) {
+        const TRIG: &[&str] = &["sinf", "cosf", "tanf", "sincosf", "sin", "cos", "tan", "sincos"];
+        if !TRIG.contains(&name) {
+            return;
+        }
+        let constant = match call {
+            Expr::Opaque { args, .. } => args.first().is_some_and(|a| fold_constant(a).is_some()),
+            _ => false,
+        };
+        if constant {
+            return;
+        }
+        let at = self.span(n);
+        let (line, col) = (at.line, at.column);
+        let bound = if name.ends_with('f') { "past ±105,615" } else { "a very large one" };
+        let note = format!(
+            "`{name}` at {line}:{col}: its argument is assumed small enough for nvcc's fast path, which moves no memory; a larger one ({bound}) takes the slow path, which reads a table from global memory and uses local memory"
+        );
+        if !self.builder.kernel.notes.contains(&note) {
+            self.builder.kernel.notes.push(note);
+        }
+    }
+
     /// `std::numeric_limits<float>::infinity()`, `numeric_limits<int>::max()`.
     fn numeric_limits_call(&self, f: Node, arg_nodes: &[Node]) -> Result<Option<(Expr, Ty)>> {
         let mut q = f;
