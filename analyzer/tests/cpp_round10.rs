@@ -181,3 +181,64 @@ fn a_table_load_under_a_bit_of_the_index_counts_the_same_from_source_and_sass() 
         assert_eq!(total(&s, "global", "store"), (1024, 4096), "{via:?}");
     }
 }
+
+/// HeCBench's clenergy: the four members of a `float4` read on four lines of a loop body with
+/// no store between them.
+const ATOMS: &str = r#"
+__global__ void energy(int n, float h, const float4 *atoms, float *out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float e = 0.0f;
+  for (int j = 0; j < n; j++) {
+    float dy = h - atoms[j].y;
+    float dyz = dy * dy + atoms[j].z;
+    float dx = h * i - atoms[j].x;
+    e += atoms[j].w * rsqrtf(dx * dx + dyz);
+    e += atoms[j].w * 0.5f;
+  }
+  out[i] = e;
+}
+__global__ void own(const float4 *p, float *out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float a = p[i].x;
+  float b = p[i].y * a;
+  float c = p[i].z + p[i].w;
+  out[i] = b + c;
+}
+"#;
+
+#[test]
+fn member_loads_of_one_vector_element_on_several_lines_are_one_load() {
+    // nvcc's vectorizer merges `.y .z .x .w` of `atoms[j]` (one basic block, no store) into one
+    // 16-byte load; the second `.w` reads the same register. One warp, n = 10: every lane reads
+    // the same atom, 16 bytes in one sector: 10 requests, 10 sectors (40 and 40 member by
+    // member). The store: 32 floats, 4 sectors.
+    let s = kernel(ATOMS, "energy", "1", "32", &[("n", "10")]);
+    assert_eq!(total(&s, "global", "load"), (10, 10));
+    assert_eq!(total(&s, "global", "store"), (1, 4));
+    // Each lane its own element: 32 lanes x 16 bytes = 512 bytes, 16 sectors in one request
+    // (member by member: 4 requests of 16 sectors each).
+    let s = kernel(ATOMS, "own", "1", "32", &[]);
+    assert_eq!(total(&s, "global", "load"), (1, 16));
+}
+
+/// HeCBench's backprop: `delta[index_x]` read before a `__syncthreads()` and again after it.
+const BARRIER: &str = r#"
+__global__ void after(const float *__restrict__ delta, float *w, const float *plain) {
+  int tx = threadIdx.x;
+  w[tx] = delta[tx] + plain[tx];
+  __syncthreads();
+  if (threadIdx.y == 0)
+    w[tx + 32] = delta[tx] * plain[tx];
+}
+"#;
+
+#[test]
+fn what_a_thread_read_through_a_const_restrict_pointer_survives_a_barrier() {
+    // One warp of 32 (threadIdx.y = 0). Before the barrier: delta[tx] and plain[tx], one request
+    // of 4 sectors each. After it, nvcc reads `delta` again from its register (read-only for the
+    // whole kernel: `LDG.E.CONSTANT`) but `plain` from memory (another thread may have written
+    // it before the barrier): 3 load requests, 12 sectors. Two stores of 4 sectors.
+    let s = kernel(BARRIER, "after", "1", "32", &[]);
+    assert_eq!(total(&s, "global", "load"), (3, 12));
+    assert_eq!(total(&s, "global", "store"), (2, 8));
+}

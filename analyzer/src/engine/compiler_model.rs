@@ -13,7 +13,8 @@
 //!   values of the completely unrolled loops' counters it reads ([`counter_values`]); an
 //!   assignment to a variable of the address makes its keys stale ([`HeldValues::forget_keys`]).
 //! - A store or an atomic drops what it may change ([`HeldValues::forget`], with
-//!   [`may_alias`](super::may_alias)); a barrier drops everything ([`HeldValues::forget_all`]);
+//!   [`may_alias`](super::may_alias)); a barrier drops everything but what was read through a `const __restrict__` pointer
+//!   ([`crate::ir::Kernel::is_read_only`]);
 //!   what each access does is [`effect`].
 //! - A lane holds at most [`HELD_MAX`] values, the oldest dropped first. The symbolic engine
 //!   gives up (the reference engine then runs) rather than drop one.
@@ -212,7 +213,7 @@ impl<Offset: Copy> HeldValues<Offset> {
         }
     }
 
-    /// Lanes `m` drop every value: the compiler keeps no loaded value across a barrier.
+    /// Lanes `m` drop every value (a store to memory the model cannot place).
     pub(crate) fn forget_all(&mut self, m: u32) {
         self.forget(m, |_| true);
     }

@@ -211,8 +211,9 @@ impl Engine<'_> {
             }
             Stmt::Return => st.returned |= m,
             Stmt::Barrier { block } => {
-                // The compiler keeps no loaded value across a barrier.
-                st.held.forget_all(m);
+                // The compiler keeps no loaded value across a barrier, but what it read through
+                // a `const __restrict__` pointer (backprop's `delta[index_x]` on the H200's SASS).
+                st.held.forget(m, |b| !self.k.is_read_only(b));
                 if let (true, Some(sv)) = (*block, self.shared_values.as_mut()) {
                     sv.barrier();
                 }

@@ -695,6 +695,19 @@ impl Kernel {
         &self.mem_ops[id.0 as usize]
     }
     /// Whether the pointer parameter is `__restrict__`.
+    /// Whether the kernel only reads through this parameter and nothing else reaches its memory
+    /// (`const T *__restrict__`): what a thread loaded from it stays valid across barriers
+    /// (nvcc reads it with `LDG.E.CONSTANT` and keeps the value in a register).
+    pub fn is_read_only(&self, base: Base) -> bool {
+        match base {
+            Base::Param(p) => {
+                let param = self.param(p);
+                !param.device_variable && matches!(&param.ty, Ty::Ptr(t) if t.restrict && t.is_const)
+            }
+            Base::Shared(_) => false,
+        }
+    }
+
     pub fn is_restrict(&self, base: Base) -> bool {
         match base {
             Base::Param(p) => matches!(&self.param(p).ty, Ty::Ptr(t) if t.restrict),

@@ -3,7 +3,8 @@
 //! (measured on the H200: `validate/probes/compiled`, `pair_members`, 313 requests and 2,500
 //! sectors).
 //!
-//! Within one statement, loads every lane evaluates whose addresses are one element of a pointer
+//! Within one statement, or a run of assignments with no store or branch between them (one basic
+//! block), loads every lane evaluates whose addresses are one element of a pointer
 //! parameter to a built-in vector type (`float2`, `int4`, ... of 8 or 16 bytes, aligned to their
 //! size) plus constant member offsets, are merged when together they cover an aligned run of 8
 //! or 16 bytes (`.x .y` of a `float2`, `.x .y` or `.z .w` or all four of a `float4`). Other
@@ -39,10 +40,47 @@ pub fn merge_vector_member_loads(k: &mut Kernel) -> Vec<MemOpId> {
 }
 
 fn visit(k: &Kernel, stmts: &mut [Stmt], merged: &mut Vec<(MemOpId, Vec<MemOpId>, u32)>) {
-    for s in stmts {
-        match s {
-            Stmt::Assign { value, .. } | Stmt::Eval(value) => merge_in(k, value, merged),
-            Stmt::Store { value, .. } => merge_in(k, value, merged),
+    let mut i = 0;
+    while i < stmts.len() {
+        // A run of assignments and evaluations is one basic block with no store: LLVM's
+        // vectorizer merges member loads across its statements (clenergy's `atominfo[j].y`,
+        // `.z`, `.x`, `.w` on four lines: one 16-byte load in nvcc's SASS). The run ends where a
+        // statement assigns a variable an element address reads (after that statement).
+        let start = i;
+        let mut reads: Vec<LocalId> = Vec::new();
+        while i < stmts.len() {
+            let (value, local) = match &stmts[i] {
+                Stmt::Assign { value, local, .. } => (value, Some(*local)),
+                Stmt::Eval(value) => (value, None),
+                _ => break,
+            };
+            let mut members = Vec::new();
+            collect(k, value, &mut members);
+            for m in &members {
+                super::licm::walk(&m.element, &mut |x| {
+                    if let Expr::Local(l) = x {
+                        reads.push(*l);
+                    }
+                });
+            }
+            i += 1;
+            if local.is_some_and(|l| reads.contains(&l)) {
+                break;
+            }
+        }
+        if i > start {
+            let mut exprs: Vec<&mut Expr> = stmts[start..i]
+                .iter_mut()
+                .filter_map(|s| match s {
+                    Stmt::Assign { value, .. } | Stmt::Eval(value) => Some(value),
+                    _ => None,
+                })
+                .collect();
+            merge_in(k, &mut exprs, merged);
+            continue;
+        }
+        match &mut stmts[i] {
+            Stmt::Store { value, .. } => merge_in(k, &mut [value], merged),
             Stmt::If { then, els, .. } => {
                 visit(k, then, merged);
                 visit(k, els, merged);
@@ -53,6 +91,7 @@ fn visit(k: &Kernel, stmts: &mut [Stmt], merged: &mut Vec<(MemOpId, Vec<MemOpId>
             }
             _ => {}
         }
+        i += 1;
     }
 }
 
@@ -64,9 +103,11 @@ struct Member {
     offset: i128,
 }
 
-fn merge_in(k: &Kernel, e: &mut Expr, merged: &mut Vec<(MemOpId, Vec<MemOpId>, u32)>) {
+fn merge_in(k: &Kernel, exprs: &mut [&mut Expr], merged: &mut Vec<(MemOpId, Vec<MemOpId>, u32)>) {
     let mut members = Vec::new();
-    collect(k, e, &mut members);
+    for e in exprs.iter() {
+        collect(k, e, &mut members);
+    }
     let first = merged.len();
     let mut used = vec![false; members.len()];
     for i in 0..members.len() {
@@ -82,6 +123,8 @@ fn merge_in(k: &Kernel, e: &mut Expr, merged: &mut Vec<(MemOpId, Vec<MemOpId>, u
             continue;
         }
         let width = k.mem_op(members[i].op).width as i128;
+        // In program order, so that the first load of the lowest member is the one kept; a
+        // member read again reads the same register (GVN), merged away with the others.
         let mut offsets: Vec<(i128, usize)> = group.iter().map(|&j| (members[j].offset, j)).collect();
         offsets.sort();
         offsets.dedup_by_key(|o| o.0);
@@ -89,25 +132,22 @@ fn merge_in(k: &Kernel, e: &mut Expr, merged: &mut Vec<(MemOpId, Vec<MemOpId>, u
         let start = offsets[0].0;
         let contiguous = offsets.windows(2).all(|w| w[1].0 == w[0].0 + width);
         let element_bytes = element_size(k, &members[i].element).unwrap_or(0) as i128;
-        if !contiguous
-            || !matches!(run, 8 | 16)
-            || start % run != 0
-            || run > element_bytes
-            || offsets.len() != group.len()
-        {
+        if offsets.len() < 2 || !contiguous || !matches!(run, 8 | 16) || start % run != 0 || run > element_bytes {
             continue;
         }
         for &j in &group {
             used[j] = true;
         }
         let kept = members[offsets[0].1].op;
-        let others: Vec<MemOpId> = offsets[1..].iter().map(|&(_, j)| members[j].op).collect();
+        let others: Vec<MemOpId> = group.iter().map(|&j| members[j].op).filter(|&o| o != kept).collect();
         merged.push((kept, others, run as u32));
     }
     // The merged-away loads read nothing of their own: their values come with the kept load.
     let gone: Vec<MemOpId> = merged[first..].iter().flat_map(|(_, o, _)| o.iter().copied()).collect();
     if !gone.is_empty() {
-        drop_loads(e, &gone);
+        for e in exprs.iter_mut() {
+            drop_loads(e, &gone);
+        }
     }
 }
 

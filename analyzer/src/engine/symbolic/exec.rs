@@ -105,7 +105,7 @@ impl SymbolicRun<'_> {
                 }
             }
             Stmt::Return => st.returned |= m,
-            Stmt::Barrier { .. } => st.held.forget_all(m),
+            Stmt::Barrier { .. } => st.held.forget(m, |b| !self.k.is_read_only(b)),
         }
         Ok(())
     }
