@@ -382,13 +382,19 @@ def main():
             rows += [dict(file=path, kernel="?", result="refused", message=err)] * n
             continue
         params = int_pointer_params(a.tool, path, tu_incs, a.timeout)
-        for k in names:
+        for i, k in enumerate(names):
             old = kept.get((os.path.normpath(path), k))
-            rows.append(old or analyse(a, tu_incs, path, k, src, launch_site, params.get(re.split(r"[(@]", k)[0], set())))
+            # The n-th of several kernels listed under one name (template overloads the listing
+            # cannot sign): picked by the signature the tool names for it once instantiated.
+            nth = names[:i].count(k) if names.count(k) > 1 else None
+            rows.append(old or analyse(a, tu_incs, path, k, src, launch_site, params.get(re.split(r"[(@]", k)[0], set()), nth))
     report(rows, a)
 
 
-def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset()):
+OVERLOADED = re.compile(r"names \d+ overloaded kernels: (.*)$", re.M)
+
+
+def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset(), nth=None):
     two_d = re.search(r"threadIdx\.y", src) is not None
     # The tool's own time limit (10 s by default) within the census's: a SASS count of a large
     # guessed launch may need it.
@@ -424,6 +430,11 @@ def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset()):
                 # the kernel again under Nsight Compute (scripts/heldout.py).
                 return dict(file=path, kernel=k, result="sheet", seconds=round(dt, 3), launch_site=own, fills=fills or None, via=via,
                             launch=sheet.get("launch"), command=shlex.join(full[1:]))
+            over = OVERLOADED.search(err) if nth is not None else None
+            if over:
+                sigs = re.split(r"(?<=\)), ", over.group(1).strip())
+                if nth < len(sigs):
+                    return analyse(a, incs, path, sigs[nth], src, launch_site, int_ptrs)
             m = ASK_TEMPLATE.search(err) or ASK_ARG.search(err)
             if m and m.group(1) not in args:
                 args[m.group(1)] = "256"
