@@ -10,41 +10,14 @@ use std::collections::HashSet;
 pub fn promoted_stores(k: &Kernel) -> Vec<bool> {
     let mut out = vec![false; k.mem_ops.len()];
     let keys = super::vn::address_numbers(k);
-    let once = defined_once(k);
+    let (_, once) = super::vn::definitions(k);
     visit(k, &keys, &once, &k.body, &mut out);
     out
 }
 
-/// Locals with exactly one assignment in the kernel, and its value: an inlined helper's
-/// parameters (`int *x3` bound to `T_x + i` at each call). Every read of one after its
-/// assignment sees that expression's value of the time.
-type Once<'k> = std::collections::HashMap<LocalId, &'k Expr>;
-
-fn defined_once(k: &Kernel) -> Once<'_> {
-    fn count<'k>(stmts: &'k [Stmt], n: &mut std::collections::HashMap<LocalId, (u32, Option<&'k Expr>)>) {
-        for s in stmts {
-            match s {
-                Stmt::Assign { local, value, .. } => {
-                    let e = n.entry(*local).or_insert((0, None));
-                    e.0 += 1;
-                    e.1 = Some(value);
-                }
-                Stmt::If { then, els, .. } => {
-                    count(then, n);
-                    count(els, n);
-                }
-                Stmt::Loop { body, step, .. } => {
-                    count(body, n);
-                    count(step, n);
-                }
-                _ => {}
-            }
-        }
-    }
-    let mut n = std::collections::HashMap::new();
-    count(&k.body, &mut n);
-    n.into_iter().filter_map(|(l, (c, v))| (c == 1).then_some(l).zip(v)).collect()
-}
+/// Per local, its one assigned value when it has exactly one ([`super::vn::definitions`]): an
+/// inlined helper's parameters (`int *x3` bound to `T_x + i` at each call).
+type Once<'k> = [Option<&'k Expr>];
 
 fn visit(k: &Kernel, keys: &[u32], once: &Once, stmts: &[Stmt], out: &mut [bool]) {
     for s in stmts {
@@ -70,7 +43,7 @@ fn visit(k: &Kernel, keys: &[u32], once: &Once, stmts: &[Stmt], out: &mut [bool]
 /// The base of an address seen through locals defined once (a helper's pointer parameter).
 fn base_through(e: &Expr, once: &Once, depth: u32) -> Option<Base> {
     match e {
-        Expr::Local(l) if depth < 8 => base_through(once.get(l)?, once, depth + 1),
+        Expr::Local(l) if depth < 8 => base_through(once[l.0 as usize]?, once, depth + 1),
         Expr::PtrOffset { ptr, .. } => base_through(ptr, once, depth),
         _ => root_base(e),
     }
@@ -87,7 +60,7 @@ fn invariant(e: &Expr, assigned: &HashSet<LocalId>, once: &Once, depth: u32) -> 
     walk(e, &mut |x| {
         if let Expr::Local(l) = x {
             if assigned.contains(l) {
-                ok &= once.get(l).is_some_and(|v| invariant(v, assigned, once, depth + 1));
+                ok &= once[l.0 as usize].is_some_and(|v| invariant(v, assigned, once, depth + 1));
             }
         }
     });
@@ -274,17 +247,11 @@ fn collect<'k>(
 }
 
 fn loads<'k>(e: &'k Expr, acc: &mut Vec<Access<'k>>) {
-    walk_ref(e, &mut |x| {
+    walk(e, &mut |x| {
         if let Expr::Load { op, addr } = x {
             acc.push(Access { op: *op, base: root_base(addr), addr: Some(addr) });
         }
     });
-}
-
-/// [`walk`] with the nodes' lifetime kept.
-fn walk_ref<'k>(e: &'k Expr, f: &mut impl FnMut(&'k Expr)) {
-    f(e);
-    e.for_each_operand(&mut |x| walk_ref(x, f));
 }
 
 fn contains_load(e: &Expr) -> bool {
@@ -294,7 +261,7 @@ fn contains_load(e: &Expr) -> bool {
 }
 
 /// Visits every node of an expression.
-pub fn walk(e: &Expr, f: &mut impl FnMut(&Expr)) {
+pub fn walk<'e>(e: &'e Expr, f: &mut impl FnMut(&'e Expr)) {
     f(e);
     e.for_each_operand(&mut |x| walk(x, f));
 }

@@ -77,7 +77,9 @@ pub fn copy_numbers(k: &Kernel, counters: &HashMap<LocalId, u32>) -> Vec<u32> {
     numbers(k, counters)
 }
 
-fn numbers(k: &Kernel, counters: &HashMap<LocalId, u32>) -> Vec<u32> {
+/// Per memory operation, its address; per local, its one assigned value when it has exactly
+/// one (SSA's view: every read after it sees that expression's value of the time).
+pub fn definitions(k: &Kernel) -> (Vec<Option<&Expr>>, Vec<Option<&Expr>>) {
     let mut addrs: Vec<Option<&Expr>> = vec![None; k.mem_ops.len()];
     let mut counts = vec![0u32; k.locals.len()];
     let mut defs: Vec<Option<&Expr>> = vec![None; k.locals.len()];
@@ -89,6 +91,11 @@ fn numbers(k: &Kernel, counters: &HashMap<LocalId, u32>) -> Vec<u32> {
             *d = None;
         }
     }
+    (addrs, defs)
+}
+
+fn numbers(k: &Kernel, counters: &HashMap<LocalId, u32>) -> Vec<u32> {
+    let (addrs, defs) = definitions(k);
     let mut n = Numbering { k, table: HashMap::new(), defs, local_vn: HashMap::new(), uniques: 0, depth: 0, counters };
     k.mem_ops
         .iter()
