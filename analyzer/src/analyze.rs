@@ -242,6 +242,7 @@ pub fn lower(
         crate::ir::vector_loads::merge_vector_member_loads(k);
         crate::ir::sink::sink_loads(k);
         crate::ir::dce::remove_dead_loads(k);
+        crate::ir::dead_stores::remove_dead_stores(k);
     }
     Ok(module)
 }

@@ -14,6 +14,7 @@ mod cpp_census;
 mod cpp_front;
 mod cpp_modern;
 mod cpp_round10;
+mod cpp_round11;
 mod cpp_round3;
 mod cpp_round4;
 mod cpp_round5;

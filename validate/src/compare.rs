@@ -505,6 +505,8 @@ pub struct CaseResult {
     pub ncu_id: Option<u32>,
     pub measured_kernel: Option<String>,
     pub host_code_stripped: bool,
+    /// NVRTC could not compile the file and the toolkit's `nvcc` did.
+    pub compiled_by_nvcc: bool,
     pub data_dependent: bool,
     pub assumptions: Vec<String>,
     /// The manifest's `boundary_note`: what the cache model does not capture in this case.
@@ -818,6 +820,7 @@ pub fn build_report(cases: &[CaseSpec], m: &Measurements, tol: Tolerance) -> Rep
                     ncu_id: raw_ok.map(|r| r.id),
                     measured_kernel: raw.map(|r| r.kernel.clone()),
                     host_code_stripped: rec.is_some_and(|r| r.host_code_stripped),
+                    compiled_by_nvcc: rec.is_some_and(|r| r.compiled_by_nvcc),
                     data_dependent: false,
                     assumptions: Vec::new(),
                     boundary_note: spec.case.boundary_note.clone(),
@@ -854,6 +857,7 @@ pub fn build_report(cases: &[CaseSpec], m: &Measurements, tol: Tolerance) -> Rep
             ncu_id: raw_ok.map(|r| r.id),
             measured_kernel: raw.map(|r| r.kernel.clone()),
             host_code_stripped: rec.is_some_and(|r| r.host_code_stripped),
+            compiled_by_nvcc: rec.is_some_and(|r| r.compiled_by_nvcc),
             data_dependent: sheet.instructions.iter().any(|r| !r.exact),
             assumptions,
             boundary_note: spec.case.boundary_note.clone(),

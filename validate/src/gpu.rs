@@ -1,7 +1,7 @@
-//! The GPU side: compile each example with NVRTC for the device's own architecture (with line
-//! info), fill buffers as planned, launch each case once and check for errors. Nothing here
-//! runs unless [`gpu_available`] says the CUDA driver library is present (creating a context
-//! without it panics inside cudarc).
+//! The GPU side: compile each example with NVRTC (or, for a file NVRTC cannot take, `nvcc`) for
+//! the device's own architecture (with line info), fill buffers as planned, launch each case once
+//! and check for errors. Nothing here runs unless [`gpu_available`] says the CUDA driver library
+//! is present (creating a context without it panics inside cudarc).
 
 use crate::cuda::{kernel_signatures, strip_host_code};
 use crate::plan::{cuda_include_dir, nvrtc_options, plan_launch, ArgBytes, ArgPlan, CaseSpec, LaunchPlan};
@@ -61,6 +61,10 @@ pub struct LaunchRecord {
     pub error: Option<String>,
     /// NVRTC rejected the file as written and compiled it with host code blanked.
     pub host_code_stripped: bool,
+    /// NVRTC rejected the file even with host code blanked (a host header such as `<vector>`
+    /// it cannot open), and the toolkit's `nvcc` compiled it, as the project's own build does.
+    #[serde(default)]
+    pub compiled_by_nvcc: bool,
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub buffers: Vec<BufferRecord>,
@@ -86,6 +90,7 @@ struct Compiled {
     ptx: String,
     cubin: Option<Vec<u8>>,
     stripped: bool,
+    by_nvcc: bool,
 }
 
 fn c_chars_to_string(v: &[std::ffi::c_char]) -> String {
@@ -125,7 +130,8 @@ fn nvrtc(text: &str, name: &str, options: &[String]) -> Result<(String, Option<V
     out
 }
 
-/// Compiles a file as written, and if NVRTC rejects it, once more with its host code blanked.
+/// Compiles a file as written, and if NVRTC rejects it, once more with its host code blanked,
+/// and if that fails too, with the toolkit's `nvcc` (which opens host headers NVRTC cannot).
 fn compile(source: &Path, text: &str, options: &[String], arch: &str) -> Result<Compiled, String> {
     // The program is named after the file, so Nsight Compute's source view names (and can
     // import) the file the line numbers refer to.
@@ -133,21 +139,83 @@ fn compile(source: &Path, text: &str, options: &[String], arch: &str) -> Result<
     let mut opts = vec![format!("--gpu-architecture={arch}")];
     opts.extend(options.iter().cloned());
     match nvrtc(text, &name, &opts) {
-        Ok((ptx, cubin)) => Ok(Compiled { ptx, cubin, stripped: false }),
+        Ok((ptx, cubin)) => Ok(Compiled { ptx, cubin, stripped: false, by_nvcc: false }),
         Err(e1) => {
             let (stripped, n) = strip_host_code(text);
-            if n == 0 {
-                return Err(format!("NVRTC: {}", short(&e1)));
-            }
-            nvrtc(&stripped, &name, &opts).map(|(ptx, cubin)| Compiled { ptx, cubin, stripped: true }).map_err(|e2| {
-                format!(
+            let e2 = if n == 0 {
+                None
+            } else {
+                match nvrtc(&stripped, &name, &opts) {
+                    Ok((ptx, cubin)) => return Ok(Compiled { ptx, cubin, stripped: true, by_nvcc: false }),
+                    Err(e2) => Some(e2),
+                }
+            };
+            let nvrtc_said = match &e2 {
+                None => format!("NVRTC: {}", short(&e1)),
+                Some(e2) => format!(
                     "NVRTC rejected the file as written ({}) and with host code blanked ({})",
                     short(&e1),
-                    short(&e2)
-                )
-            })
+                    short(e2)
+                ),
+            };
+            match nvcc(Path::new(&name), &opts) {
+                Ok((ptx, cubin)) => Ok(Compiled { ptx, cubin: Some(cubin), stripped: false, by_nvcc: true }),
+                Err(e3) => Err(format!("{nvrtc_said}; {e3}")),
+            }
         }
     }
+}
+
+/// The toolkit's `nvcc`: `$CUDA_HOME/bin`, then `PATH`, then `/usr/local/cuda/bin`.
+fn nvcc_path() -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"]
+        .iter()
+        .filter_map(|v| std::env::var_os(v).map(|d| PathBuf::from(d).join("bin")))
+        .collect();
+    dirs.extend(std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect::<Vec<_>>()).unwrap_or_default());
+    dirs.push(PathBuf::from("/usr/local/cuda/bin"));
+    dirs.into_iter().map(|d| d.join("nvcc")).find(|p| p.is_file())
+}
+
+/// Compiles the file itself with `nvcc` to PTX (for the entry names and parameter types) and to
+/// a CUBIN for the device's architecture, with the same `-D`, `-I` and `-lineinfo` options.
+fn nvcc(source: &Path, nvrtc_opts: &[String]) -> Result<(String, Vec<u8>), String> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static SEQ: AtomicUsize = AtomicUsize::new(0);
+    let exe = nvcc_path().ok_or("no nvcc to fall back on (set CUDA_HOME or put nvcc on PATH)")?;
+    let dir = std::env::temp_dir().join(format!(
+        "sector-validate-nvcc-{}-{}",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("nvcc: cannot create {}: {e}", dir.display()))?;
+    let opts: Vec<String> = nvrtc_opts
+        .iter()
+        .map(|o| o.strip_prefix("--gpu-architecture=").map(|a| format!("-arch={a}")).unwrap_or_else(|| o.clone()))
+        .collect();
+    let run = |kind: &str, out: &Path| -> Result<(), String> {
+        let o = std::process::Command::new(&exe)
+            .arg(kind)
+            .args(&opts)
+            .arg(source)
+            .arg("-o")
+            .arg(out)
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+        if o.status.success() {
+            Ok(())
+        } else {
+            Err(format!("nvcc {kind} failed: {}", short(String::from_utf8_lossy(&o.stderr).trim())))
+        }
+    };
+    let (ptx_path, cubin_path) = (dir.join("k.ptx"), dir.join("k.cubin"));
+    let out = run("-ptx", &ptx_path).and_then(|_| run("-cubin", &cubin_path)).and_then(|_| {
+        let ptx = std::fs::read_to_string(&ptx_path).map_err(|e| format!("nvcc: reading the PTX: {e}"))?;
+        let cubin = std::fs::read(&cubin_path).map_err(|e| format!("nvcc: reading the CUBIN: {e}"))?;
+        Ok((ptx, cubin))
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    out
 }
 
 fn short(s: &str) -> String {
@@ -190,6 +258,7 @@ struct Loaded {
     module: Arc<CudaModule>,
     entries: Vec<ptx::PtxEntry>,
     stripped: bool,
+    by_nvcc: bool,
 }
 
 /// Runs every case once on device 0, in order. `log` receives one short line per case.
@@ -253,11 +322,12 @@ fn launch_one(
                 Some(m) => m,
                 None => ctx.load_module(Ptx::from_src(c.ptx)).map_err(|e| format!("loading the PTX: {e}"))?,
             };
-            Ok(Arc::new(Loaded { module, entries, stripped: c.stripped }))
+            Ok(Arc::new(Loaded { module, entries, stripped: c.stripped, by_nvcc: c.by_nvcc }))
         })
         .clone()
         .map_err(|e| anyhow!(e))?;
     rec.host_code_stripped = loaded.stripped;
+    rec.compiled_by_nvcc = loaded.by_nvcc;
     let kernel = &spec.case.kernel;
     let signatures = kernel_signatures(&text, kernel);
     if signatures.is_empty() {

@@ -167,6 +167,9 @@ pub fn markdown(r: &Report) -> String {
         if c.host_code_stripped {
             let _ = writeln!(s, "NVRTC needed the file's host code blanked out.\n");
         }
+        if c.compiled_by_nvcc {
+            let _ = writeln!(s, "NVRTC could not compile the file; the toolkit's `nvcc` did.\n");
+        }
         if c.counters.is_empty() {
             continue;
         }

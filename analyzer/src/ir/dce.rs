@@ -30,7 +30,7 @@ pub fn remove_dead_loads(k: &mut Kernel) -> Vec<MemOpId> {
 }
 
 /// An opaque value whose arguments are used even when its result is not.
-fn has_effects(what: &str) -> bool {
+pub(super) fn has_effects(what: &str) -> bool {
     const EFFECTS: &[&str] = &[
         "printf",
         "assert",
@@ -128,7 +128,7 @@ fn kept_parts<'e>(k: &Kernel, e: &'e Expr) -> Vec<&'e Expr> {
 
 /// An atomic (or any volatile access) among an opaque value's arguments: the call has effects
 /// and uses its other arguments (`atomicAdd(&s[b], in[i])` reads `in[i]`).
-fn has_effectful_arg(k: &Kernel, args: &[Expr]) -> bool {
+pub(super) fn has_effectful_arg(k: &Kernel, args: &[Expr]) -> bool {
     args.iter()
         .any(|a| matches!(a, Expr::Load { op, .. } if k.mem_op(*op).volatile || k.mem_op(*op).kind != AccessKind::Load))
 }
@@ -166,6 +166,12 @@ fn strip(k: &Kernel, e: &Expr, removed: &mut Vec<MemOpId>) -> Option<Vec<Stmt>> 
     }
     removed.extend(dead);
     Some(kept_parts(k, e).into_iter().map(|p| Stmt::Eval(p.clone())).collect())
+}
+
+/// What of an unused value still runs (its volatile loads and calls with effects), as
+/// statements: the value of a dead store.
+pub(super) fn strip_unused(k: &Kernel, e: &Expr) -> Vec<Stmt> {
+    kept_parts(k, e).into_iter().map(|p| Stmt::Eval(p.clone())).collect()
 }
 
 fn rewrite(k: &Kernel, live: &HashSet<LocalId>, stmts: &mut Vec<Stmt>, removed: &mut Vec<MemOpId>) {

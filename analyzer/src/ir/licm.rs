@@ -77,15 +77,6 @@ pub fn root_base(e: &Expr) -> Option<Base> {
     }
 }
 
-fn may_alias(k: &Kernel, a: Base, b: Base) -> bool {
-    match (a, b) {
-        (Base::Shared(x), Base::Shared(y)) => x == y,
-        (Base::Shared(_), _) | (_, Base::Shared(_)) => false,
-        (x, y) if x == y => true,
-        (x, y) => !(k.is_restrict(x) || k.is_restrict(y)),
-    }
-}
-
 struct Access<'k> {
     op: MemOpId,
     base: Option<Base>,
@@ -131,7 +122,7 @@ fn promote_in_loop(k: &Kernel, keys: &[u32], once: &Once, body: &[Stmt], step: &
                     return true;
                 }
                 match a.base {
-                    Some(b) if !may_alias(k, b, base) => true,
+                    Some(b) if !k.may_share_memory(b, base) => true,
                     // An atomic on the same object reads memory on every iteration.
                     Some(_) if k.mem_op(a.op).kind.is_atomic() => false,
                     Some(b) if b == base => keys[a.op.0 as usize] == keys[op.0 as usize],

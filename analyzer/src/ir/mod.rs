@@ -11,6 +11,7 @@
 pub mod branch_merge;
 pub mod cfg;
 pub mod dce;
+pub mod dead_stores;
 pub mod licm;
 pub mod print;
 pub mod provenance;
@@ -712,6 +713,17 @@ impl Kernel {
         match base {
             Base::Param(p) => matches!(&self.param(p).ty, Ty::Ptr(t) if t.restrict),
             Base::Shared(_) => true,
+        }
+    }
+    /// Whether accesses through `a` and `b` may touch the same memory, in the compiler's eyes:
+    /// the same object, or two pointers neither of which is `__restrict__` (the IR passes' view
+    /// of the rule the engines apply, [`crate::engine::count::may_alias`]).
+    pub fn may_share_memory(&self, a: Base, b: Base) -> bool {
+        match (a, b) {
+            (Base::Shared(x), Base::Shared(y)) => x == y,
+            (Base::Shared(_), _) | (_, Base::Shared(_)) => false,
+            (x, y) if x == y => true,
+            (x, y) => !(self.is_restrict(x) || self.is_restrict(y)),
         }
     }
 }

@@ -57,6 +57,9 @@ struct Unit<'a> {
     pre: &'a Preprocessed,
     src: &'a [u8],
     typedefs: HashMap<String, Ty>,
+    /// `typedef int tab3_t[4][4][4];`: the element type and the dimensions (outermost first),
+    /// for members declared with the name.
+    array_typedefs: HashMap<String, (Ty, Vec<u64>)>,
     device_fns: HashMap<String, Node<'a>>,
     /// Every definition of each function name, in file order: C++ overloads ([`overload`]).
     overloads: HashMap<String, Vec<Node<'a>>>,
@@ -123,6 +126,7 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
         pre,
         src: src.as_bytes(),
         typedefs: HashMap::new(),
+        array_typedefs: HashMap::new(),
         device_fns: HashMap::new(),
         overloads: HashMap::new(),
         globals: HashMap::new(),
@@ -172,6 +176,8 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
             }
             "type_definition" => {
                 cpp::declare_types(&mut unit, n);
+                // `typedef enum { A, C, G, U } base_t;`: its enumerators are file-scope names.
+                top_decls.push(n);
                 // `typedef struct State State;` before `struct State { .. }`: the name follows
                 // the tag (`Unit::aliases`), whose size is not known yet.
                 let forward = n.child_by_field_name("type").is_some_and(|t| cpp::is_forward_declaration(&unit, t));
@@ -179,8 +185,27 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
                     if let Ok(ty) = type_of_specifier(&unit, t, &HashMap::new()) {
                         let mut c = n.walk();
                         for d in n.children_by_field_name("declarator", &mut c) {
+                            // `typedef struct P { .. } *P_t;`: a name for the pointer type.
+                            let (mut d, mut ty) = (d, ty.clone());
+                            while d.kind() == "pointer_declarator" {
+                                ty = Ty::Ptr(Box::new(PtrTy {
+                                    pointee: ty,
+                                    space: Space::Global,
+                                    is_const: false,
+                                    restrict: false,
+                                    volatile: false,
+                                }));
+                                match d.child_by_field_name("declarator") {
+                                    Some(inner) => d = inner,
+                                    None => break,
+                                }
+                            }
                             if d.kind() == "type_identifier" {
-                                unit.typedefs.insert(unit.text(d).to_string(), ty.clone());
+                                unit.typedefs.insert(unit.text(d).to_string(), ty);
+                            } else if d.kind() == "array_declarator" {
+                                if let Some((name, dims)) = cpp::array_typedef(&unit, d) {
+                                    unit.array_typedefs.insert(name, (ty, dims));
+                                }
                             }
                         }
                     }

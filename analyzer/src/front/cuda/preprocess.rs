@@ -254,6 +254,10 @@ fn preprocess_with(
         ("__x86_64__", "1"),
         ("__linux__", "1"),
         ("__align__(n)", "alignas(n)"),
+        // GCC's spellings of the qualifiers, which nvcc's host compiler takes: the grammar knows
+        // `__restrict__` after a type name (`const T __restrict p`) and `const`.
+        ("__restrict", "__restrict__"),
+        ("__const__", "const"),
     ];
     let start = Span { file: root, line: 1, column: 1, len: 1 };
     for (name, value) in

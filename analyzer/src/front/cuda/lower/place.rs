@@ -413,6 +413,26 @@ impl Lowerer<'_, '_> {
                 return Ok(Place::ThreadArray(ty));
             }
         }
+        // `p->m[i][j]`, `s[k].m[i][j]`: a multi-dimensional array member in memory, one element
+        // row-major from the member's first element.
+        if let Some(dims) = self.member_dims(root).filter(|d| d.len() > 1 && d.len() == idx_nodes.len()) {
+            if let Some(Place::Memory(first)) = self.member_place(root)? {
+                let Ty::Ptr(pt) = first.ty else { return Err(self.unsupported(root, "this array member")) };
+                let lin = self.row_major(&idx_nodes, &dims)?;
+                let addr = Expr::PtrOffset {
+                    ptr: Box::new(first.address),
+                    bytes: Box::new(mul64(lin, pt.pointee.size() as i128)),
+                };
+                return Ok(Place::Memory(MemoryPlace {
+                    address: addr,
+                    ty: pt.pointee,
+                    space: first.space,
+                    volatile: first.volatile,
+                    text,
+                    span,
+                }));
+            }
+        }
         if root.kind() == "identifier" {
             match self.lookup(self.text(root)).cloned() {
                 // `a[i][j][k]` of a parameter `T a[][N][M]`: one element, row-major.
@@ -531,6 +551,25 @@ impl Lowerer<'_, '_> {
 
     /// The element offset of subscripts into a row-major array of `dims`:
     /// ((i0 * d1 + i1) * d2 + i2) ...; 0 with no subscript.
+    /// The dimensions of the array member a field expression names (`p->m`, `s.m`), from its
+    /// structure's layout; `None` for anything else.
+    fn member_dims(&self, n: Node) -> Option<Vec<u64>> {
+        let n = cpp::unparen(n);
+        if n.kind() != "field_expression" {
+            return None;
+        }
+        let field = self.text(n.child_by_field_name("field")?);
+        let op = n.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or(".");
+        let ty = self.peek_type(n.child_by_field_name("argument")?);
+        let ty = match (op, ty) {
+            ("->", Ty::Ptr(p)) => p.pointee,
+            (".", t) => t,
+            _ => return None,
+        };
+        let f = self.unit.layout(cpp::struct_name(&ty)?)?.fields.into_iter().find(|f| f.name == field)?;
+        Some(f.dims)
+    }
+
     fn row_major(&mut self, idx_nodes: &[Node], dims: &[u64]) -> Result<Expr> {
         let mut lin: Option<Expr> = None;
         for (k, node) in idx_nodes.iter().enumerate() {

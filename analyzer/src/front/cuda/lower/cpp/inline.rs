@@ -999,6 +999,25 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         for (k, v) in targs {
             self.tmpl.insert(k, v);
         }
+        // A class template's member type aliases (`using acc_t = WelfordData<acc_scalar_t,
+        // index_t>;`) name types inside its methods, as its parameters do.
+        let class = key.split("::").next().unwrap_or(key);
+        let class = class.split('<').next().unwrap_or(class).trim();
+        if let Some(body) = self.unit.struct_templates.get(class).and_then(|(_, spec)| spec.child_by_field_name("body"))
+        {
+            let mut c = body.walk();
+            for a in body.named_children(&mut c).filter(|a| a.kind() == "alias_declaration") {
+                let (Some(name), Some(ts)) = (
+                    a.child_by_field_name("name"),
+                    a.child_by_field_name("type").and_then(|t| t.child_by_field_name("type")),
+                ) else {
+                    continue;
+                };
+                if let Ok(ty) = type_of_specifier(self.unit, ts, &self.tmpl) {
+                    self.tmpl.insert(self.text(name).to_string(), TemplateArg::Type(ty));
+                }
+            }
+        }
         let r = self.inline_device(n, key, def, arg_nodes, explicit, Some(this));
         self.tmpl = saved;
         r

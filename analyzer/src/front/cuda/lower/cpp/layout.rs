@@ -82,6 +82,20 @@ pub(in crate::front::cuda::lower) fn declare_types<'a>(unit: &mut Unit<'a>, n: N
                 return;
             };
             declare_nested_enums(unit, spec);
+            // `struct T { struct E { .. } e[4]; }`: the member's type is declared first, as
+            // C declares it (in C++ it is `T::E`; the plain name serves both).
+            let mut c = body.walk();
+            let members: Vec<Node> = body.named_children(&mut c).collect();
+            for f in members {
+                let inner = f.child_by_field_name("type").filter(|t| {
+                    matches!(t.kind(), "struct_specifier" | "union_specifier" | "class_specifier")
+                        && t.child_by_field_name("name").is_some()
+                        && t.child_by_field_name("body").is_some()
+                });
+                if let (true, Some(t)) = (f.kind() == "field_declaration", inner) {
+                    declare_types(unit, t);
+                }
+            }
             let name = spec.child_by_field_name("name").map(|x| unit.text(x).to_string());
             let mut names: Vec<String> = name.into_iter().collect();
             if n.kind() == "type_definition" {
@@ -126,6 +140,19 @@ pub(in crate::front::cuda::lower) fn declare_types<'a>(unit: &mut Unit<'a>, n: N
             register_methods(unit, &first, body);
         }
     }
+}
+
+/// `typedef int tab3_t[NBASE][NBASE][NBASE];`: the name and the dimensions (outermost first),
+/// each a positive constant.
+pub(in crate::front::cuda::lower) fn array_typedef(unit: &Unit, d: Node) -> Option<(String, Vec<u64>)> {
+    let mut dims = Vec::new();
+    let mut d = d;
+    while d.kind() == "array_declarator" {
+        let v = static_value(unit, d.child_by_field_name("size")?, &HashMap::new(), &[])?;
+        dims.insert(0, u64::try_from(v).ok().filter(|v| *v > 0)?);
+        d = d.child_by_field_name("declarator")?;
+    }
+    (d.kind() == "type_identifier").then(|| (unit.text(d).to_string(), dims))
 }
 
 /// The layout of a structure declared but not yet defined: no members, no size.
@@ -628,9 +655,16 @@ pub(super) fn layout_of<'a>(
             align = align.max(a);
             continue;
         }
-        let Ok(base) = type_of_specifier(unit, t, tmpl) else {
-            ok = false;
-            break;
+        let array_typedef = (t.kind() == "type_identifier").then(|| unit.array_typedefs.get(unit.text(t))).flatten();
+        let (base, array_dims) = match array_typedef {
+            Some((elem, dims)) => (elem.clone(), dims.clone()),
+            None => match type_of_specifier(unit, t, tmpl) {
+                Ok(base) => (base, Vec::new()),
+                Err(_) => {
+                    ok = false;
+                    break;
+                }
+            },
         };
         let mut cc = f.walk();
         let decls: Vec<Node> = f.children_by_field_name("declarator", &mut cc).collect();
@@ -640,10 +674,12 @@ pub(super) fn layout_of<'a>(
             if declares_function(d) {
                 continue;
             }
-            let Some((fname, ty, dims)) = field_declarator(unit, d, base.clone(), tmpl, &consts) else {
+            let Some((fname, ty, mut dims)) = field_declarator(unit, d, base.clone(), tmpl, &consts) else {
                 ok = false;
                 break;
             };
+            // `tab3_t d;` with `typedef int tab3_t[4][4][4]`: the typedef's dimensions follow.
+            dims.extend(array_dims.iter().copied());
             // A member of an incomplete structure's type (not a pointer to it) has no size: C
             // refuses it, and so does the layout.
             if struct_name(&ty).is_some_and(|s| unit.forward.contains(s)) {
@@ -767,9 +803,10 @@ pub(super) fn field_declarator(
                 Some(v) if v > 0 => v as u64,
                 _ => return None,
             };
+            // `m[2][3]` is `(m[2])[3]`: the inner declarator holds the outer dimensions.
             let (name, ty, mut dims) =
                 field_declarator(unit, d.child_by_field_name("declarator")?, base, tmpl, consts)?;
-            dims.insert(0, v);
+            dims.push(v);
             Some((name, ty, dims))
         }
         _ => None,
