@@ -631,6 +631,36 @@ fn a_template_with_defaults_is_instantiated_for_them() {
     assert_eq!(counter(&sheet, "global_store_sectors"), 16);
 }
 
+/// HeCBench's lzss launches `compressKernelI<INPUT_TYPE>` with `#define INPUT_TYPE uint32_t`;
+/// the compiled instance is named `compressKernelI<unsigned int>`. `o[threadIdx.x * 2]` of
+/// 4-byte elements: 32 lanes 8 bytes apart over 256 bytes, one store of 8 sectors.
+#[test]
+fn a_template_argument_spelled_with_a_fixed_width_typedef_finds_its_instance() {
+    if !toolkit() {
+        return;
+    }
+    let src = "#include <cstdint>\ntemplate <typename T>\n__global__ void k(T *o) { o[threadIdx.x * 2] = 1; }\n\
+               int main() { uint32_t *o = nullptr; k<uint32_t><<<1, 32>>>(o); k<uint8_t><<<1, 32>>>(nullptr); }\n";
+    let dir = std::env::temp_dir().join(format!("se-typedef-targ-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("typedef_targ.cu");
+    std::fs::write(&path, src).unwrap();
+    let opts = AnalyzeOptions {
+        via: Via::Sass,
+        kernel: Some("k".into()),
+        grid: "1".into(),
+        block: "32".into(),
+        args: vec![("T".into(), "uint32_t".into())],
+        ..Default::default()
+    };
+    let sheet = match analyze(Input::File(&path), &opts, &DiskLoader) {
+        Ok(a) => a.sheet,
+        Err(f) => panic!("{}", f.one_line()),
+    };
+    assert_eq!(counter(&sheet, "global_store_requests"), 1);
+    assert_eq!(counter(&sheet, "global_store_sectors"), 8);
+}
+
 #[test]
 #[allow(clippy::print_stderr)]
 fn examples_through_sass_equal_the_h200_and_differ_from_source_only_as_documented() {

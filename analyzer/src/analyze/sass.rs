@@ -196,10 +196,27 @@ fn template_args_match(name: &str, given: &[String]) -> bool {
         };
         let t = s.trim_end_matches(['u', 'U', 'l', 'L']);
         if !t.is_empty() && t.trim_start_matches('-').chars().all(|c| c.is_ascii_digit()) {
-            t.to_string()
-        } else {
-            s
+            return t.to_string();
         }
+        // The instance's name spells a type as the demangler does (x86-64 Linux's `<cstdint>`):
+        // `compressKernelI<uint32_t>` is `compressKernelI<unsigned int>`.
+        let bare = s.strip_prefix("std::").unwrap_or(&s);
+        let same = match bare {
+            "uint8_t" => "unsignedchar",
+            "int8_t" => "signedchar",
+            "uint16_t" | "unsignedshortint" => "unsignedshort",
+            "int16_t" | "shortint" | "signedshort" => "short",
+            "uint32_t" | "unsigned" => "unsignedint",
+            "int32_t" | "signed" | "signedint" => "int",
+            "uint64_t" | "size_t" | "unsignedlongint" => "unsignedlong",
+            "int64_t" | "ptrdiff_t" | "longint" | "signedlong" => "long",
+            "unsignedlonglongint" => "unsignedlonglong",
+            "longlongint" | "signedlonglong" => "longlong",
+            "half" => "__half",
+            "nv_bfloat16" => "__nv_bfloat16",
+            other => other,
+        };
+        same.to_string()
     };
     given.len() <= args.len() && given.iter().zip(&args).all(|(g, a)| norm(g) == norm(a))
 }
