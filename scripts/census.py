@@ -394,7 +394,7 @@ def main():
 OVERLOADED = re.compile(r"names \d+ overloaded kernels: (.*)$", re.M)
 
 
-def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset(), nth=None):
+def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset(), nth=None, seed_args=None):
     two_d = re.search(r"threadIdx\.y", src) is not None
     # The tool's own time limit (10 s by default) within the census's: a SASS count of a large
     # guessed launch may need it.
@@ -410,7 +410,7 @@ def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset(), nth=None):
     tries.append(base + default)
     row = None
     for cmd in tries:
-        args, fills, guessed, stepped, tried, defines = {}, {}, False, set(), set(), set()
+        args, fills, guessed, stepped, tried, defines = dict(seed_args or {}), {}, False, set(), set(), set()
         ladder = iter(["64", "16", "4"])
         for _ in range(60):  # flash-attention kernels have 19 template parameters
             full = cmd + [x for n, v in args.items() for x in ("--arg", f"{n}={v}")]
@@ -434,7 +434,9 @@ def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset(), nth=None):
             if over:
                 sigs = re.split(r"(?<=\)), ", over.group(1).strip())
                 if nth < len(sigs):
-                    return analyse(a, incs, path, sigs[nth], src, launch_site, int_ptrs)
+                    # The template arguments that instantiated the overloads instantiate the
+                    # one picked by its signature too.
+                    return analyse(a, incs, path, sigs[nth], src, launch_site, int_ptrs, seed_args=args)
             m = ASK_TEMPLATE.search(err) or ASK_ARG.search(err)
             if m and m.group(1) not in args:
                 args[m.group(1)] = "256"
