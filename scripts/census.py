@@ -392,6 +392,7 @@ def main():
 
 
 OVERLOADED = re.compile(r"names \d+ overloaded kernels: (.*)$", re.M)
+NO_SUCH_PARAM = re.compile(r"--arg ([\w.]+)(?:=[^:\n]*)?: (?:kernel `[^`]*` has no parameter named|the value is not)")
 
 
 def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset(), nth=None, seed_args=None):
@@ -437,6 +438,12 @@ def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset(), nth=None, 
                     # The template arguments that instantiated the overloads instantiate the
                     # one picked by its signature too.
                     return analyse(a, incs, path, sigs[nth], src, launch_site, int_ptrs, seed_args=args)
+            # A value seeded from a sibling overload that this one does not take (no such
+            # parameter, or not of that kind).
+            extra = NO_SUCH_PARAM.search(err)
+            if extra and extra.group(1) in args and extra.group(1) in (seed_args or {}):
+                del args[extra.group(1)]
+                continue
             m = ASK_TEMPLATE.search(err) or ASK_ARG.search(err)
             if m and m.group(1) not in args:
                 args[m.group(1)] = "256"

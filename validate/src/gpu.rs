@@ -329,7 +329,7 @@ fn launch_one(
     rec.host_code_stripped = loaded.stripped;
     rec.compiled_by_nvcc = loaded.by_nvcc;
     let kernel = &spec.case.kernel;
-    let signatures = kernel_signatures(&text, kernel);
+    let signatures = kernel_signatures(&crate::plan::with_quoted_includes(&spec.source, &text), kernel);
     if signatures.is_empty() {
         bail!("no `__global__` function named `{kernel}` in {}", spec.source.display());
     }

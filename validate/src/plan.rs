@@ -361,6 +361,34 @@ pub fn nvrtc_options(case: &Case, source: &Path, cuda_include: Option<&Path>) ->
     o
 }
 
+/// The file's text followed by the files it includes with `#include "..."` from its own folder
+/// (transitively, each once): a kernel defined in an included file (`#include "kernels.cu"`) is
+/// found there, as nvcc finds it.
+pub fn with_quoted_includes(source: &Path, text: &str) -> String {
+    let mut out = text.to_string();
+    let mut seen: Vec<PathBuf> = Vec::new();
+    let mut todo: Vec<(PathBuf, String)> = vec![(source.to_path_buf(), text.to_string())];
+    while let Some((path, body)) = todo.pop() {
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        for line in body.lines() {
+            let Some(rest) = line.trim_start().strip_prefix('#') else { continue };
+            let Some(rest) = rest.trim_start().strip_prefix("include") else { continue };
+            let Some(name) = rest.trim().strip_prefix('"').and_then(|r| r.split('"').next()) else { continue };
+            let p = dir.join(name);
+            if seen.contains(&p) || seen.len() >= 64 {
+                continue;
+            }
+            seen.push(p.clone());
+            if let Ok(t) = std::fs::read_to_string(&p) {
+                out.push('\n');
+                out.push_str(&t);
+                todo.push((p, t));
+            }
+        }
+    }
+    out
+}
+
 /// CUDA's include folder, where one is installed (`$CUDA_HOME`, `$CUDA_PATH`, `/usr/local/cuda`).
 pub fn cuda_include_dir() -> Option<PathBuf> {
     let mut roots: Vec<PathBuf> = Vec::new();
@@ -387,7 +415,7 @@ pub fn describe(spec: &CaseSpec) -> String {
         Err(e) => return s + &format!("  cannot read the source: {e}\n"),
     };
     let (_, blanked) = crate::cuda::strip_host_code(&text);
-    let sigs = crate::cuda::kernel_signatures(&text, &spec.case.kernel);
+    let sigs = crate::cuda::kernel_signatures(&with_quoted_includes(&spec.source, &text), &spec.case.kernel);
     let Some(sig) = sigs.first() else {
         return s + "  no __global__ definition of the kernel found\n";
     };
