@@ -603,6 +603,26 @@ fn a_refused_construct_is_counted_from_the_sass_by_default() {
     assert!(!e.diagnostic.notes.iter().any(|n| n.contains("SASS")), "{:?}", e.diagnostic.notes);
 }
 
+/// The SASS sheet of kernel `k` in a file of `src` written to a folder of its own, one warp.
+fn sass_sheet_of(name: &str, src: &str, args: Vec<(String, String)>) -> Sheet {
+    let dir = std::env::temp_dir().join(format!("se-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.cu"));
+    std::fs::write(&path, src).unwrap();
+    let opts = AnalyzeOptions {
+        via: Via::Sass,
+        kernel: Some("k".into()),
+        grid: "1".into(),
+        block: "32".into(),
+        args,
+        ..Default::default()
+    };
+    match analyze(Input::File(&path), &opts, &DiskLoader) {
+        Ok(a) => a.sheet,
+        Err(f) => panic!("{}", f.one_line()),
+    }
+}
+
 /// A kernel template nothing instantiates, whose parameters all have defaults, is compiled for
 /// them: `o[threadIdx.x * N]` with N = 4 puts the warp's 32 floats 16 bytes apart, over 512
 /// bytes: one store, 16 sectors.
@@ -612,21 +632,7 @@ fn a_template_with_defaults_is_instantiated_for_them() {
         return;
     }
     let src = "template <int N = 4>\n__global__ void k(float *o) { o[threadIdx.x * N] = 1.0f; }\n";
-    let dir = std::env::temp_dir().join(format!("se-defaults-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("defaults.cu");
-    std::fs::write(&path, src).unwrap();
-    let opts = AnalyzeOptions {
-        via: Via::Sass,
-        kernel: Some("k".into()),
-        grid: "1".into(),
-        block: "32".into(),
-        ..Default::default()
-    };
-    let sheet = match analyze(Input::File(&path), &opts, &DiskLoader) {
-        Ok(a) => a.sheet,
-        Err(f) => panic!("{}", f.one_line()),
-    };
+    let sheet = sass_sheet_of("defaults", src, Vec::new());
     assert_eq!(counter(&sheet, "global_store_requests"), 1);
     assert_eq!(counter(&sheet, "global_store_sectors"), 16);
 }
@@ -641,22 +647,7 @@ fn a_template_argument_spelled_with_a_fixed_width_typedef_finds_its_instance() {
     }
     let src = "#include <cstdint>\ntemplate <typename T>\n__global__ void k(T *o) { o[threadIdx.x * 2] = 1; }\n\
                int main() { uint32_t *o = nullptr; k<uint32_t><<<1, 32>>>(o); k<uint8_t><<<1, 32>>>(nullptr); }\n";
-    let dir = std::env::temp_dir().join(format!("se-typedef-targ-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("typedef_targ.cu");
-    std::fs::write(&path, src).unwrap();
-    let opts = AnalyzeOptions {
-        via: Via::Sass,
-        kernel: Some("k".into()),
-        grid: "1".into(),
-        block: "32".into(),
-        args: vec![("T".into(), "uint32_t".into())],
-        ..Default::default()
-    };
-    let sheet = match analyze(Input::File(&path), &opts, &DiskLoader) {
-        Ok(a) => a.sheet,
-        Err(f) => panic!("{}", f.one_line()),
-    };
+    let sheet = sass_sheet_of("typedef_targ", src, vec![("T".into(), "uint32_t".into())]);
     assert_eq!(counter(&sheet, "global_store_requests"), 1);
     assert_eq!(counter(&sheet, "global_store_sectors"), 8);
 }
