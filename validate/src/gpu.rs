@@ -166,14 +166,14 @@ fn compile(source: &Path, text: &str, options: &[String], arch: &str) -> Result<
     }
 }
 
-/// The toolkit's `nvcc`: `$CUDA_HOME/bin`, then `PATH`, then `/usr/local/cuda/bin`.
+/// The toolkit's `nvcc`: in `$CUDA_HOME/bin` (and the other roots [`cuda_roots`] names), where
+/// `PATH` has it before `/usr/local/cuda/bin`.
 fn nvcc_path() -> Option<PathBuf> {
-    let mut dirs: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"]
-        .iter()
-        .filter_map(|v| std::env::var_os(v).map(|d| PathBuf::from(d).join("bin")))
-        .collect();
+    let mut roots = crate::plan::cuda_roots();
+    let fallback = roots.pop();
+    let mut dirs: Vec<PathBuf> = roots.into_iter().map(|r| r.join("bin")).collect();
     dirs.extend(std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect::<Vec<_>>()).unwrap_or_default());
-    dirs.push(PathBuf::from("/usr/local/cuda/bin"));
+    dirs.extend(fallback.map(|r| r.join("bin")));
     dirs.into_iter().map(|d| d.join("nvcc")).find(|p| p.is_file())
 }
 

@@ -391,14 +391,16 @@ pub fn with_quoted_includes(source: &Path, text: &str) -> String {
 
 /// CUDA's include folder, where one is installed (`$CUDA_HOME`, `$CUDA_PATH`, `/usr/local/cuda`).
 pub fn cuda_include_dir() -> Option<PathBuf> {
-    let mut roots: Vec<PathBuf> = Vec::new();
-    for var in ["CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"] {
-        if let Some(v) = std::env::var_os(var) {
-            roots.push(PathBuf::from(v));
-        }
-    }
+    cuda_roots().into_iter().map(|r| r.join("include")).find(|p| p.join("cuda_fp16.h").exists())
+}
+
+/// Where a CUDA toolkit may be installed, in the order looked at: `$CUDA_HOME`, `$CUDA_PATH`,
+/// `$CUDA_ROOT`, then `/usr/local/cuda`.
+pub fn cuda_roots() -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> =
+        ["CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"].iter().filter_map(|v| std::env::var_os(v).map(PathBuf::from)).collect();
     roots.push(PathBuf::from("/usr/local/cuda"));
-    roots.into_iter().map(|r| r.join("include")).find(|p| p.join("cuda_fp16.h").exists())
+    roots
 }
 
 /// A dry run of one case, without a GPU: the launch as planned from the source's declarations

@@ -165,7 +165,7 @@ fn strip(k: &Kernel, e: &Expr, removed: &mut Vec<MemOpId>) -> Option<Vec<Stmt>> 
         return None;
     }
     removed.extend(dead);
-    Some(kept_parts(k, e).into_iter().map(|p| Stmt::Eval(p.clone())).collect())
+    Some(strip_unused(k, e))
 }
 
 /// What of an unused value still runs (its volatile loads and calls with effects), as

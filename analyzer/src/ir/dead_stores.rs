@@ -1,8 +1,8 @@
 //! Dead stores: a store that a later store in the same basic block overwrites, with nothing
 //! between them that may read the location, is removed, as nvcc does (LLVM's dead store
 //! elimination). `out[i] += a[i]; out[i] -= b[i];` through `__restrict__` pointers is one STG,
-//! not two: the value stays in a register between them (checked against nvcc 13.0's SASS, the
-//! `dead_stores` tests).
+//! not two: the value stays in a register between them (checked against nvcc 13.0's SASS in
+//! `tests/cpp_round11.rs`).
 //!
 //! The rule errs towards keeping stores. Store `S` at address `A` is dead when, in the same
 //! statement list after it, a plain store with `A`'s value number (the same address and width in
@@ -19,7 +19,7 @@
 //! read-modify-write, whose result the next store's value reads from a register; otherwise
 //! nothing reads the value, and its loads are dead code too.
 
-use super::licm::{root_base, walk};
+use super::licm::walk;
 use super::*;
 
 /// Removes dead stores from `k`'s statements; returns the memory operations removed (they keep
@@ -27,11 +27,14 @@ use super::*;
 pub fn remove_dead_stores(k: &mut Kernel) -> Vec<MemOpId> {
     let numbers = vn::address_numbers(k);
     let variables = vn::address_variables(k);
-    let (_, once) = vn::definitions(k);
-    let once: Vec<Option<Expr>> = once.into_iter().map(|d| d.cloned()).collect();
+    // By memory operation, the object its address points into, seen through locals assigned once.
+    let bases: Vec<Option<Base>> = {
+        let (addrs, once) = vn::definitions(k);
+        addrs.iter().map(|a| a.and_then(|a| super::licm::base_through(a, &once, 0))).collect()
+    };
     let mut body = std::mem::take(&mut k.body);
     let mut removed = Vec::new();
-    Cx { k, numbers, variables, once }.visit(&mut body, &mut removed);
+    Cx { k, numbers, variables, bases }.visit(&mut body, &mut removed);
     k.body = body;
     for id in &removed {
         let m = k.mem_op(*id);
@@ -47,8 +50,7 @@ struct Cx<'k> {
     k: &'k Kernel,
     numbers: Vec<u32>,
     variables: Vec<Vec<LocalId>>,
-    /// By local: its one assigned value, when it has exactly one.
-    once: Vec<Option<Expr>>,
+    bases: Vec<Option<Base>>,
 }
 
 impl Cx<'_> {
@@ -92,19 +94,6 @@ impl Cx<'_> {
         m.kind == AccessKind::Store && !m.volatile && m.space.has_address() && m.matrix == 0
     }
 
-    /// The object an address points into, seen through locals assigned once.
-    fn base(&self, e: &Expr) -> Option<Base> {
-        let mut e = e;
-        for _ in 0..8 {
-            match e {
-                Expr::Local(l) => e = self.once[l.0 as usize].as_ref()?,
-                Expr::PtrOffset { ptr, .. } => e = ptr,
-                _ => return root_base(e),
-            }
-        }
-        None
-    }
-
     /// Whether memory reached through `a` (unknown: `None`) may be the object `b`.
     fn may_alias(&self, a: Option<Base>, b: Base) -> bool {
         a.is_none_or(|a| self.k.may_share_memory(a, b))
@@ -112,11 +101,11 @@ impl Cx<'_> {
 
     /// Whether statement `i` is a dead store, and then whether it is a read-modify-write.
     fn is_dead(&self, stmts: &[Stmt], i: usize) -> Option<bool> {
-        let Stmt::Store { op, addr, value } = &stmts[i] else { return None };
+        let Stmt::Store { op, value, .. } = &stmts[i] else { return None };
         if !self.plain_store(*op) {
             return None;
         }
-        let base = self.base(addr)?;
+        let base = self.bases[op.0 as usize]?;
         let number = self.numbers[op.0 as usize];
         let mut rmw = false;
         walk(value, &mut |x| {
@@ -128,14 +117,14 @@ impl Cx<'_> {
         let reads = |e: &Expr| {
             let mut r = false;
             walk(e, &mut |x| match x {
-                Expr::Load { op: l, addr } => {
+                Expr::Load { op: l, .. } => {
                     let m = self.k.mem_op(*l);
                     if m.kind != AccessKind::Load || m.volatile {
                         r = true;
                     } else if self.numbers[l.0 as usize] == number {
                         r |= !rmw;
                     } else if m.space.has_address() {
-                        r |= self.may_alias(self.base(addr), base);
+                        r |= self.may_alias(self.bases[l.0 as usize], base);
                     }
                 }
                 Expr::Opaque { what, args } => r |= dce::has_effects(what) || dce::has_effectful_arg(self.k, args),
@@ -152,7 +141,7 @@ impl Cx<'_> {
                     if self.plain_store(*o) && self.numbers[o.0 as usize] == number {
                         return Some(rmw);
                     }
-                    if !self.plain_store(*o) || self.may_alias(self.base(a), base) {
+                    if !self.plain_store(*o) || self.may_alias(self.bases[o.0 as usize], base) {
                         return None;
                     }
                 }

@@ -41,7 +41,7 @@ fn visit(k: &Kernel, keys: &[u32], once: &Once, stmts: &[Stmt], out: &mut [bool]
 }
 
 /// The base of an address seen through locals defined once (a helper's pointer parameter).
-fn base_through(e: &Expr, once: &Once, depth: u32) -> Option<Base> {
+pub(super) fn base_through(e: &Expr, once: &Once, depth: u32) -> Option<Base> {
     match e {
         Expr::Local(l) if depth < 8 => base_through(once[l.0 as usize]?, once, depth + 1),
         Expr::PtrOffset { ptr, .. } => base_through(ptr, once, depth),

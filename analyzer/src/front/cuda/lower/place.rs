@@ -549,8 +549,6 @@ impl Lowerer<'_, '_> {
         Err(self.unsupported(n, "this subscript"))
     }
 
-    /// The element offset of subscripts into a row-major array of `dims`:
-    /// ((i0 * d1 + i1) * d2 + i2) ...; 0 with no subscript.
     /// The dimensions of the array member a field expression names (`p->m`, `s.m`), from its
     /// structure's layout; `None` for anything else.
     fn member_dims(&self, n: Node) -> Option<Vec<u64>> {
@@ -570,6 +568,8 @@ impl Lowerer<'_, '_> {
         Some(f.dims)
     }
 
+    /// The element offset of subscripts into a row-major array of `dims`:
+    /// ((i0 * d1 + i1) * d2 + i2) ...; 0 with no subscript.
     fn row_major(&mut self, idx_nodes: &[Node], dims: &[u64]) -> Result<Expr> {
         let mut lin: Option<Expr> = None;
         for (k, node) in idx_nodes.iter().enumerate() {
