@@ -37,6 +37,7 @@ mod inline_ptx_shared;
 mod launch_site;
 mod layers;
 mod lowering;
+mod merged_shared;
 mod one_command;
 mod overloads;
 mod preprocess;

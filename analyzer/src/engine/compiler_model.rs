@@ -308,3 +308,28 @@ mod tests {
         assert!(dropped > 100, "{dropped} entries dropped");
     }
 }
+
+/// What one execution of a load nvcc merges across unrolled copies
+/// ([`crate::ir::unroll::Chain`]) issues.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ChainStep {
+    /// A load of this many bytes per lane (`.0`), starting this many bytes (`.1`) below each
+    /// lane's element.
+    Issue(u32, u32),
+    /// Nothing: an earlier copy's wider load read the element.
+    Merged,
+}
+
+/// The step of chain `c` for lanes each giving its counter's value and the loop's trip count
+/// (`None` where not a known integer). `None` when a lane's is unknown or the lanes disagree:
+/// the load is then counted as written.
+pub(crate) fn chain_step(
+    c: &crate::ir::unroll::Chain,
+    mut lanes: impl Iterator<Item = Option<(i128, i128)>>,
+) -> Option<ChainStep> {
+    let first = lanes.next()??;
+    if !lanes.all(|x| x == Some(first)) {
+        return None;
+    }
+    Some(c.width_at(first.0, first.1).map_or(ChainStep::Merged, |(w, back)| ChainStep::Issue(w, back)))
+}

@@ -155,6 +155,8 @@ pub struct Execution<'a> {
     pub lanes_active: u64,
     pub data: bool,
     pub base: Option<Base>,
+    /// Bytes per lane: the operation's width, or a merged load's ([`crate::ir::unroll::Chain`]).
+    pub width: u32,
 }
 
 /// Adds one execution of memory instruction `id` (`op`) to its counts `s`, and streams its
@@ -167,8 +169,7 @@ pub fn record(
     scratch: &mut Vec<i64>,
     boundary: &mut dyn SectorSink,
 ) {
-    let Execution { addrs, n_unknown, lanes_active, data, base } = *e;
-    let width = op.width;
+    let Execution { addrs, n_unknown, lanes_active, data, base, width } = *e;
     s.executions += 1;
     s.lanes += lanes_active;
     if base.is_some() {

@@ -2,8 +2,9 @@
 //! (LICM), the values a load reads, and the one call per warp-level execution into
 //! [`count`], which counts the sectors.
 
-use super::compiler_model::{self, HeldEffect};
+use super::compiler_model::{self, ChainStep, HeldEffect};
 use super::*;
+use crate::ir::unroll::ChainTrips;
 
 impl Engine<'_> {
     /// The held-value key of this execution of `id`: its address key, with the values of the
@@ -113,6 +114,19 @@ impl Engine<'_> {
             }
         }
         self.ops[id.0 as usize].elided_lanes += elided;
+        // nvcc's merge of this load with the same load of the following unrolled copies.
+        let mut width = op.width;
+        let mut merged = false;
+        if active != 0 && self.chains[id.0 as usize].is_some() {
+            match self.chain_step(id, active, st)? {
+                Some(ChainStep::Merged) => merged = true,
+                Some(ChainStep::Issue(w, back)) => {
+                    width = w;
+                    addrs[..n_known].iter_mut().for_each(|a| *a -= back as i64);
+                }
+                None => {}
+            }
+        }
         if let Some((lo, end)) = extent {
             self.footprint(id, lo, end);
         }
@@ -147,6 +161,11 @@ impl Engine<'_> {
         if active == 0 {
             return Ok(());
         }
+        if merged {
+            // Read by an earlier copy's load: the lanes asked for the bytes, no instruction ran.
+            self.ops[id.0 as usize].lanes += active.count_ones() as u64;
+            return Ok(());
+        }
         if let (true, 0, Some(depth)) = (self.promoted[id.0 as usize], n_unknown, depth) {
             // Kept in a register: the memory sees one store after the loop, per lane its last.
             for l in lanes(active) {
@@ -158,7 +177,29 @@ impl Engine<'_> {
             }
             return Ok(());
         }
-        self.record(id, &addrs[..n_known], n_unknown, active.count_ones() as u64, data, base_of)
+        self.record_as(id, width, &addrs[..n_known], n_unknown, active.count_ones() as u64, data, base_of)
+    }
+
+    /// The step of chained load `id` ([`compiler_model::chain_step`]) for lanes `m`.
+    fn chain_step(&mut self, id: MemOpId, m: u32, st: &mut WarpState) -> Result<Option<ChainStep>> {
+        let Some(c) = self.chains[id.0 as usize].clone() else { return Ok(None) };
+        let trips: Vec<Option<i128>> = match &c.trips {
+            ChainTrips::Constant(t) => vec![Some(*t); WARP],
+            ChainTrips::Runtime { bound, inclusive } => {
+                let b = self.eval(bound, m, st)?;
+                (0..WARP)
+                    .map(|l| match b.at(l).k {
+                        K::Int(v) => Some(v - c.start + *inclusive as i128),
+                        _ => None,
+                    })
+                    .collect()
+            }
+        };
+        let lanes = lanes(m).map(|l| match (st.vars[c.counter.0 as usize].at(l).k, trips[l]) {
+            (K::Int(v), Some(t)) => Some((v, t)),
+            _ => None,
+        });
+        Ok(compiler_model::chain_step(&c, lanes))
     }
 
     /// The stores promoted out of the loop that just ended: one warp-level store each.
@@ -272,9 +313,24 @@ impl Engine<'_> {
         data: bool,
         base: Option<Base>,
     ) -> Result<()> {
+        self.record_as(id, self.k.mem_op(id).width, addrs, n_unknown, lanes_active, data, base)
+    }
+
+    /// [`Engine::record`] of an instruction `width` bytes wide per lane (a merged load's).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn record_as(
+        &mut self,
+        id: MemOpId,
+        width: u32,
+        addrs: &[i64],
+        n_unknown: u64,
+        lanes_active: u64,
+        data: bool,
+        base: Option<Base>,
+    ) -> Result<()> {
         let op = self.k.mem_op(id);
         let s = &mut self.ops[id.0 as usize];
-        let exec = count::Execution { addrs, n_unknown, lanes_active, data, base };
+        let exec = count::Execution { addrs, n_unknown, lanes_active, data, base, width };
         count::record(s, id.0 as usize, op, &exec, &mut self.scratch, &mut *self.boundary);
         Ok(())
     }

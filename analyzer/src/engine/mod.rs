@@ -181,6 +181,8 @@ pub struct Engine<'a> {
     /// never taken as held).
     op_counters: Vec<Option<Vec<LocalId>>>,
     copy_keys: CopyKeys,
+    /// By memory operation: the load nvcc merges across unrolled copies of its loop, if it is one.
+    chains: Vec<Option<crate::ir::unroll::Chain>>,
     /// Set only by [`probe()`] (`explain`): copies one execution out, lane by lane.
     probe: Option<Box<probe::ProbeState>>,
     /// The first read past the end of a filled array: (parameter, element index, fill length).
@@ -515,6 +517,7 @@ impl<'a> Engine<'a> {
     fn new(k: &'a Kernel, s: &'a Setup, boundary: &'a mut (dyn SectorSink + 'static)) -> Self {
         let keys = address_keys(k);
         let (local_keys, op_counters) = held_keys(k, &keys);
+        let chains = crate::ir::unroll::unrolled_loads(k).chains;
         let LoopTable { op_loops, spans: loop_spans, ids: loop_ids, unrollable: loop_unrollable } = loop_table(k);
         // Shared arrays laid out in declaration order, each aligned to 16 bytes (an assumption
         // the sheet states; bank conflicts depend only on offsets within an array).
@@ -529,6 +532,7 @@ impl<'a> Engine<'a> {
             entry_keys: loop_entry_keys(k, &local_keys),
             local_keys,
             op_counters,
+            chains,
             copy_keys: CopyKeys::default(),
             k,
             s,

@@ -662,6 +662,9 @@ pub struct Kernel {
     pub notes: Vec<String>,
     /// Template parameters bound at lowering (`--arg T=float --arg BS=256` names them).
     pub template_params: Vec<String>,
+    /// Loops the source keeps rolled (`#pragma unroll 1`), by span: nvcc makes no copies of
+    /// their bodies ([`unroll`]).
+    pub rolled: Vec<Span>,
 }
 
 impl Kernel {
@@ -683,6 +686,7 @@ impl Kernel {
             body: Vec::new(),
             notes: Vec::new(),
             template_params: Vec::new(),
+            rolled: Vec::new(),
         }
     }
 

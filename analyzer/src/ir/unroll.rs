@@ -9,6 +9,7 @@
 //! for the smallest bodies, ptxas unrolling again).
 
 use super::*;
+use std::collections::HashMap;
 
 /// Whether nvcc may unroll this loop at run time: `false` only where it is known not to.
 pub fn may_runtime_unroll(cond: Option<&Expr>, body: &[Stmt], step: &[Stmt]) -> bool {
@@ -223,3 +224,434 @@ fn counted(before: &[Stmt], cond: &Expr, body: &[Stmt], step: &[Stmt]) -> Option
     }
     (trips > 0).then_some((l, trips))
 }
+
+/// A shared-memory load that nvcc merges with the same load of the following unrolled copies of
+/// its loop (LLVM's load-store vectorizer, after unrolling): `As[ty][k]` in a `k` loop reads
+/// four consecutive floats per 16-byte `LDS.128`. Measured in nvcc 13.0's SASS
+/// (`validate/probes/unroll/chains.cu`): copies whose elements fall in one aligned 16-byte
+/// window are one load when they cover 12 bytes or more of it (16 bytes loaded, the gap filled),
+/// one 8-byte load when they are two 4-byte elements at an 8-byte boundary, else one load each;
+/// a loop with a trip count known only at run time runs four copies per pass (one 16-byte load
+/// per window) and the rest one by one.
+#[derive(Clone, Debug)]
+pub struct Chain {
+    pub counter: LocalId,
+    /// The counter's first value; it steps by 1.
+    pub start: i128,
+    /// Bytes per element: the load's width (4 or 8).
+    pub elem: u32,
+    pub trips: ChainTrips,
+    /// The loop's span, for the sheet.
+    pub loop_span: crate::source::Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum ChainTrips {
+    Constant(i128),
+    /// `counter < bound` (`<=` when `inclusive`), the bound fixed during the loop.
+    Runtime {
+        bound: Expr,
+        inclusive: bool,
+    },
+}
+
+/// Per memory operation: its [`Chain`], and whether nvcc may merge it with its neighbours in a
+/// way the model does not follow (its count is then not exact).
+#[derive(Clone, Debug, Default)]
+pub struct UnrolledLoads {
+    pub chains: Vec<Option<Chain>>,
+    pub uncertain: Vec<bool>,
+}
+
+/// The loads of `k` nvcc merges across unrolled copies ([`Chain`]).
+pub fn unrolled_loads(k: &Kernel) -> UnrolledLoads {
+    let mut out = UnrolledLoads { chains: vec![None; k.mem_ops.len()], uncertain: vec![false; k.mem_ops.len()] };
+    let defs = definitions(k);
+    chains_in(k, &k.body, &defs, &mut out);
+    out
+}
+
+/// The locals `k` assigns once, with their values: what alignment reads through
+/// ([`alignment`]).
+pub fn definitions(k: &Kernel) -> HashMap<LocalId, &Expr> {
+    let mut all = Vec::new();
+    assigned_locals(&k.body, &mut all);
+    let mut defs = HashMap::new();
+    single_definitions(&k.body, &all, &mut defs);
+    defs
+}
+
+/// The largest power of two (up to 2^20) nvcc can prove divides integer `e`, reading the locals
+/// of `defs` through their definitions.
+pub fn alignment(e: &Expr, defs: &HashMap<LocalId, &Expr>) -> i128 {
+    let ctx = Affine { l: LocalId(u32::MAX), values: Vec::new(), assigned: Vec::new(), defs };
+    ctx.affine(e, true, 0).map_or(1, |(_, a)| a)
+}
+
+/// The value of each local assigned once in the kernel (`all`: every assignment's local).
+fn single_definitions<'k>(stmts: &'k [Stmt], all: &[LocalId], out: &mut HashMap<LocalId, &'k Expr>) {
+    for s in stmts {
+        match s {
+            Stmt::Assign { local, value, .. } if all.iter().filter(|x| *x == local).count() == 1 => {
+                out.insert(*local, value);
+            }
+            Stmt::If { then, els, .. } => {
+                single_definitions(then, all, out);
+                single_definitions(els, all, out);
+            }
+            Stmt::Loop { body, step, .. } => {
+                single_definitions(body, all, out);
+                single_definitions(step, all, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Chain {
+    /// What the copy with counter value `value` issues, in a loop of `trips` iterations: the
+    /// width of its load and how many bytes below the copy's element that load starts (a window
+    /// whose first elements no copy reads starts below the first copy's), or `None` where an
+    /// earlier copy's wider load read its element.
+    pub fn width_at(&self, value: i128, trips: i128) -> Option<(u32, u32)> {
+        let j = value - self.start;
+        let elem = self.elem as i128;
+        let g = 16 / elem;
+        if j < 0 || j >= trips {
+            return Some((self.elem, 0));
+        }
+        if let ChainTrips::Runtime { .. } = self.trips {
+            // Four copies per pass, the start aligned; the remainder loop one by one.
+            return if j >= trips - trips % 4 {
+                Some((self.elem, 0))
+            } else if j % g == 0 {
+                Some((16, 0))
+            } else {
+                None
+            };
+        }
+        // The element's place in its 16-byte window; the window's first copy and its count.
+        let pos = |j: i128| ((self.start + j) * elem).rem_euclid(16) / elem;
+        let first = j - pos(j).min(j);
+        let n = (g - pos(first)).min(trips - first);
+        let (width, back) = if n * elem >= 12 {
+            (16, pos(first) * elem)
+        } else if n * elem == 8 && (pos(first) * elem) % 8 == 0 {
+            (8, 0)
+        } else {
+            return Some((self.elem, 0));
+        };
+        (j == first).then_some((width, back as u32))
+    }
+}
+
+fn chains_in<'k>(k: &'k Kernel, stmts: &'k [Stmt], defs: &HashMap<LocalId, &'k Expr>, out: &mut UnrolledLoads) {
+    for (i, s) in stmts.iter().enumerate() {
+        match s {
+            Stmt::If { then, els, .. } => {
+                chains_in(k, then, defs, out);
+                chains_in(k, els, defs, out);
+            }
+            Stmt::Loop { cond, body, step, span, synthetic, .. } => {
+                if !*synthetic && !k.rolled.contains(span) {
+                    if let Some(c) = cond {
+                        loop_chains(k, &stmts[..i], c, body, step, *span, defs, out);
+                    }
+                }
+                chains_in(k, body, defs, out);
+                chains_in(k, step, defs, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The chains of one loop `for (l = S; l < B; l += 1)`.
+#[allow(clippy::too_many_arguments)]
+fn loop_chains<'k>(
+    k: &Kernel,
+    before: &[Stmt],
+    cond: &Expr,
+    body: &'k [Stmt],
+    step: &[Stmt],
+    span: crate::source::Span,
+    defs: &HashMap<LocalId, &'k Expr>,
+    out: &mut UnrolledLoads,
+) {
+    let Expr::Binary { op: op @ (BinOp::Lt | BinOp::Le), lhs, rhs, .. } = strip(cond) else { return };
+    let Expr::Local(l) = strip(lhs) else { return };
+    let l = *l;
+    let Some(Stmt::Assign { local, value, .. }) = before.last() else { return };
+    let (true, Some(start)) = (*local == l, int(value)) else { return };
+    let mut in_body = Vec::new();
+    increments(body, l, &mut in_body);
+    let mut in_step = Vec::new();
+    increments(step, l, &mut in_step);
+    let unit = matches!(step.iter().find(|s| matches!(s, Stmt::Assign { local, .. } if *local == l)),
+        Some(Stmt::Assign { value, .. }) if matches!(strip(value), Expr::Binary { op: BinOp::Add, .. }));
+    if !in_body.is_empty() || in_step.len() != 1 || int(in_step[0]) != Some(1) || !unit || exits_early(body, 0) {
+        return;
+    }
+    let mut assigned = Vec::new();
+    assigned_locals(body, &mut assigned);
+    assigned_locals(step, &mut assigned);
+    let inclusive = *op == BinOp::Le;
+    let trips = match int(rhs) {
+        Some(b) => ChainTrips::Constant((b - start + inclusive as i128).max(0)),
+        None => {
+            let mut fixed = true;
+            licm::walk(rhs, &mut |x| match x {
+                Expr::Local(x) => fixed &= !assigned.contains(x),
+                Expr::Load { .. } | Expr::Opaque { .. } | Expr::Warp { .. } => fixed = false,
+                _ => {}
+            });
+            if !fixed {
+                return;
+            }
+            ChainTrips::Runtime { bound: (**rhs).clone(), inclusive }
+        }
+    };
+    if matches!(trips, ChainTrips::Constant(t) if t < 2) {
+        return;
+    }
+    // Copies of a body with a barrier, an inner loop or a `continue` are separate blocks.
+    let straight = !has(body, &|s| matches!(s, Stmt::Barrier { .. } | Stmt::Loop { .. } | Stmt::Continue));
+    // Locals the body assigns once at its top level, before their use: their values.
+    let mut values: Vec<(LocalId, &Expr)> = Vec::new();
+    for s in body {
+        let mut loads = Vec::new();
+        let mut conditional = Vec::new();
+        match s {
+            Stmt::Assign { value, .. } | Stmt::Eval(value) => top_loads(value, &mut loads, &mut conditional),
+            Stmt::Store { addr, value, .. } => {
+                top_loads(addr, &mut loads, &mut conditional);
+                top_loads(value, &mut loads, &mut conditional);
+            }
+            Stmt::If { cond, then, els, .. } => {
+                top_loads(cond, &mut loads, &mut conditional);
+                nested_loads(then, &mut conditional);
+                nested_loads(els, &mut conditional);
+            }
+            _ => {}
+        }
+        for (op, addr, certain) in
+            loads.into_iter().map(|(o, a)| (o, a, true)).chain(conditional.into_iter().map(|(o, a)| (o, a, false)))
+        {
+            let m = k.mem_op(op);
+            if m.kind != AccessKind::Load || m.space != Space::Shared || m.volatile || m.matrix > 0 {
+                continue;
+            }
+            let ctx = Affine { l, values: values.clone(), assigned: assigned.clone(), defs };
+            let Some((array, coef, align)) = ctx.shared(addr) else {
+                // An address the model cannot follow that reads the counter.
+                let mut reads = false;
+                licm::walk(addr, &mut |x| reads |= matches!(x, Expr::Local(x) if *x == l));
+                out.uncertain[op.0 as usize] |= reads && straight;
+                continue;
+            };
+            // Consecutive elements of an array aligned to 16 bytes, as nvcc can prove it.
+            if coef != m.width as i128 || align < 16 {
+                continue;
+            }
+            let written = has(body, &|s| {
+                matches!(s, Stmt::Store { op, addr, .. }
+                if k.mem_op(*op).space == Space::Shared && stores_to(addr, array))
+            });
+            let modelled = matches!(m.width, 4 | 8)
+                && certain
+                && straight
+                && !written
+                && match trips {
+                    ChainTrips::Runtime { .. } => (start * m.width as i128) % 16 == 0,
+                    ChainTrips::Constant(_) => true,
+                };
+            if modelled {
+                out.chains[op.0 as usize] =
+                    Some(Chain { counter: l, start, elem: m.width, trips: trips.clone(), loop_span: span });
+            } else if straight || !certain {
+                out.uncertain[op.0 as usize] = true;
+            }
+        }
+        if let Stmt::Assign { local, value, .. } = s {
+            let once = assigned.iter().filter(|x| *x == local).count() == 1;
+            if once {
+                values.push((*local, value));
+            }
+        }
+    }
+}
+
+/// Loads every lane evaluates in `e` (`(op, addr)`); those under `?:`, `&&` or `||` go to
+/// `conditional`.
+fn top_loads<'e>(e: &'e Expr, out: &mut Vec<(MemOpId, &'e Expr)>, conditional: &mut Vec<(MemOpId, &'e Expr)>) {
+    match e {
+        Expr::Load { op, addr } => {
+            out.push((*op, addr));
+            top_loads(addr, out, conditional);
+        }
+        Expr::Select { cond, then, els } => {
+            top_loads(cond, out, conditional);
+            all_loads(then, conditional);
+            all_loads(els, conditional);
+        }
+        Expr::Logical { lhs, rhs, .. } => {
+            top_loads(lhs, out, conditional);
+            all_loads(rhs, conditional);
+        }
+        e => e.for_each_operand(&mut |x| top_loads(x, out, conditional)),
+    }
+}
+
+fn all_loads<'e>(e: &'e Expr, out: &mut Vec<(MemOpId, &'e Expr)>) {
+    licm::walk(e, &mut |x| {
+        if let Expr::Load { op, addr } = x {
+            out.push((*op, addr));
+        }
+    });
+}
+
+fn nested_loads<'e>(stmts: &'e [Stmt], out: &mut Vec<(MemOpId, &'e Expr)>) {
+    for s in stmts {
+        match s {
+            Stmt::Assign { value, .. } | Stmt::Eval(value) => all_loads(value, out),
+            Stmt::Store { addr, value, .. } => {
+                all_loads(addr, out);
+                all_loads(value, out);
+            }
+            Stmt::If { cond, then, els, .. } => {
+                all_loads(cond, out);
+                nested_loads(then, out);
+                nested_loads(els, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn has(stmts: &[Stmt], f: &dyn Fn(&Stmt) -> bool) -> bool {
+    stmts.iter().any(|s| {
+        f(s) || match s {
+            Stmt::If { then, els, .. } => has(then, f) || has(els, f),
+            Stmt::Loop { body, step, .. } => has(body, f) || has(step, f),
+            _ => false,
+        }
+    })
+}
+
+fn assigned_locals(stmts: &[Stmt], out: &mut Vec<LocalId>) {
+    for s in stmts {
+        match s {
+            Stmt::Assign { local, .. } => out.push(*local),
+            Stmt::If { then, els, .. } => {
+                assigned_locals(then, out);
+                assigned_locals(els, out);
+            }
+            Stmt::Loop { body, step, .. } => {
+                assigned_locals(body, out);
+                assigned_locals(step, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether a store at `addr` may write shared array `array` (an address the model does not
+/// place: it may).
+fn stores_to(addr: &Expr, array: SharedId) -> bool {
+    let mut bases = Vec::new();
+    licm::walk(addr, &mut |x| {
+        if let Expr::SharedBase(s) = x {
+            bases.push(*s);
+        }
+    });
+    bases.is_empty() || bases.contains(&array)
+}
+
+/// What the address arithmetic of one loop reads through: the loop's counter, the locals its body
+/// assigns once (before their use) with their values, every local it assigns, and the locals the
+/// kernel assigns once anywhere (their definitions, read for alignment only).
+struct Affine<'k> {
+    l: LocalId,
+    values: Vec<(LocalId, &'k Expr)>,
+    assigned: Vec<LocalId>,
+    defs: &'k HashMap<LocalId, &'k Expr>,
+}
+
+impl Affine<'_> {
+    /// A shared address `SharedBase(s) + bytes` as `(s, coefficient of l, alignment of the
+    /// rest)`; `None` where another local the loop assigns, a load or a value the analysis
+    /// cannot follow takes part.
+    fn shared(&self, addr: &Expr) -> Option<(SharedId, i128, i128)> {
+        match strip(addr) {
+            Expr::PtrOffset { ptr, bytes } => {
+                let (s, c0, a0) = self.shared(ptr)?;
+                let (c1, a1) = self.affine(bytes, false, 0)?;
+                Some((s, c0 + c1, a0.min(a1)))
+            }
+            Expr::SharedBase(s) => Some((*s, 0, ALIGNED)),
+            Expr::Local(x) if *x != self.l => {
+                let (_, v) = self.values.iter().find(|(y, _)| y == x)?;
+                self.shared(v)
+            }
+            _ => None,
+        }
+    }
+
+    /// `e` as `coef * l + rest`: the coefficient, and the largest power of two (to
+    /// [`ALIGNED`]) known to divide `rest`. `outside`: `e` was computed before the loop, so
+    /// every local in it is a constant of the loop.
+    fn affine(&self, e: &Expr, outside: bool, depth: u32) -> Option<(i128, i128)> {
+        if depth > 32 {
+            return Some((0, 1)).filter(|_| outside);
+        }
+        let go = |e: &Expr| self.affine(e, outside, depth + 1);
+        let pow2 = |c: i128| if c == 0 { ALIGNED } else { (1i128 << c.trailing_zeros().min(20)).min(ALIGNED) };
+        match strip(e) {
+            Expr::Int(c, _) => Some((0, pow2(*c))),
+            Expr::Local(x) if *x == self.l && !outside => Some((1, ALIGNED)),
+            Expr::Local(x) => match self.values.iter().find(|(y, _)| y == x) {
+                Some((_, v)) if !outside => go(v),
+                _ if !outside && self.assigned.contains(x) => None,
+                _ => match self.defs.get(x) {
+                    Some(v) => self.affine(v, true, depth + 1),
+                    None => Some((0, 1)),
+                },
+            },
+            Expr::Param(_) | Expr::Builtin(_) => Some((0, 1)),
+            Expr::Binary { op: BinOp::Add, lhs, rhs, .. } => {
+                let ((c0, a0), (c1, a1)) = (go(lhs)?, go(rhs)?);
+                Some((c0 + c1, a0.min(a1)))
+            }
+            Expr::Binary { op: BinOp::Sub, lhs, rhs, .. } => {
+                let ((c0, a0), (c1, a1)) = (go(lhs)?, go(rhs)?);
+                Some((c0 - c1, a0.min(a1)))
+            }
+            Expr::Binary { op: BinOp::Mul, lhs, rhs, .. } => {
+                let ((c0, a0), (c1, a1)) = (go(lhs)?, go(rhs)?);
+                match (int(lhs), int(rhs)) {
+                    (_, Some(m)) => Some((c0 * m, (a0 * pow2(m)).min(ALIGNED))),
+                    (Some(m), _) => Some((c1 * m, (a1 * pow2(m)).min(ALIGNED))),
+                    _ if c0 == 0 && c1 == 0 => Some((0, (a0 * a1).min(ALIGNED))),
+                    _ => None,
+                }
+            }
+            Expr::Binary { op: BinOp::Shl, lhs, rhs, .. } => {
+                let (c0, a0) = go(lhs)?;
+                let s = int(rhs).filter(|s| (0..20).contains(s))?;
+                Some((c0 << s, (a0 << s).min(ALIGNED)))
+            }
+            _ if outside => Some((0, 1)),
+            other => {
+                let mut reads = false;
+                licm::walk(other, &mut |x| {
+                    reads |= matches!(x, Expr::Local(x) if *x == self.l || self.assigned.contains(x))
+                        || matches!(x, Expr::Load { .. } | Expr::Opaque { .. } | Expr::Warp { .. })
+                });
+                (!reads).then_some((0, 1))
+            }
+        }
+    }
+}
+
+/// The alignment of a multiple of every power of two the model tracks.
+const ALIGNED: i128 = 1 << 20;

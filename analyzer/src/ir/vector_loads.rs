@@ -15,22 +15,26 @@
 //! width; the others keep theirs with no executions, and a note says so.
 
 use super::*;
+use std::collections::HashMap;
 
 /// Merges the member loads described above in `k`; returns the operations left without
 /// executions.
 pub fn merge_vector_member_loads(k: &mut Kernel) -> Vec<MemOpId> {
+    let owned: HashMap<LocalId, Expr> =
+        super::unroll::definitions(k).into_iter().map(|(l, e)| (l, e.clone())).collect();
+    let defs: HashMap<LocalId, &Expr> = owned.iter().map(|(l, e)| (*l, e)).collect();
     let mut body = std::mem::take(&mut k.body);
-    let mut merged: Vec<(MemOpId, Vec<MemOpId>, u32)> = Vec::new();
-    visit(k, &mut body, &mut merged);
+    let mut merged: Vec<Merge> = Vec::new();
+    visit(k, &defs, &mut body, &mut merged);
     k.body = body;
     let mut gone = Vec::new();
-    for (kept, others, width) in merged {
+    for Merge { kept, others, width, why } in merged {
         k.mem_ops[kept.0 as usize].width = width;
         let m = k.mem_op(kept).clone();
         for o in &others {
             let x = k.mem_op(*o);
             k.notes.push(format!(
-                "`{}` at {}:{} is loaded with `{}` at {}:{} as one {width}-byte vector load (nvcc merges member loads of one element)",
+                "`{}` at {}:{} is loaded with `{}` at {}:{} as one {width}-byte vector load ({why})",
                 x.text, x.span.line, x.span.column, m.text, m.span.line, m.span.column
             ));
         }
@@ -39,7 +43,18 @@ pub fn merge_vector_member_loads(k: &mut Kernel) -> Vec<MemOpId> {
     gone
 }
 
-fn visit(k: &Kernel, stmts: &mut [Stmt], merged: &mut Vec<(MemOpId, Vec<MemOpId>, u32)>) {
+type Defs<'d> = HashMap<LocalId, &'d Expr>;
+
+/// Loads merged into one: the kept load (its row gets the width), the others (no executions of
+/// their own), the width, and what merged them, for the note.
+struct Merge {
+    kept: MemOpId,
+    others: Vec<MemOpId>,
+    width: u32,
+    why: &'static str,
+}
+
+fn visit(k: &Kernel, defs: &Defs, stmts: &mut [Stmt], merged: &mut Vec<Merge>) {
     let mut i = 0;
     while i < stmts.len() {
         // A run of assignments and evaluations is one basic block with no store: LLVM's
@@ -76,18 +91,18 @@ fn visit(k: &Kernel, stmts: &mut [Stmt], merged: &mut Vec<(MemOpId, Vec<MemOpId>
                     _ => None,
                 })
                 .collect();
-            merge_in(k, &mut exprs, merged);
+            merge_in(k, defs, &mut exprs, merged);
             continue;
         }
         match &mut stmts[i] {
-            Stmt::Store { value, .. } => merge_in(k, &mut [value], merged),
+            Stmt::Store { value, .. } => merge_in(k, defs, &mut [value], merged),
             Stmt::If { then, els, .. } => {
-                visit(k, then, merged);
-                visit(k, els, merged);
+                visit(k, defs, then, merged);
+                visit(k, defs, els, merged);
             }
             Stmt::Loop { body, step, .. } => {
-                visit(k, body, merged);
-                visit(k, step, merged);
+                visit(k, defs, body, merged);
+                visit(k, defs, step, merged);
             }
             _ => {}
         }
@@ -103,12 +118,25 @@ struct Member {
     offset: i128,
 }
 
-fn merge_in(k: &Kernel, exprs: &mut [&mut Expr], merged: &mut Vec<(MemOpId, Vec<MemOpId>, u32)>) {
+fn merge_in(k: &Kernel, defs: &Defs, exprs: &mut [&mut Expr], merged: &mut Vec<Merge>) {
+    let first = merged.len();
+    merge_members(k, exprs, merged);
+    merge_shared(k, defs, exprs, merged);
+    // The merged-away loads read nothing of their own: their values come with the kept load.
+    let gone: Vec<MemOpId> = merged[first..].iter().flat_map(|m| m.others.iter().copied()).collect();
+    if !gone.is_empty() {
+        for e in exprs.iter_mut() {
+            drop_loads(e, &gone);
+        }
+    }
+}
+
+/// Member loads of one vector element ([`merge_vector_member_loads`]).
+fn merge_members(k: &Kernel, exprs: &mut [&mut Expr], merged: &mut Vec<Merge>) {
     let mut members = Vec::new();
     for e in exprs.iter() {
         collect(k, e, &mut members);
     }
-    let first = merged.len();
     let mut used = vec![false; members.len()];
     for i in 0..members.len() {
         if used[i] {
@@ -140,15 +168,253 @@ fn merge_in(k: &Kernel, exprs: &mut [&mut Expr], merged: &mut Vec<(MemOpId, Vec<
         }
         let kept = members[offsets[0].1].op;
         let others: Vec<MemOpId> = group.iter().map(|&j| members[j].op).filter(|&o| o != kept).collect();
-        merged.push((kept, others, run as u32));
+        merged.push(Merge { kept, others, width: run as u32, why: "nvcc merges member loads of one element" });
     }
-    // The merged-away loads read nothing of their own: their values come with the kept load.
-    let gone: Vec<MemOpId> = merged[first..].iter().flat_map(|(_, o, _)| o.iter().copied()).collect();
-    if !gone.is_empty() {
-        for e in exprs.iter_mut() {
-            drop_loads(e, &gone);
+}
+
+/// A shared-memory load `s[X + c]` of 4 or 8 bytes every lane evaluating the expression
+/// reaches: its operation, array, the terms of `X` (bytes) and `c`.
+struct SharedElem {
+    op: MemOpId,
+    array: SharedId,
+    terms: Terms,
+    offset: i128,
+}
+
+/// Loads of one shared array at constant distances, as LLVM's vectorizer merges them: with
+/// `X` a multiple of 16 bytes, loads of whole elements within one aligned 16-byte window are
+/// one 16-byte load of the whole window when they read 12 bytes or more (`s[4 * t + 1]` to
+/// `s[4 * t + 3]`, or `s[4 * t]`, `s[4 * t + 2]`, `s[4 * t + 3]`: one `LDS.128` from `s[4 * t]`); two 4-byte loads of an aligned 8-byte pair
+/// (`X` a multiple of 8) are one 8-byte load (`s[2 * t]`, `s[2 * t + 1]`: one `LDS.64`). Both
+/// from nvcc 13.0's SASS, `validate/probes/unroll/chains.cu`.
+fn merge_shared(k: &Kernel, defs: &Defs, exprs: &mut [&mut Expr], merged: &mut Vec<Merge>) {
+    let mut elems = Vec::new();
+    for e in exprs.iter() {
+        collect_shared(k, e, &mut elems);
+    }
+    let mut used = vec![false; elems.len()];
+    for i in 0..elems.len() {
+        if used[i] {
+            continue;
+        }
+        let width = k.mem_op(elems[i].op).width as i128;
+        let group: Vec<usize> = (i..elems.len())
+            .filter(|&j| {
+                !used[j]
+                    && elems[j].array == elems[i].array
+                    && same_kind(k, elems[i].op, elems[j].op)
+                    && same_terms(&elems[i].terms, &elems[j].terms)
+            })
+            .collect();
+        for &j in &group {
+            used[j] = true;
+        }
+        if group.len() < 2 {
+            continue;
+        }
+        // Where the common part `X` falls in its aligned window: a fixed remainder modulo a power of two.
+        let (align, rem) = elems[i].terms.iter().fold((i128::MAX, 0), |(a, r), (atom, c)| {
+            let (b, q) = scale_residue(residue(atom, defs, 0), *c);
+            let m = a.min(b);
+            (m, (r + q).rem_euclid(m))
+        });
+        let window = if align >= 16 {
+            16
+        } else if align >= 8 {
+            8
+        } else {
+            continue;
+        };
+        // By offset, in program order within one offset.
+        let mut at: Vec<(i128, usize)> = group.iter().map(|&j| (elems[j].offset + rem, j)).collect();
+        at.sort();
+        let mut offsets: Vec<i128> = at.iter().map(|a| a.0).collect();
+        offsets.dedup();
+        let ops_at = |o: i128| at.iter().filter(move |a| a.0 == o).map(|a| elems[a.1].op);
+        let mut merge = |run: &[i128], width: u32, why: &'static str| {
+            let mut ops = run.iter().flat_map(|&o| ops_at(o));
+            let kept = ops.next().expect("a run has a load");
+            merged.push(Merge { kept, others: ops.collect(), width, why });
+            kept
+        };
+        let mut w0 = 0;
+        let mut shifts = Vec::new();
+        while w0 < offsets.len() {
+            let win = offsets[w0].div_euclid(window);
+            let w1 = offsets[w0..].iter().position(|o| o.div_euclid(window) != win).map_or(offsets.len(), |p| w0 + p);
+            let run = &offsets[w0..w1];
+            let whole = run.iter().all(|o| o % width == 0);
+            if window == 16 && whole && run.len() as i128 * width >= 12 {
+                let back = run[0].rem_euclid(16);
+                let why = if back == 0 {
+                    "nvcc merges loads of one shared array in one aligned 16-byte window"
+                } else {
+                    "nvcc merges loads of one shared array in one aligned 16-byte window, read from its first byte"
+                };
+                let kept = merge(run, 16, why);
+                if back != 0 {
+                    shifts.push((kept, back));
+                }
+            } else if width == 4 {
+                // Aligned pairs of 4-byte loads.
+                for pair in run.chunk_by(|a, b| b.div_euclid(8) == a.div_euclid(8)) {
+                    if pair.len() == 2 {
+                        merge(pair, 8, "nvcc merges an aligned pair of 4-byte shared loads");
+                    }
+                }
+            }
+            w0 = w1;
+        }
+        // A load of the whole window starts at its first byte, before the first element read.
+        for (op, back) in shifts {
+            for e in exprs.iter_mut() {
+                start_earlier(e, op, back);
+            }
         }
     }
+}
+
+fn start_earlier(e: &mut Expr, target: MemOpId, back: i128) {
+    match e {
+        Expr::Load { op, addr } if *op == target => {
+            let ptr = std::mem::replace(addr.as_mut(), Expr::Int(0, IntTy::I64));
+            **addr = Expr::PtrOffset { ptr: Box::new(ptr), bytes: Box::new(Expr::Int(-back, IntTy::I64)) };
+        }
+        _ => e.for_each_operand_mut(&mut |x| start_earlier(x, target, back)),
+    }
+}
+
+/// Integer `e` as nvcc can prove it: a power of two (up to 2^20; `i128::MAX` for a constant) and
+/// `e`'s fixed remainder modulo it, reading single-definition locals through their values
+/// (`i = 4 * (t & 7) + 1`: remainder 1 modulo 4).
+fn residue(e: &Expr, defs: &Defs, depth: u32) -> (i128, i128) {
+    if depth > 16 {
+        return (1, 0);
+    }
+    match e {
+        Expr::Int(c, _) => (i128::MAX, *c),
+        Expr::Local(l) => match defs.get(l) {
+            Some(d) => residue(d, defs, depth + 1),
+            None => (1, 0),
+        },
+        Expr::ToInt { arg, .. } => residue(arg, defs, depth + 1),
+        Expr::Binary { op: op @ (BinOp::Add | BinOp::Sub), lhs, rhs, .. } => {
+            let (a, r) = residue(lhs, defs, depth + 1);
+            let (b, q) = residue(rhs, defs, depth + 1);
+            let m = a.min(b);
+            if m == i128::MAX {
+                return (m, if *op == BinOp::Sub { r - q } else { r + q });
+            }
+            (m, (if *op == BinOp::Sub { r - q } else { r + q }).rem_euclid(m))
+        }
+        Expr::Binary { op: BinOp::Mul, lhs, rhs, .. } => match (&**lhs, &**rhs) {
+            (x, Expr::Int(m, _)) | (Expr::Int(m, _), x) => scale_residue(residue(x, defs, depth + 1), *m),
+            _ => (super::unroll::alignment(e, defs), 0),
+        },
+        Expr::Binary { op: BinOp::Shl, lhs, rhs, .. } => match &**rhs {
+            Expr::Int(s, _) if (0..20).contains(s) => scale_residue(residue(lhs, defs, depth + 1), 1 << s),
+            _ => (super::unroll::alignment(e, defs), 0),
+        },
+        _ => (super::unroll::alignment(e, defs), 0),
+    }
+}
+
+/// `(a, r)` times `m`: `(a * k + r) * m` is `r * m` modulo `a` times `m`'s power of two.
+fn scale_residue((a, r): (i128, i128), m: i128) -> (i128, i128) {
+    if a == i128::MAX {
+        return (a, r * m);
+    }
+    let b = a.saturating_mul(pow2(m)).min(1 << 20);
+    (b, (r * m).rem_euclid(b))
+}
+
+fn pow2(c: i128) -> i128 {
+    if c == 0 {
+        i128::MAX
+    } else {
+        1i128 << c.trailing_zeros().min(20)
+    }
+}
+
+fn collect_shared(k: &Kernel, e: &Expr, out: &mut Vec<SharedElem>) {
+    e.for_each_unconditional_operand(&mut |x| collect_shared(k, x, out));
+    let Expr::Load { op, addr } = e else { return };
+    let m = k.mem_op(*op);
+    if m.kind != AccessKind::Load || m.space != Space::Shared || m.volatile || m.matrix > 0 || !matches!(m.width, 4 | 8)
+    {
+        return;
+    }
+    if let Some((array, terms, offset)) = shared_linear(addr) {
+        out.push(SharedElem { op: *op, array, terms, offset });
+    }
+}
+
+/// Summands of an integer expression, each an expression with no constant part times a coefficient.
+type Terms = Vec<(Expr, i128)>;
+
+/// `SharedBase(s) + bytes` as the array and `bytes` as terms and a constant.
+fn shared_linear(addr: &Expr) -> Option<(SharedId, Terms, i128)> {
+    match addr {
+        Expr::SharedBase(s) => Some((*s, Vec::new(), 0)),
+        Expr::PtrOffset { ptr, bytes } => {
+            let (s, mut terms, c) = shared_linear(ptr)?;
+            let (more, d) = linear(bytes, 0)?;
+            for t in more {
+                add_term(&mut terms, t);
+            }
+            Some((s, terms, c + d))
+        }
+        _ => None,
+    }
+}
+
+/// An integer expression as a sum of terms (each an expression with no constant summand,
+/// times a coefficient) and a constant; `None` for a load or one too deep.
+fn linear(e: &Expr, depth: u32) -> Option<(Terms, i128)> {
+    if depth > 32 {
+        return None;
+    }
+    let scale =
+        |(terms, c): (Terms, i128), m: i128| (terms.into_iter().map(|(t, x)| (t, x * m)).collect::<Vec<_>>(), c * m);
+    match e {
+        Expr::Int(c, _) => Some((Vec::new(), *c)),
+        Expr::ToInt { arg, .. } => linear(arg, depth + 1),
+        Expr::Binary { op: op @ (BinOp::Add | BinOp::Sub), lhs, rhs, .. } => {
+            let (mut terms, a) = linear(lhs, depth + 1)?;
+            let (more, b) = scale(linear(rhs, depth + 1)?, if *op == BinOp::Sub { -1 } else { 1 });
+            for t in more {
+                add_term(&mut terms, t);
+            }
+            Some((terms, a + b))
+        }
+        Expr::Binary { op: BinOp::Mul, lhs, rhs, .. } => match (&**lhs, &**rhs) {
+            (x, Expr::Int(m, _)) | (Expr::Int(m, _), x) => Some(scale(linear(x, depth + 1)?, *m)),
+            _ => atom(e),
+        },
+        Expr::Binary { op: BinOp::Shl, lhs, rhs, .. } => match &**rhs {
+            Expr::Int(s, _) if (0..20).contains(s) => Some(scale(linear(lhs, depth + 1)?, 1 << s)),
+            _ => atom(e),
+        },
+        _ => atom(e),
+    }
+}
+
+fn atom(e: &Expr) -> Option<(Terms, i128)> {
+    let mut load = false;
+    super::licm::walk(e, &mut |x| load |= matches!(x, Expr::Load { .. } | Expr::Opaque { .. } | Expr::Warp { .. }));
+    (!load).then(|| (vec![(e.clone(), 1)], 0))
+}
+
+fn add_term(terms: &mut Terms, (t, c): (Expr, i128)) {
+    match terms.iter_mut().find(|(x, _)| same(x, &t)) {
+        Some(x) => x.1 += c,
+        None => terms.push((t, c)),
+    }
+    terms.retain(|x| x.1 != 0);
+}
+
+fn same_terms(a: &[(Expr, i128)], b: &[(Expr, i128)]) -> bool {
+    a.len() == b.len() && a.iter().all(|(t, c)| b.iter().any(|(u, d)| c == d && same(t, u)))
 }
 
 fn same_kind(k: &Kernel, a: MemOpId, b: MemOpId) -> bool {

@@ -22,9 +22,29 @@ fn row_file(files: &SourceFiles, id: crate::source::FileId) -> Option<String> {
     Some(shown.display().to_string())
 }
 
-fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup, files: &SourceFiles) -> Row {
+fn row_of(
+    kernel: &Kernel,
+    i: usize,
+    st: &OpStats,
+    trace: &Trace,
+    unrolled: &crate::ir::unroll::UnrolledLoads,
+    setup: &Setup,
+    files: &SourceFiles,
+) -> Row {
     let op = &kernel.mem_ops[i];
     let mut assumptions = Vec::new();
+    if let (Some(c), true) = (&unrolled.chains[i], st.executions > 0) {
+        assumptions.push(format!(
+            "nvcc merges this load across the unrolled copies of the loop at line {}: the copies reading one aligned 16-byte window are one load (up to 16 bytes), as its SASS shows",
+            c.loop_span.line
+        ));
+    }
+    let may_merge = unrolled.uncertain[i] && st.executions > 0;
+    if may_merge {
+        assumptions.push(
+            "nvcc may merge this load with the same load of other unrolled copies of its loop into a wider one, in a way the model does not follow: counted as written".into(),
+        );
+    }
     if st.unknown_executions > 0 && op.space == Space::Shared {
         assumptions.push(format!(
             "shared address depends on data read from memory in {} of {} executions: those lanes counted as if they read consecutive elements (no bank conflict); with conflicts there are more wavefronts",
@@ -73,7 +93,7 @@ fn row_of(kernel: &Kernel, i: usize, st: &OpStats, trace: &Trace, setup: &Setup,
         );
     }
     let shared = op.space == Space::Shared;
-    let exact = st.unknown_executions == 0 && !st.varying_trip && !st.retried && !st.after_data_branch;
+    let exact = st.unknown_executions == 0 && !st.varying_trip && !st.retried && !st.after_data_branch && !may_merge;
     Row {
         file: row_file(files, op.span.file),
         line: op.span.line,
@@ -123,11 +143,12 @@ pub fn build(kernel: &Kernel, setup: &Setup, mut trace: Trace, mut cache: CacheM
     // The last block's accesses are still buffered in the cache model.
     cache.flush();
     let assumed = crate::ir::provenance::assumed_by_branches(kernel, &trace.data_branches);
+    let unrolled = crate::ir::unroll::unrolled_loads(kernel);
     for (st, a) in trace.ops.iter_mut().zip(assumed) {
         st.after_data_branch |= a;
     }
     let mut rows: Vec<Row> =
-        trace.ops.iter().enumerate().map(|(i, st)| row_of(kernel, i, st, &trace, setup, files)).collect();
+        trace.ops.iter().enumerate().map(|(i, st)| row_of(kernel, i, st, &trace, &unrolled, setup, files)).collect();
     // Source order.
     let mut order: Vec<usize> = (0..rows.len()).collect();
     order.sort_by_key(|&i| (kernel.mem_ops[i].span.file, kernel.mem_ops[i].span.line, kernel.mem_ops[i].span.column));

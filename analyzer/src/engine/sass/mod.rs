@@ -759,6 +759,7 @@ impl<'a> Machine<'a> {
                     lanes_active: exec.count_ones() as u64,
                     data: false,
                     base: None,
+                    width: self.ir.mem_ops[n].width,
                 };
                 record(&mut self.ops[n], n, &self.ir.mem_ops[n], &e, &mut self.scratch, sink);
             }
@@ -811,7 +812,8 @@ impl<'a> Machine<'a> {
         let space = space.unwrap_or(Space::Global);
         let base = if space == Space::Global && !self.addrs.is_empty() { self.base_of(lo, hi) } else { None };
         self.out.spaces[n] = Some(space);
-        let e = Execution { addrs: &self.addrs, n_unknown, lanes_active: lanes, data: false, base };
+        let width = self.ir.mem_ops[n].width;
+        let e = Execution { addrs: &self.addrs, n_unknown, lanes_active: lanes, data: false, base, width };
         if self.ir.mem_ops[n].space == space {
             record(&mut self.ops[n], n, &self.ir.mem_ops[n], &e, &mut self.scratch, sink);
         } else {

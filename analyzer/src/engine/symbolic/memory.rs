@@ -109,6 +109,20 @@ impl SymbolicRun<'_> {
                 _ => n_unknown += 1,
             }
         }
+        // nvcc's merge of this load with the same load of the following unrolled copies.
+        let mut width = op.width;
+        let mut merged = false;
+        if active != 0 && self.chains[id.0 as usize].is_some() {
+            match self.chain_step(id, active, st)? {
+                compiler_model::ChainStep::Merged => merged = true,
+                compiler_model::ChainStep::Issue(w, back) => {
+                    width = w;
+                    for x in known.iter_mut() {
+                        x.2.c -= back as i128;
+                    }
+                }
+            }
+        }
         let vol = self.scope.volume();
         let e = &mut self.ops[id.0 as usize].elided_lanes;
         *e = e.saturating_add(vol.saturating_mul(elided as u128));
@@ -143,6 +157,12 @@ impl SymbolicRun<'_> {
         if active == 0 {
             return Ok(());
         }
+        if merged {
+            // Read by an earlier copy's load: the lanes asked for the bytes, no instruction ran.
+            let s = &mut self.ops[id.0 as usize];
+            s.lanes = s.lanes.saturating_add(vol.saturating_mul(active.count_ones() as u128));
+            return Ok(());
+        }
         let depth = super::super::compiler_model::promotion_depth(st.synthetic.iter().copied());
         if let (true, 0, Some(depth)) = (self.promoted_ops[id.0 as usize], n_unknown, depth) {
             for l in lanes(active) {
@@ -154,7 +174,29 @@ impl SymbolicRun<'_> {
             }
             return Ok(());
         }
-        self.record(id, &known, n_unknown, active.count_ones() as u64, data, base_of)
+        self.record_as(id, width, &known, n_unknown, active.count_ones() as u64, data, base_of)
+    }
+
+    /// The step of chained load `id` for lanes `m`, as the reference engine's: the loop runs
+    /// copy by copy, so its counter (and a run-time trip count) must be constants of the box.
+    fn chain_step(&mut self, id: MemOpId, m: u32, st: &mut AbstractWarp) -> Outcome<compiler_model::ChainStep> {
+        let Some(c) = self.chains[id.0 as usize].clone() else { return give_up("no chain") };
+        let konst = |v: &ValueKind| match v {
+            ValueKind::Int(f) if f.is_const() => Some(f.c),
+            _ => None,
+        };
+        let trips: Vec<Option<i128>> = match &c.trips {
+            crate::ir::unroll::ChainTrips::Constant(t) => vec![Some(*t); WARP],
+            crate::ir::unroll::ChainTrips::Runtime { bound, inclusive } => {
+                let b = self.eval(bound, m, st)?;
+                (0..WARP).map(|l| konst(&b[l].k).map(|v| v - c.start + *inclusive as i128)).collect()
+            }
+        };
+        let lanes = lanes(m).map(|l| konst(&st.vars[c.counter.0 as usize][l].k).zip(trips[l]));
+        match compiler_model::chain_step(&c, lanes) {
+            Some(step) => Ok(step),
+            None => give_up("a merged load's loop counter or trip count is not a constant of the box"),
+        }
     }
 
     pub(super) fn flush_promoted(&mut self, st: &mut AbstractWarp) -> Outcome<()> {
@@ -183,8 +225,22 @@ impl SymbolicRun<'_> {
         data: bool,
         base: Option<Base>,
     ) -> Outcome<()> {
+        self.record_as(id, self.k.mem_op(id).width, known, n_unknown, lanes_active, data, base)
+    }
+
+    /// [`SymbolicRun::record`] of an instruction `width` bytes wide per lane.
+    #[allow(clippy::too_many_arguments)]
+    fn record_as(
+        &mut self,
+        id: MemOpId,
+        width: u32,
+        known: &[(usize, Base, Form)],
+        n_unknown: u64,
+        lanes_active: u64,
+        data: bool,
+        base: Option<Base>,
+    ) -> Outcome<()> {
         let op = self.k.mem_op(id);
-        let width = op.width;
         // Sector and bank counts survive a shift of every address by the period, so they are
         // counted per residue of the variable part, which must be the same in every lane.
         let slope = known.first().map_or([0; NV], |k| k.2.a);

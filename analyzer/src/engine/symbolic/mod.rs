@@ -279,6 +279,9 @@ struct SymbolicRun<'a> {
     /// Counters of completely unrolled loops that global accesses' held-value keys read: their
     /// loops run one iteration at a time, so that each copy's counter is a constant there.
     unrolled_counters: std::collections::HashSet<LocalId>,
+    /// By memory operation: the load nvcc merges across unrolled copies, if it is one (its
+    /// loop's counter is in `unrolled_counters`: the loop runs copy by copy).
+    chains: Vec<Option<crate::ir::unroll::Chain>>,
     restrict: Vec<bool>,
     shared_base: Vec<i64>,
     op_loops: Vec<Vec<usize>>,
@@ -299,7 +302,9 @@ impl<'a> SymbolicRun<'a> {
     fn new(k: &'a Kernel, s: &'a Setup) -> Self {
         let keys = address_keys(k);
         let (local_keys, op_counters) = held_keys(k, &keys);
-        let unrolled_counters = op_counters.iter().flatten().flatten().copied().collect();
+        let chains = crate::ir::unroll::unrolled_loads(k).chains;
+        let unrolled_counters =
+            op_counters.iter().flatten().flatten().copied().chain(chains.iter().flatten().map(|c| c.counter)).collect();
         let LoopTable { op_loops, spans: loop_spans, ids: loop_ids, unrollable: loop_unrollable } = loop_table(k);
         SymbolicRun {
             k,
@@ -315,6 +320,7 @@ impl<'a> SymbolicRun<'a> {
             op_counters,
             copy_keys: super::CopyKeys::default(),
             unrolled_counters,
+            chains,
             restrict: (0..k.params.len()).map(|p| k.is_restrict(Base::Param(ParamId(p as u32)))).collect(),
             shared_base: shared_layout(k),
             op_loops,

@@ -124,6 +124,9 @@ pub struct Preprocessed {
     pub warnings: Vec<Diagnostic>,
     /// Project headers not found ([`preprocess_tolerant`] only), each as its error.
     pub missing_includes: Vec<Diagnostic>,
+    /// `#pragma unroll 1` lines met in active code (file and line): the loop that follows stays
+    /// rolled, so nvcc makes no copies of its body ([`Preprocessed::keeps_rolled`]).
+    pub rolled: Vec<(FileId, u32)>,
     /// For each output row, the index in `segs` of its first segment.
     rows: Vec<usize>,
     segs: Vec<Seg>,
@@ -174,6 +177,12 @@ impl LineTable {
 }
 
 impl Preprocessed {
+    /// Whether a `#pragma unroll 1` stands just above a loop starting at `span` (on one of the
+    /// three lines before it, in the same file).
+    pub fn keeps_rolled(&self, span: Span) -> bool {
+        self.rolled.iter().any(|&(f, l)| f == span.file && l < span.line && span.line - l <= 3)
+    }
+
     /// Maps a 0-based (row, byte column) of `text` to a span in the original file.
     ///
     /// Verbatim text maps to its own line and column; text produced by a macro expansion maps to
@@ -271,8 +280,16 @@ fn preprocess_with(
     pp.set_table(root, Arc::clone(&text));
     pp.loaded.insert(normalize(&path), (root, Arc::clone(&text)));
     pp.run(Src::new(root, path, text))?;
-    let Pp { out, tables, warnings, missing_includes, .. } = pp;
-    Ok(Preprocessed { text: out.text, warnings, missing_includes, rows: out.rows, segs: out.segs, lines: tables })
+    let Pp { out, tables, warnings, missing_includes, rolled, .. } = pp;
+    Ok(Preprocessed {
+        text: out.text,
+        warnings,
+        missing_includes,
+        rolled,
+        rows: out.rows,
+        segs: out.segs,
+        lines: tables,
+    })
 }
 
 struct Pp<'a> {
@@ -291,6 +308,7 @@ struct Pp<'a> {
     guards: HashMap<PathBuf, Rc<str>>,
     tables: Vec<Option<Arc<LineTable>>>,
     warnings: Vec<Diagnostic>,
+    rolled: Vec<(FileId, u32)>,
     /// Go on past a project header that cannot be found, keeping its error here.
     tolerant: bool,
     missing_includes: Vec<Diagnostic>,
@@ -337,6 +355,7 @@ impl<'a> Pp<'a> {
             guards: HashMap::new(),
             tables: Vec::new(),
             warnings: Vec::new(),
+            rolled: Vec::new(),
             tolerant: false,
             missing_includes: Vec::new(),
             pending: None,

@@ -197,6 +197,9 @@ impl Lowerer<'_, '_> {
         test_first: bool,
         span: Span,
     ) {
+        if self.unit.pre.keeps_rolled(span) {
+            self.builder.kernel.rolled.push(span);
+        }
         out.push(Stmt::Loop { cond, body, step, test_first, span, synthetic: false });
         if let Some(inl) = self.inline.last() {
             out.push(Stmt::If { cond: Expr::Local(inl.ret_flag), then: vec![Stmt::Break], els: Vec::new(), span });

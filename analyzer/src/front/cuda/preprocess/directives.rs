@@ -415,6 +415,18 @@ impl Pp<'_> {
             "pragma" if args.first().is_some_and(|t| &*t.text == "once") => {
                 self.once.insert(normalize(&s.path));
             }
+            // `#pragma unroll 1` (or `(1)`, or a macro meaning 1): the next loop stays rolled.
+            "pragma" if args.iter().find(|t| t.kind != Kind::Space).is_some_and(|t| &*t.text == "unroll") => {
+                let toks = self.expand(args, None, Ctx { span, if_mode: false })?;
+                let words: Vec<&str> = toks
+                    .iter()
+                    .filter(|t| !matches!(t.kind, Kind::Space | Kind::Newline) && !matches!(&*t.text, "(" | ")"))
+                    .map(|t| &*t.text)
+                    .collect();
+                if words.get(1).is_some_and(|w| w.trim_end_matches(['u', 'U', 'l', 'L']) == "1") && words.len() == 2 {
+                    self.rolled.push((span.file, span.line));
+                }
+            }
             "error" => return Err(perr(span, format!("#error {rest}"))),
             "warning" => self.warnings.push(perr(span, format!("#warning {rest}"))),
             // `#line N ["file"]` (macros expanded): the next line is line N for `__LINE__`.
