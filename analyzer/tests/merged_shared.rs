@@ -96,3 +96,29 @@ fn the_sass_path_agrees() {
         assert_eq!(s.totals.shared_load.requests, expected, "{kernel} through SASS");
     }
 }
+
+/// HeCBench's sobol: a trip count from a lane-local bit operation of launch values is known at
+/// run time, and the loop's copies merge as any other's.
+#[test]
+fn a_trip_count_from_ffs_merges_at_run_time() {
+    let src = r#"
+    __global__ void k(unsigned* out) {
+        __shared__ unsigned v[32];
+        if (threadIdx.x < 32) v[threadIdx.x] = threadIdx.x;
+        __syncthreads();
+        unsigned X = 0, g = threadIdx.x;
+        int stride = gridDim.x * blockDim.x;
+        for (unsigned int k = 0; k < __ffs(stride) - 1; k++) {
+            unsigned mask = -(g & 1);
+            X ^= mask & v[k];
+            g = g >> 1;
+        }
+        out[threadIdx.x] = X;
+    }"#;
+    let opts = sector_analyzer::AnalyzeOptions { grid: "128".into(), block: "64".into(), ..Default::default() };
+    let s =
+        sector_analyzer::analyze_source("sobol.cu", src, &opts).unwrap_or_else(|f| panic!("{}", f.one_line())).sheet;
+    // 128 x 64 threads: stride 8192 = 2^13, __ffs 14, 13 trips: three passes of four (LDS.128)
+    // and one copy left, in each of 256 warps.
+    assert_eq!(shared_loads(&s), 256 * (3 + 1));
+}

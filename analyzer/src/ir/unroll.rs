@@ -402,6 +402,8 @@ fn loop_chains<'k>(
             let mut fixed = true;
             licm::walk(rhs, &mut |x| match x {
                 Expr::Local(x) => fixed &= !assigned.contains(x),
+                // Lane-local bit operations (`__ffs(stride)`: HeCBench's sobol) are plain values.
+                Expr::Warp { op: WarpOp::Popc(_) | WarpOp::Ffs(_) | WarpOp::Clz(_) | WarpOp::Brev(_), .. } => {}
                 Expr::Load { .. } | Expr::Opaque { .. } | Expr::Warp { .. } => fixed = false,
                 _ => {}
             });
