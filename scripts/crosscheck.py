@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Source against SASS on a census's sheets: where both paths count a kernel under the same
-launch and their global totals differ, one of them misses something nvcc does (or the SASS
+launch and their global totals or shared instructions differ, one of them misses something nvcc does (or the SASS
 engine misreads an instruction). No GPU needed; a CUDA toolkit is.
 
     python3 scripts/census.py --jsonl census.jsonl ROOTS...      # from the collection's folder
@@ -15,6 +15,9 @@ import shlex
 import subprocess
 import sys
 
+GLOBAL = ("global_load", "global_store")
+SHARED = ("shared_load", "shared_store")
+
 
 def totals(tool, argv, via, timeout):
     try:
@@ -25,7 +28,9 @@ def totals(tool, argv, via, timeout):
         return "error: " + (r.stderr.strip().splitlines() or ["?"])[0][:200]
     j = json.loads(r.stdout)
     t = j["totals"]
-    out = {k: [t[k]["requests"], t[k]["sectors"]] for k in ("global_load", "global_store") if k in t}
+    out = {k: [t[k]["requests"], t[k]["sectors"]] for k in GLOBAL if k in t}
+    # Shared memory: instructions (wavefronts depend on the bank model, not on what nvcc does).
+    out.update({k: [t[k]["requests"]] for k in SHARED if k in t})
     out["exact"] = all(i.get("exact", True) for i in j["instructions"])
     return out
 
@@ -49,7 +54,7 @@ def main():
             src, sass = res["source"], res["sass"]
             if not isinstance(src, dict) or not isinstance(sass, dict):
                 verdict = "no sass"
-            elif all(src.get(k) == sass.get(k) for k in ("global_load", "global_store")):
+            elif all(src.get(k) == sass.get(k) for k in GLOBAL + SHARED):
                 verdict = "same"
             else:
                 verdict = "diff"

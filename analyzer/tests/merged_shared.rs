@@ -58,6 +58,12 @@ const CASES: &[Case] = &[
     ("gap3", "1", "32", &[], 1),
     // d[i], d[i + 1] of doubles, i even: one 16-byte window, one LDS.128.
     ("dbl", "1", "32", &[], 1),
+    // `#pragma unroll 8`, m = 37: 4 passes of two LDS.128, 5 copies left.
+    ("unroll8", "1", "32", &[("m", "37")], 4 * 2 + 5),
+    // sqrtf branches: each copy's load in its own block.
+    ("with_sqrt", "1", "32", &[], 16),
+    // The inner loop is unrolled completely: the body stays one block, 16 copies of s[k].
+    ("inner_loop", "1", "32", &[], 4),
 ];
 
 #[test]
@@ -121,4 +127,80 @@ fn a_trip_count_from_ffs_merges_at_run_time() {
     // 128 x 64 threads: stride 8192 = 2^13, __ffs 14, 13 trips: three passes of four (LDS.128)
     // and one copy left, in each of 256 warps.
     assert_eq!(shared_loads(&s), 256 * (3 + 1));
+}
+
+fn row_exact(src: &str, kernel_args: &[(&str, &str)]) -> (u64, bool) {
+    let opts = sector_analyzer::AnalyzeOptions {
+        grid: "1".into(),
+        block: "32".into(),
+        args: kernel_args.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        ..Default::default()
+    };
+    let s = sector_analyzer::analyze_source("u.cu", src, &opts).unwrap_or_else(|f| panic!("{}", f.one_line())).sheet;
+    let rows: Vec<_> = s.instructions.iter().filter(|r| r.space == Space::Shared && r.op == "load").collect();
+    (s.totals.shared_load.requests, rows.iter().all(|r| r.exact))
+}
+
+/// Where nvcc's unroller decides in a way the model does not place, the row says not exact
+/// (each checked against nvcc 13.0's SASS: the counts there are 8, 7 and 8 loads).
+#[test]
+fn unrolling_the_model_cannot_place_is_not_exact() {
+    let fill = "__shared__ float s[256]; s[threadIdx.x] = threadIdx.x; __syncthreads(); float a = 0;";
+    // `#pragma unroll 2`: pairs, one LDS.64 a pass.
+    let src = format!("__global__ void k(float* o) {{ {fill}\n#pragma unroll 2\nfor (int k = 0; k < 16; k++) a += s[k]; o[threadIdx.x] = a; }}");
+    assert_eq!(row_exact(&src, &[]), (16, false));
+    // 14 copies by 4: two peeled first, then passes at an 8-byte offset.
+    let src = format!("__global__ void k(float* o) {{ {fill}\n#pragma unroll 4\nfor (int k = 0; k < 14; k++) a += s[k]; o[threadIdx.x] = a; }}");
+    assert_eq!(row_exact(&src, &[]), (14, false));
+    // 48 multiply-adds a copy: nvcc unrolls by 2 (LDS.64).
+    let body: String = (0..48).map(|i| format!("a = a * x + {i}.5f; ")).collect();
+    let src = format!("__global__ void k(float* o) {{ {fill} for (int k = 0; k < 16; k++) {{ float x = s[k]; {body} }} o[threadIdx.x] = a; }}");
+    assert_eq!(row_exact(&src, &[]), (16, false));
+}
+
+/// A loop nvcc unrolls with passes that keep every window whole counts exactly however the
+/// passes fall: `#pragma unroll 4` over 16 copies is 4 LDS.128, as complete unrolling.
+#[test]
+fn passes_of_whole_windows_count_as_complete_unrolling() {
+    let fill = "__shared__ float s[256]; s[threadIdx.x] = threadIdx.x; __syncthreads(); float a = 0;";
+    let src = format!("__global__ void k(float* o) {{ {fill}\n#pragma unroll 4\nfor (int k = 0; k < 16; k++) a += s[k]; o[threadIdx.x] = a; }}");
+    assert_eq!(row_exact(&src, &[]), (4, true));
+    // 1000 copies: past complete unrolling; every pass whole (250 LDS.128 in nvcc's SASS).
+    let src = "__global__ void k(float* o) { __shared__ float s[1024]; s[threadIdx.x] = 1; __syncthreads(); float a = 0; for (int k = 0; k < 1000; k++) a += s[k]; o[threadIdx.x] = a; }";
+    assert_eq!(row_exact(src, &[]), (250, true));
+}
+
+/// Every kernel of the probe the H100 ran (`validate/results/unroll/chains.csv`, as Nsight
+/// Compute printed it): shared load instructions and wavefronts equal the measurement.
+#[test]
+fn the_probe_equals_the_measurement() {
+    let csv =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../validate/results/unroll/chains.csv"))
+            .expect("the measurement");
+    let mut measured: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
+    for line in csv.lines().filter(|l| l.starts_with("\"")) {
+        let f: Vec<&str> = line.trim_matches('"').split("\",\"").collect();
+        if f.len() < 15 || f[0] == "ID" {
+            continue;
+        }
+        let kernel = f[4].split('(').next().unwrap_or_default().to_string();
+        let value: u64 = f[14].replace(',', "").parse().expect("a count");
+        let e = measured.entry(kernel).or_default();
+        match f[12] {
+            "smsp__sass_inst_executed_op_shared_ld.sum" => e.0 = value,
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum" => e.1 = value,
+            _ => {}
+        }
+    }
+    assert_eq!(measured.len(), 12, "{measured:?}");
+    for (kernel, (instructions, wavefronts)) in measured {
+        let (grid, block, args): (&str, &str, &[(&str, &str)]) = match kernel.as_str() {
+            "mm16" => ("4,4", "16,16", &[("n", "64")]),
+            "runtime_trip" => ("1", "32", &[("m", "13")]),
+            _ => ("1", "32", &[]),
+        };
+        let s = sheet(&kernel, grid, block, args, Via::Source);
+        let t = &s.totals.shared_load;
+        assert_eq!((t.requests, t.wavefronts), (instructions, wavefronts), "{kernel}");
+    }
 }

@@ -272,31 +272,60 @@ const WORD: i64 = 4;
 /// of up to 4 bytes, 16 for 8 bytes, 8 for 16 bytes). In a phase each bank serves one 4-byte word
 /// per wavefront; lanes reading the same word share it (broadcast). A phase needs as many
 /// wavefronts as its busiest bank has distinct words.
+///
+/// Two neighbouring phases of 8- or 16-byte accesses (the two halves of the warp; the two
+/// quarters of one half) share one wavefront when each needs one, their words together leave
+/// no bank two, and every four neighbouring lanes read at most two distinct elements: a
+/// 16-byte load of one address in every lane is 2 wavefronts, `s[lane >> 1]` 2, `s[lane & 3]`
+/// 4 (measured on Hopper, `validate/probes/wide`).
 pub fn wavefronts(addrs: &[i64], width: u32) -> Wavefronts {
     if addrs.is_empty() {
         return Wavefronts { wavefronts: 0, ideal: 0 };
     }
     let width = width.max(1) as i64;
     let per_phase = (128 / width.max(WORD)).max(1) as usize;
+    let phases: Vec<&[i64]> = addrs.chunks(per_phase).collect();
     let mut total = 0u64;
-    let mut words: Vec<i64> = Vec::with_capacity(128);
-    for phase in addrs.chunks(per_phase) {
-        words.clear();
-        for &a in phase {
-            let first = a.div_euclid(WORD);
-            let last = (a + width - 1).div_euclid(WORD);
-            words.extend(first..=last);
+    let mut i = 0;
+    while i < phases.len() {
+        let one = phase_wavefronts(phases[i], width);
+        let pairs = matches!(width, 8 | 16) && i % 2 == 0 && i + 1 < phases.len();
+        if pairs && one == 1 && phase_wavefronts(phases[i + 1], width) == 1 {
+            let both = &addrs[i * per_phase..((i + 2) * per_phase).min(addrs.len())];
+            let narrow = both.chunks(4).all(|quad| {
+                let mut elems: Vec<i64> = quad.iter().map(|a| a.div_euclid(width)).collect();
+                elems.sort_unstable();
+                elems.dedup();
+                elems.len() <= 2
+            });
+            if narrow && phase_wavefronts(both, width) == 1 {
+                total += 1;
+                i += 2;
+                continue;
+            }
         }
-        words.sort_unstable();
-        words.dedup();
-        let mut per_bank = [0u64; BANKS as usize];
-        for &w in &words {
-            per_bank[w.rem_euclid(BANKS) as usize] += 1;
-        }
-        total += per_bank.iter().copied().max().unwrap_or(0).max(1);
+        total += one;
+        i += 1;
     }
     let bytes = addrs.len() as u64 * width as u64;
     Wavefronts { wavefronts: total, ideal: bytes.div_ceil(128).max(1) }
+}
+
+/// Wavefronts of one phase: its busiest bank's distinct words (at least one).
+fn phase_wavefronts(phase: &[i64], width: i64) -> u64 {
+    let mut words: Vec<i64> = Vec::with_capacity(128);
+    for &a in phase {
+        let first = a.div_euclid(WORD);
+        let last = (a + width - 1).div_euclid(WORD);
+        words.extend(first..=last);
+    }
+    words.sort_unstable();
+    words.dedup();
+    let mut per_bank = [0u64; BANKS as usize];
+    for &w in &words {
+        per_bank[w.rem_euclid(BANKS) as usize] += 1;
+    }
+    per_bank.iter().copied().max().unwrap_or(0).max(1)
 }
 
 #[cfg(test)]
@@ -332,6 +361,32 @@ mod tests {
     #[test]
     fn stride_two_is_two_way() {
         assert_eq!(wavefronts(&lanes(|l| 8 * l), 4).wavefronts, 2);
+    }
+
+    /// Wavefronts of one 16-byte and one 8-byte load per pattern of elements across the lanes,
+    /// as measured on an H100 (`validate/probes/wide`, `validate/results/wide/wide.csv`).
+    #[test]
+    fn wide_loads_share_wavefronts_as_measured() {
+        type Case = (&'static str, fn(i64) -> i64, u64, u64);
+        let cases: &[Case] = &[
+            ("one address", |_| 0, 2, 1),
+            ("one a half", |l| l >> 4, 2, 1),
+            ("one a quarter", |l| l >> 3, 2, 1),
+            ("two alternating", |l| l & 1, 2, 1),
+            ("four cycling", |l| l & 3, 4, 2),
+            ("eight cycling", |l| l & 7, 4, 2),
+            ("quarters A B A B", |l| (l >> 3) & 1, 2, 1),
+            ("every lane its own", |l| l, 4, 2),
+            ("four lanes each", |l| l >> 2, 2, 1),
+            ("sixteen cycling", |l| l & 15, 4, 2),
+            ("eight in one bank group", |l| 8 * (l & 7), 32, 8),
+            ("two lanes each", |l| l >> 1, 2, 1),
+            ("every lane, one bank group", |l| 8 * l, 32, 16),
+        ];
+        for &(what, elem, wide, half) in cases {
+            assert_eq!(wavefronts(&lanes(|l| 16 * elem(l)), 16).wavefronts, wide, "16 bytes, {what}");
+            assert_eq!(wavefronts(&lanes(|l| 8 * elem(l)), 8).wavefronts, half, "8 bytes, {what}");
+        }
     }
 
     #[test]

@@ -185,7 +185,7 @@ impl Engine<'_> {
         let Some(c) = self.chains[id.0 as usize].clone() else { return Ok(None) };
         let trips: Vec<Option<i128>> = match &c.trips {
             ChainTrips::Constant(t) => vec![Some(*t); WARP],
-            ChainTrips::Runtime { bound, inclusive } => {
+            ChainTrips::Runtime { bound, inclusive, .. } => {
                 let b = self.eval(bound, m, st)?;
                 (0..WARP)
                     .map(|l| match b.at(l).k {

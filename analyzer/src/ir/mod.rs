@@ -448,6 +448,17 @@ pub enum WarpOp {
     Brev(u8),
 }
 
+/// A `#pragma unroll` above a loop, as nvcc reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnrollPragma {
+    /// `#pragma unroll`: unroll completely when the trip count is a constant.
+    Full,
+    /// `#pragma unroll N`: copies of N iterations (`1`: the loop stays rolled).
+    By(u32),
+    /// A count the preprocessor cannot read as a number (a constant expression).
+    Unknown,
+}
+
 /// The operation of a [`WarpOp::Reduce`]: `__reduce_add_sync` is `ReduceOp::Add`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ReduceOp {
@@ -662,9 +673,8 @@ pub struct Kernel {
     pub notes: Vec<String>,
     /// Template parameters bound at lowering (`--arg T=float --arg BS=256` names them).
     pub template_params: Vec<String>,
-    /// Loops the source keeps rolled (`#pragma unroll 1`), by span: nvcc makes no copies of
-    /// their bodies ([`unroll`]).
-    pub rolled: Vec<Span>,
+    /// Loops with a `#pragma unroll` above them, by span ([`unroll`]).
+    pub unroll_pragmas: Vec<(Span, UnrollPragma)>,
 }
 
 impl Kernel {
@@ -686,7 +696,7 @@ impl Kernel {
             body: Vec::new(),
             notes: Vec::new(),
             template_params: Vec::new(),
-            rolled: Vec::new(),
+            unroll_pragmas: Vec::new(),
         }
     }
 

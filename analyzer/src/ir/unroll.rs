@@ -177,6 +177,11 @@ fn int(e: &Expr) -> Option<i128> {
 
 /// The counter of a loop with a small constant trip count, if this is one.
 fn counted(before: &[Stmt], cond: &Expr, body: &[Stmt], step: &[Stmt]) -> Option<(LocalId, i128)> {
+    counted_upto(before, cond, body, step, FULL_UNROLL_MAX)
+}
+
+/// The counter of a loop with a constant trip count of at most `max`, if this is one.
+fn counted_upto(before: &[Stmt], cond: &Expr, body: &[Stmt], step: &[Stmt], max: i128) -> Option<(LocalId, i128)> {
     let Expr::Binary { op, lhs, rhs, .. } = strip(cond) else { return None };
     let (l, bound, op) = match (strip(lhs), int(rhs)) {
         (Expr::Local(l), Some(b)) => (*l, b, *op),
@@ -217,7 +222,7 @@ fn counted(before: &[Stmt], cond: &Expr, body: &[Stmt], step: &[Stmt]) -> Option
     let (mut v, mut trips) = (start, 0);
     while holds(v) {
         trips += 1;
-        if trips > FULL_UNROLL_MAX {
+        if trips > max {
             return None;
         }
         v += by;
@@ -231,8 +236,12 @@ fn counted(before: &[Stmt], cond: &Expr, body: &[Stmt], step: &[Stmt]) -> Option
 /// (`validate/probes/unroll/chains.cu`): copies whose elements fall in one aligned 16-byte
 /// window are one load when they cover 12 bytes or more of it (16 bytes loaded, the gap filled),
 /// one 8-byte load when they are two 4-byte elements at an 8-byte boundary, else one load each;
-/// a loop with a trip count known only at run time runs four copies per pass (one 16-byte load
-/// per window) and the rest one by one.
+/// a loop with a trip count known only at run time runs four copies per pass (or N for
+/// `#pragma unroll N`; one 16-byte load per window) and the rest one by one.
+///
+/// Only where nvcc is known to unroll and merge ([`loop_chains`]): a body with a call that
+/// branches (IEEE division and square root, `sinf`, ...) or one too large for the unroller is
+/// copied into separate blocks or not at all, and its loads are one each, as written.
 #[derive(Clone, Debug)]
 pub struct Chain {
     pub counter: LocalId,
@@ -252,6 +261,8 @@ pub enum ChainTrips {
     Runtime {
         bound: Expr,
         inclusive: bool,
+        /// Copies per pass of the unrolled loop (4, or N of `#pragma unroll N`).
+        factor: u32,
     },
 }
 
@@ -320,9 +331,9 @@ impl Chain {
         if j < 0 || j >= trips {
             return Some((self.elem, 0));
         }
-        if let ChainTrips::Runtime { .. } = self.trips {
-            // Four copies per pass, the start aligned; the remainder loop one by one.
-            return if j >= trips - trips % 4 {
+        if let ChainTrips::Runtime { factor, .. } = self.trips {
+            // Passes of `factor` copies, the start aligned; the remainder loop one by one.
+            return if j >= trips - trips % factor as i128 {
                 Some((self.elem, 0))
             } else if j % g == 0 {
                 Some((16, 0))
@@ -353,9 +364,10 @@ fn chains_in<'k>(k: &'k Kernel, stmts: &'k [Stmt], defs: &HashMap<LocalId, &'k E
                 chains_in(k, els, defs, out);
             }
             Stmt::Loop { cond, body, step, span, synthetic, .. } => {
-                if !*synthetic && !k.rolled.contains(span) {
+                let pragma = k.unroll_pragmas.iter().find(|p| p.0 == *span).map(|p| p.1);
+                if !*synthetic && pragma != Some(UnrollPragma::By(1)) {
                     if let Some(c) = cond {
-                        loop_chains(k, &stmts[..i], c, body, step, *span, defs, out);
+                        loop_chains(k, &stmts[..i], c, body, step, *span, pragma, defs, out);
                     }
                 }
                 chains_in(k, body, defs, out);
@@ -375,6 +387,7 @@ fn loop_chains<'k>(
     body: &'k [Stmt],
     step: &[Stmt],
     span: crate::source::Span,
+    pragma: Option<UnrollPragma>,
     defs: &HashMap<LocalId, &'k Expr>,
     out: &mut UnrolledLoads,
 ) {
@@ -410,14 +423,81 @@ fn loop_chains<'k>(
             if !fixed {
                 return;
             }
-            ChainTrips::Runtime { bound: (**rhs).clone(), inclusive }
+            ChainTrips::Runtime { bound: (**rhs).clone(), inclusive, factor: 4 }
         }
     };
     if matches!(trips, ChainTrips::Constant(t) if t < 2) {
         return;
     }
-    // Copies of a body with a barrier, an inner loop or a `continue` are separate blocks.
-    let straight = !has(body, &|s| matches!(s, Stmt::Barrier { .. } | Stmt::Loop { .. } | Stmt::Continue));
+    // Copies of a body with a barrier, an inner loop that stays a loop or a `continue` are
+    // separate blocks.
+    let shape = BodyShape::of(body);
+    let straight = !shape.inner_rolled && !has(body, &|s| matches!(s, Stmt::Barrier { .. } | Stmt::Continue));
+    if shape.splits {
+        // Each copy's loads are in blocks of their own: one load each, as written.
+        return;
+    }
+    if straight && shape.inner_unrolled {
+        // Loads in an inner loop nvcc unrolls, at addresses that move with this loop: GVN and
+        // the vectorizer see them across both loops' copies, which the model does not follow.
+        for s in body {
+            if let Stmt::Loop { step, .. } = s {
+                let mut loads = Vec::new();
+                nested_loads(std::slice::from_ref(s), &mut loads);
+                // The inner loop's counter is a value like any other here.
+                let mut counters = Vec::new();
+                assigned_locals(step, &mut counters);
+                let assigned: Vec<LocalId> = assigned.iter().copied().filter(|x| !counters.contains(x)).collect();
+                for (op, addr) in loads {
+                    let m = k.mem_op(op);
+                    if m.kind != AccessKind::Load || m.space != Space::Shared {
+                        continue;
+                    }
+                    let ctx = Affine { l, values: Vec::new(), assigned: assigned.clone(), defs };
+                    // One element further each copy of this loop (or an address the model
+                    // cannot follow that reads its counter): merged across them, perhaps.
+                    let merges = match ctx.shared(addr) {
+                        Some((_, coef, _)) => coef == m.width as i128,
+                        None => {
+                            let mut reads = false;
+                            licm::walk(addr, &mut |x| reads |= matches!(x, Expr::Local(x) if *x == l));
+                            reads
+                        }
+                    };
+                    out.uncertain[op.0 as usize] |= merges;
+                }
+            }
+        }
+    }
+    // Whether nvcc unrolls this loop as the chains assume; `None`: the model cannot tell.
+    let unrolled: Option<ChainTrips> = match (&trips, pragma) {
+        (_, Some(UnrollPragma::Unknown)) => None,
+        _ if shape.unknown_call => None,
+        (ChainTrips::Constant(t), p) => {
+            let t = *t;
+            let factor = match p {
+                Some(UnrollPragma::By(n)) if (n as i128) < t => Some(n as i128),
+                Some(_) => None,
+                // Past the unroller's size limits, a partial unroll whose passes (the remainder
+                // peeled first) the model does not place.
+                None if shape.cost > CONSTANT_BODY_COST || t * shape.cost as i128 > FULL_UNROLL_WORK => Some(0),
+                None => None,
+            };
+            match factor {
+                None => Some(trips.clone()),
+                // Every window full whatever the passes: the copies' count holds.
+                Some(f) => ((f == 0 || f % 4 == 0) && t % 4 == 0 && start % 4 == 0 && shape.cost <= CONSTANT_BODY_COST)
+                    .then(|| trips.clone()),
+            }
+        }
+        (ChainTrips::Runtime { bound, inclusive, .. }, p) => match p {
+            Some(UnrollPragma::By(n)) => {
+                Some(ChainTrips::Runtime { bound: bound.clone(), inclusive: *inclusive, factor: n })
+            }
+            _ if shape.cost > RUNTIME_BODY_COST => None,
+            _ => Some(trips.clone()),
+        },
+    };
     // Locals the body assigns once at its top level, before their use: their values.
     let mut values: Vec<(LocalId, &Expr)> = Vec::new();
     for s in body {
@@ -455,6 +535,10 @@ fn loop_chains<'k>(
             if coef != m.width as i128 || align < 16 {
                 continue;
             }
+            let Some(trips) = &unrolled else {
+                out.uncertain[op.0 as usize] |= straight;
+                continue;
+            };
             let written = has(body, &|s| {
                 matches!(s, Stmt::Store { op, addr, .. }
                 if k.mem_op(*op).space == Space::Shared && stores_to(addr, array))
@@ -464,7 +548,9 @@ fn loop_chains<'k>(
                 && straight
                 && !written
                 && match trips {
-                    ChainTrips::Runtime { .. } => (start * m.width as i128) % 16 == 0,
+                    ChainTrips::Runtime { factor, .. } => {
+                        (start * m.width as i128) % 16 == 0 && (*factor as i128 * m.width as i128) % 16 == 0
+                    }
                     ChainTrips::Constant(_) => true,
                 };
             if modelled {
@@ -478,6 +564,208 @@ fn loop_chains<'k>(
             let once = assigned.iter().filter(|x| *x == local).count() == 1;
             if once {
                 values.push((*local, value));
+            }
+        }
+    }
+}
+
+/// Operations a loop body may have for nvcc to unroll it by 4 at run time (HeCBench-sized: 16
+/// multiply-adds are, 24 are unrolled by 2, 48 not at all; `validate/probes/unroll/chains.cu`).
+const RUNTIME_BODY_COST: u32 = 36;
+/// ... and to unroll it completely for a constant trip count (32 multiply-adds are, 48 by 2).
+const CONSTANT_BODY_COST: u32 = 72;
+/// Operations of all copies nvcc unrolls completely: 257 copies of `a += s[k]` are, 513 are
+/// unrolled by a factor with the remainder peeled first.
+const FULL_UNROLL_WORK: i128 = 512;
+
+/// What nvcc's unroller and vectorizer see of a loop body: its operations (address arithmetic
+/// left out: the copies' addresses fold into offsets), and its calls.
+#[derive(Default)]
+struct BodyShape {
+    cost: u32,
+    /// A call compiled with a branch or not inlined (IEEE `/` and `sqrtf`, `sinf`, `logf`,
+    /// ...): each copy's loads are in blocks of their own, or the loop stays rolled.
+    splits: bool,
+    /// A call the model has not seen compiled, or an inner loop it cannot tell unrolled or not.
+    unknown_call: bool,
+    /// An inner loop nvcc unrolls completely (a small constant trip count, [`counted`]): its
+    /// copies are part of the body's block.
+    inner_unrolled: bool,
+    /// An inner loop that stays a loop: the body is blocks of its own.
+    inner_rolled: bool,
+}
+
+/// Math functions that compile to straight code small enough to unroll (measured in nvcc 13.0's
+/// SASS: the loop's copies merge).
+const STRAIGHT_CALLS: &[&str] = &[
+    "rsqrtf",
+    "expf",
+    "exp2f",
+    "exp10f",
+    "tanhf",
+    "coshf",
+    "cbrtf",
+    "rcbrtf",
+    "atanf",
+    "atan2f",
+    "roundf",
+    "truncf",
+    "rintf",
+    "floorf",
+    "ceilf",
+    "fabsf",
+    "fabs",
+    "fminf",
+    "fmaxf",
+    "fmin",
+    "fmax",
+    "copysignf",
+    "ldexpf",
+    "fmaf",
+    "fma",
+    "frexpf",
+    "modff",
+    "__expf",
+    "__logf",
+    "__sinf",
+    "__cosf",
+    "__saturatef",
+    "rhypotf",
+    "norm3df",
+    "__fdividef",
+    "floor",
+    "ceil",
+    "trunc",
+    "round",
+    "min",
+    "max",
+    "abs",
+    "__fmul_rn",
+    "__fadd_rn",
+    "__fmaf_rn",
+    "__float2int_rn",
+    "__int2float_rn",
+    "__float_as_int",
+    "__int_as_float",
+    "__umulhi",
+    "__mulhi",
+];
+/// ... and those that branch or stay calls (the copies are separate blocks, or not made).
+const SPLITTING_CALLS: &[&str] = &[
+    "sqrtf",
+    "sqrt",
+    "sinf",
+    "cosf",
+    "tanf",
+    "sincosf",
+    "sin",
+    "cos",
+    "tan",
+    "sincos",
+    "__frcp_rn",
+    "__fdiv_rn",
+    "__fsqrt_rn",
+    "hypotf",
+    "fdividef",
+    "logf",
+    "log2f",
+    "log10f",
+    "log1pf",
+    "expm1f",
+    "powf",
+    "__powf",
+    "sinhf",
+    "asinf",
+    "acosf",
+    "fmodf",
+    "lgammaf",
+    "tgammaf",
+    "j0f",
+    "remainderf",
+    "erff",
+    "erfcf",
+    "erfinvf",
+    "sinpif",
+    "cospif",
+    "exp",
+    "log",
+    "pow",
+    "exp2",
+    "log2",
+    "normf",
+];
+
+impl BodyShape {
+    fn of(body: &[Stmt]) -> BodyShape {
+        let mut shape = BodyShape::default();
+        fn stmts(ss: &[Stmt], shape: &mut BodyShape) {
+            for (i, s) in ss.iter().enumerate() {
+                match s {
+                    Stmt::Assign { value, .. } | Stmt::Eval(value) => shape.expr(value),
+                    Stmt::Store { value, .. } => {
+                        shape.cost += 1;
+                        shape.expr(value);
+                    }
+                    Stmt::If { cond, then, els, .. } => {
+                        shape.cost += 1;
+                        shape.expr(cond);
+                        stmts(then, shape);
+                        stmts(els, shape);
+                    }
+                    Stmt::Loop { cond, body, step, synthetic, .. } => {
+                        let trips =
+                            cond.as_ref().and_then(|c| counted_upto(&ss[..i], c, body, step, 1 << 16)).map(|t| t.1);
+                        // An unrolled loop's control disappears; its body is copied.
+                        let mut inner = BodyShape::default();
+                        stmts(body, &mut inner);
+                        match trips {
+                            Some(t) if !*synthetic && t * inner.cost as i128 <= FULL_UNROLL_WORK => {
+                                shape.inner_unrolled = true;
+                                shape.cost = shape.cost.saturating_add(inner.cost.saturating_mul(t as u32));
+                            }
+                            // Unrolled in part, or not: the model cannot tell the blocks.
+                            Some(_) if !*synthetic => shape.unknown_call = true,
+                            _ => {
+                                shape.inner_rolled = true;
+                                cond.iter().for_each(|c| inner.expr(c));
+                                stmts(step, &mut inner);
+                                shape.cost = shape.cost.saturating_add(inner.cost);
+                            }
+                        }
+                        shape.splits |= inner.splits;
+                        shape.unknown_call |= inner.unknown_call;
+                        shape.inner_unrolled |= inner.inner_unrolled;
+                        shape.inner_rolled |= inner.inner_rolled;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        stmts(body, &mut shape);
+        shape
+    }
+
+    fn expr(&mut self, e: &Expr) {
+        match e {
+            // The address folds into the load's offset.
+            Expr::Load { .. } => self.cost += 1,
+            Expr::Local(_) | Expr::Int(..) | Expr::Float(_) | Expr::SharedBase(_) | Expr::PtrOffset { .. } => {}
+            Expr::FloatBinary { op: BinOp::Div, .. } => self.splits = true,
+            Expr::Opaque { args, what } => {
+                if let Some(name) = what.strip_suffix("()") {
+                    if SPLITTING_CALLS.contains(&name) {
+                        self.splits = true;
+                    } else if !STRAIGHT_CALLS.contains(&name) {
+                        self.unknown_call = true;
+                    }
+                    self.cost += 1;
+                }
+                args.iter().for_each(|a| self.expr(a));
+            }
+            Expr::ToInt { arg, .. } => self.expr(arg),
+            e => {
+                self.cost += 1;
+                e.for_each_operand(&mut |x| self.expr(x));
             }
         }
     }
@@ -524,6 +812,11 @@ fn nested_loads<'e>(stmts: &'e [Stmt], out: &mut Vec<(MemOpId, &'e Expr)>) {
                 all_loads(cond, out);
                 nested_loads(then, out);
                 nested_loads(els, out);
+            }
+            Stmt::Loop { cond, body, step, .. } => {
+                cond.iter().for_each(|c| all_loads(c, out));
+                nested_loads(body, out);
+                nested_loads(step, out);
             }
             _ => {}
         }

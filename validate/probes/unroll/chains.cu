@@ -101,6 +101,30 @@ __global__ void dbl(double* out) {
     out[threadIdx.x] = d[i] + d[i + 1];
 }
 
+// What nvcc's unroller decides (its SASS, nvcc 13.0): `#pragma unroll 8` with m = 37 at run time
+// is four passes of eight copies (two LDS.128 each) and five left; a call that branches
+// (`sqrtf`'s slow path) leaves each copy's load in its own block: 16 LDS; an inner loop unrolled
+// completely keeps the body one block: 4 LDS.128.
+__global__ void unroll8(float* out, int m) {
+    FILL float a = 0;
+#pragma unroll 8
+    for (int k = 0; k < m; k++) a += s[k];
+    out[threadIdx.x] = a;
+}
+__global__ void with_sqrt(float* out) {
+    FILL float a = 0;
+    for (int k = 0; k < 16; k++) a += sqrtf(s[k]);
+    out[threadIdx.x] = a;
+}
+__global__ void inner_loop(float* out) {
+    FILL float a = 0, b = threadIdx.x * 0.5f;
+    for (int k = 0; k < 16; k++) {
+        float x = s[k];
+        for (int q = 0; q < 8; q++) a = a * x + b;
+    }
+    out[threadIdx.x] = a;
+}
+
 int main() {
     int n = 64;
     float *a, *b, *c;
@@ -121,6 +145,9 @@ int main() {
     gap<<<1, 32>>>(c);
     gap3<<<1, 32>>>(c);
     dbl<<<1, 32>>>((double*)c);
+    unroll8<<<1, 32>>>(c, 37);
+    with_sqrt<<<1, 32>>>(c);
+    inner_loop<<<1, 32>>>(c);
     printf("%s\n", cudaGetErrorString(cudaDeviceSynchronize()));
     return 0;
 }

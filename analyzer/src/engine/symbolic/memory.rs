@@ -187,7 +187,7 @@ impl SymbolicRun<'_> {
         };
         let trips: Vec<Option<i128>> = match &c.trips {
             crate::ir::unroll::ChainTrips::Constant(t) => vec![Some(*t); WARP],
-            crate::ir::unroll::ChainTrips::Runtime { bound, inclusive } => {
+            crate::ir::unroll::ChainTrips::Runtime { bound, inclusive, .. } => {
                 let b = self.eval(bound, m, st)?;
                 (0..WARP).map(|l| konst(&b[l].k).map(|v| v - c.start + *inclusive as i128)).collect()
             }

@@ -23,6 +23,7 @@
 //! output rows and their segments.
 
 use crate::diag::{Diagnostic, ErrorKind, Result};
+use crate::ir::UnrollPragma;
 use crate::source::{FileId, FileLoader, SourceFiles, Span};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Component, Path, PathBuf};
@@ -124,9 +125,9 @@ pub struct Preprocessed {
     pub warnings: Vec<Diagnostic>,
     /// Project headers not found ([`preprocess_tolerant`] only), each as its error.
     pub missing_includes: Vec<Diagnostic>,
-    /// `#pragma unroll 1` lines met in active code (file and line): the loop that follows stays
-    /// rolled, so nvcc makes no copies of its body ([`Preprocessed::keeps_rolled`]).
-    pub rolled: Vec<(FileId, u32)>,
+    /// `#pragma unroll` lines met in active code (file, line and [`UnrollPragma`]), for the loop
+    /// that follows ([`Preprocessed::unroll_pragma`]).
+    pub unroll_pragmas: Vec<(FileId, u32, UnrollPragma)>,
     /// For each output row, the index in `segs` of its first segment.
     rows: Vec<usize>,
     segs: Vec<Seg>,
@@ -177,10 +178,14 @@ impl LineTable {
 }
 
 impl Preprocessed {
-    /// Whether a `#pragma unroll 1` stands just above a loop starting at `span` (on one of the
-    /// three lines before it, in the same file).
-    pub fn keeps_rolled(&self, span: Span) -> bool {
-        self.rolled.iter().any(|&(f, l)| f == span.file && l < span.line && span.line - l <= 3)
+    /// The `#pragma unroll` just above a loop starting at `span` (on one of the three lines
+    /// before it, in the same file), if any.
+    pub fn unroll_pragma(&self, span: Span) -> Option<UnrollPragma> {
+        self.unroll_pragmas
+            .iter()
+            .rev()
+            .find(|&&(f, l, _)| f == span.file && l < span.line && span.line - l <= 3)
+            .map(|p| p.2)
     }
 
     /// Maps a 0-based (row, byte column) of `text` to a span in the original file.
@@ -280,12 +285,12 @@ fn preprocess_with(
     pp.set_table(root, Arc::clone(&text));
     pp.loaded.insert(normalize(&path), (root, Arc::clone(&text)));
     pp.run(Src::new(root, path, text))?;
-    let Pp { out, tables, warnings, missing_includes, rolled, .. } = pp;
+    let Pp { out, tables, warnings, missing_includes, unroll_pragmas, .. } = pp;
     Ok(Preprocessed {
         text: out.text,
         warnings,
         missing_includes,
-        rolled,
+        unroll_pragmas,
         rows: out.rows,
         segs: out.segs,
         lines: tables,
@@ -308,7 +313,7 @@ struct Pp<'a> {
     guards: HashMap<PathBuf, Rc<str>>,
     tables: Vec<Option<Arc<LineTable>>>,
     warnings: Vec<Diagnostic>,
-    rolled: Vec<(FileId, u32)>,
+    unroll_pragmas: Vec<(FileId, u32, UnrollPragma)>,
     /// Go on past a project header that cannot be found, keeping its error here.
     tolerant: bool,
     missing_includes: Vec<Diagnostic>,
@@ -355,7 +360,7 @@ impl<'a> Pp<'a> {
             guards: HashMap::new(),
             tables: Vec::new(),
             warnings: Vec::new(),
-            rolled: Vec::new(),
+            unroll_pragmas: Vec::new(),
             tolerant: false,
             missing_includes: Vec::new(),
             pending: None,

@@ -197,8 +197,8 @@ impl Lowerer<'_, '_> {
         test_first: bool,
         span: Span,
     ) {
-        if self.unit.pre.keeps_rolled(span) {
-            self.builder.kernel.rolled.push(span);
+        if let Some(p) = self.unit.pre.unroll_pragma(span) {
+            self.builder.kernel.unroll_pragmas.push((span, p));
         }
         out.push(Stmt::Loop { cond, body, step, test_first, span, synthetic: false });
         if let Some(inl) = self.inline.last() {

@@ -415,7 +415,8 @@ impl Pp<'_> {
             "pragma" if args.first().is_some_and(|t| &*t.text == "once") => {
                 self.once.insert(normalize(&s.path));
             }
-            // `#pragma unroll 1` (or `(1)`, or a macro meaning 1): the next loop stays rolled.
+            // `#pragma unroll`, `#pragma unroll N` (or `(N)`, or a macro meaning N): how nvcc
+            // unrolls the next loop.
             "pragma" if args.iter().find(|t| t.kind != Kind::Space).is_some_and(|t| &*t.text == "unroll") => {
                 let toks = self.expand(args, None, Ctx { span, if_mode: false })?;
                 let words: Vec<&str> = toks
@@ -423,9 +424,15 @@ impl Pp<'_> {
                     .filter(|t| !matches!(t.kind, Kind::Space | Kind::Newline) && !matches!(&*t.text, "(" | ")"))
                     .map(|t| &*t.text)
                     .collect();
-                if words.get(1).is_some_and(|w| w.trim_end_matches(['u', 'U', 'l', 'L']) == "1") && words.len() == 2 {
-                    self.rolled.push((span.file, span.line));
-                }
+                let pragma = match words[1..] {
+                    [] => UnrollPragma::Full,
+                    [w] => match w.trim_end_matches(['u', 'U', 'l', 'L']).parse::<u32>() {
+                        Ok(n) => UnrollPragma::By(n.max(1)),
+                        Err(_) => UnrollPragma::Unknown,
+                    },
+                    _ => UnrollPragma::Unknown,
+                };
+                self.unroll_pragmas.push((span.file, span.line, pragma));
             }
             "error" => return Err(perr(span, format!("#error {rest}"))),
             "warning" => self.warnings.push(perr(span, format!("#warning {rest}"))),
