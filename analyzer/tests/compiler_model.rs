@@ -379,3 +379,23 @@ __global__ void rolled(const float *x, float *out, int n) {
     let r = s.instructions.iter().find(|r| r.op == "load").unwrap();
     assert_eq!((r.requests, r.sectors), (8, 128));
 }
+
+/// C++ reads a `volatile` target again for the value of an assignment to it (HeCBench's bscan:
+/// `int t = s_data[idx] = val;`), and not for a discarded one or a postfix `++` (nvcc 13.0's
+/// SASS: 5 loads and 4 stores here).
+#[test]
+fn a_volatile_assignment_used_as_a_value_is_read_again() {
+    let src = r#"
+    __global__ void k(int* out, int v) {
+        __shared__ int s[64];
+        volatile int* p = s;
+        int t = p[threadIdx.x] = v;              // store, load again
+        p[threadIdx.x + 32] = t += p[threadIdx.x]; // load, store (its value discarded)
+        int u = (p[threadIdx.x] += 3);           // load, store, load again
+        int w = p[threadIdx.x]++;                // load (the value), store
+        out[threadIdx.x] = t + u + w;
+    }"#;
+    let s = run(src, "1", "32", &[("v", "3")]);
+    assert_eq!(s.totals.shared_load.requests, 1 + 1 + 2 + 1);
+    assert_eq!(s.totals.shared_store.requests, 4);
+}

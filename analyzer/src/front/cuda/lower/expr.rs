@@ -359,17 +359,26 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     /// `x[i] = y[i] = v`, `out[k] = cnt[j]++`: the store (a load first for `+=`, `++`) is
     /// hoisted before the statement; the value is what was stored (or, for `i++`, what was
     /// read), held in a temporary so that no access is issued twice.
+    ///
+    /// In C++ the value of an assignment (or a prefix `++`) is its target: a `volatile` one is
+    /// read again (`int t = s[i] = v;` through `volatile int *s`: a store and a load in nvcc's
+    /// SASS, HeCBench's bscan).
     pub(super) fn memory_update_value(&mut self, n: Node, place: Place, ty: Ty, post: bool) -> Result<(Expr, Ty)> {
         let span = self.span(n);
         let op = n.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or("=");
+        let volatile = matches!(&place, Place::Memory(m) if m.volatile) && !post;
+        let place = if volatile { self.bind_place(place) } else { place };
         if n.kind() == "assignment_expression" && op == "=" {
             let right = n.child_by_field_name("right").ok_or_else(|| self.unsupported(n, "this assignment"))?;
             let (rv, rt) = self.expr(right)?;
             let v = self.convert(rv, &rt, &ty, right)?;
             let t = self.builder.temporary(ty.clone());
             self.builder.pending.push(Stmt::Assign { local: t, value: v, span });
-            let st = self.write(place, Expr::Local(t), &ty, right)?;
+            let st = self.write(place.clone(), Expr::Local(t), &ty, right)?;
             self.builder.pending.push(st);
+            if volatile {
+                return Ok(self.read_again(&place, span));
+            }
             return Ok((Expr::Local(t), ty));
         }
         let place = self.bind_place(place);
@@ -391,9 +400,20 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         let v = self.convert(v, &vt, &ty, n)?;
         let new = self.builder.temporary(ty.clone());
         self.builder.pending.push(Stmt::Assign { local: new, value: v, span });
-        let st = self.write(place, Expr::Local(new), &ty, n)?;
+        let st = self.write(place.clone(), Expr::Local(new), &ty, n)?;
         self.builder.pending.push(st);
+        if volatile {
+            return Ok(self.read_again(&place, span));
+        }
         Ok(if post { (Expr::Local(old), ct) } else { (Expr::Local(new), ty) })
+    }
+
+    /// A `volatile` target read after its store, held in a temporary.
+    fn read_again(&mut self, place: &Place, span: Span) -> (Expr, Ty) {
+        let (again, at) = self.read_place(place, CacheOp::Default);
+        let t = self.builder.temporary(at.clone());
+        self.builder.pending.push(Stmt::Assign { local: t, value: again, span });
+        (Expr::Local(t), at)
     }
 
     pub(super) fn number(&mut self, n: Node) -> Result<(Expr, Ty)> {
