@@ -284,36 +284,31 @@ pub fn wavefronts(addrs: &[i64], width: u32) -> Wavefronts {
     }
     let width = width.max(1) as i64;
     let per_phase = (128 / width.max(WORD)).max(1) as usize;
-    let phases: Vec<&[i64]> = addrs.chunks(per_phase).collect();
+    let mut words: Vec<i64> = Vec::with_capacity(128);
+    let each: Vec<u64> = addrs.chunks(per_phase).map(|p| phase_wavefronts(p, width, &mut words)).collect();
     let mut total = 0u64;
     let mut i = 0;
-    while i < phases.len() {
-        let one = phase_wavefronts(phases[i], width);
-        let pairs = matches!(width, 8 | 16) && i % 2 == 0 && i + 1 < phases.len();
-        if pairs && one == 1 && phase_wavefronts(phases[i + 1], width) == 1 {
+    while i < each.len() {
+        if matches!(width, 8 | 16) && i % 2 == 0 && each[i] == 1 && each.get(i + 1) == Some(&1) {
             let both = &addrs[i * per_phase..((i + 2) * per_phase).min(addrs.len())];
-            let narrow = both.chunks(4).all(|quad| {
-                let mut elems: Vec<i64> = quad.iter().map(|a| a.div_euclid(width)).collect();
-                elems.sort_unstable();
-                elems.dedup();
-                elems.len() <= 2
-            });
-            if narrow && phase_wavefronts(both, width) == 1 {
+            if both.chunks(4).all(|quad| distinct_at_most_two(quad, width))
+                && phase_wavefronts(both, width, &mut words) == 1
+            {
                 total += 1;
                 i += 2;
                 continue;
             }
         }
-        total += one;
+        total += each[i];
         i += 1;
     }
     let bytes = addrs.len() as u64 * width as u64;
     Wavefronts { wavefronts: total, ideal: bytes.div_ceil(128).max(1) }
 }
 
-/// Wavefronts of one phase: its busiest bank's distinct words (at least one).
-fn phase_wavefronts(phase: &[i64], width: i64) -> u64 {
-    let mut words: Vec<i64> = Vec::with_capacity(128);
+/// Wavefronts of one phase: its busiest bank's distinct words (at least one). `words` is scratch.
+fn phase_wavefronts(phase: &[i64], width: i64, words: &mut Vec<i64>) -> u64 {
+    words.clear();
     for &a in phase {
         let first = a.div_euclid(WORD);
         let last = (a + width - 1).div_euclid(WORD);
@@ -322,10 +317,26 @@ fn phase_wavefronts(phase: &[i64], width: i64) -> u64 {
     words.sort_unstable();
     words.dedup();
     let mut per_bank = [0u64; BANKS as usize];
-    for &w in &words {
+    for &w in words.iter() {
         per_bank[w.rem_euclid(BANKS) as usize] += 1;
     }
     per_bank.iter().copied().max().unwrap_or(0).max(1)
+}
+
+/// Whether the lanes of `quad` read at most two distinct `width`-byte elements.
+fn distinct_at_most_two(quad: &[i64], width: i64) -> bool {
+    let (mut seen, mut n) = ([0i64; 2], 0);
+    for e in quad.iter().map(|a| a.div_euclid(width)) {
+        if seen[..n].contains(&e) {
+            continue;
+        }
+        if n == 2 {
+            return false;
+        }
+        seen[n] = e;
+        n += 1;
+    }
+    true
 }
 
 #[cfg(test)]

@@ -458,11 +458,7 @@ fn loop_chains<'k>(
                     // cannot follow that reads its counter): merged across them, perhaps.
                     let merges = match ctx.shared(addr) {
                         Some((_, coef, _)) => coef == m.width as i128,
-                        None => {
-                            let mut reads = false;
-                            licm::walk(addr, &mut |x| reads |= matches!(x, Expr::Local(x) if *x == l));
-                            reads
-                        }
+                        None => reads_local(addr, l),
                     };
                     out.uncertain[op.0 as usize] |= merges;
                 }
@@ -526,9 +522,7 @@ fn loop_chains<'k>(
             let ctx = Affine { l, values: values.clone(), assigned: assigned.clone(), defs };
             let Some((array, coef, align)) = ctx.shared(addr) else {
                 // An address the model cannot follow that reads the counter.
-                let mut reads = false;
-                licm::walk(addr, &mut |x| reads |= matches!(x, Expr::Local(x) if *x == l));
-                out.uncertain[op.0 as usize] |= reads && straight;
+                out.uncertain[op.0 as usize] |= reads_local(addr, l) && straight;
                 continue;
             };
             // Consecutive elements of an array aligned to 16 bytes, as nvcc can prove it.
@@ -567,6 +561,13 @@ fn loop_chains<'k>(
             }
         }
     }
+}
+
+/// Whether `e` reads local `l`.
+fn reads_local(e: &Expr, l: LocalId) -> bool {
+    let mut reads = false;
+    licm::walk(e, &mut |x| reads |= matches!(x, Expr::Local(x) if *x == l));
+    reads
 }
 
 /// Operations a loop body may have for nvcc to unroll it by 4 at run time (HeCBench-sized: 16

@@ -184,9 +184,10 @@ struct SharedElem {
 /// Loads of one shared array at constant distances, as LLVM's vectorizer merges them: with
 /// `X` a multiple of 16 bytes, loads of whole elements within one aligned 16-byte window are
 /// one 16-byte load of the whole window when they read 12 bytes or more (`s[4 * t + 1]` to
-/// `s[4 * t + 3]`, or `s[4 * t]`, `s[4 * t + 2]`, `s[4 * t + 3]`: one `LDS.128` from `s[4 * t]`); two 4-byte loads of an aligned 8-byte pair
-/// (`X` a multiple of 8) are one 8-byte load (`s[2 * t]`, `s[2 * t + 1]`: one `LDS.64`). Both
-/// from nvcc 13.0's SASS, `validate/probes/unroll/chains.cu`.
+/// `s[4 * t + 3]`, or `s[4 * t]`, `s[4 * t + 2]`, `s[4 * t + 3]`: one `LDS.128` from
+/// `s[4 * t]`); two 4-byte loads of an aligned 8-byte pair (`X` a multiple of 8) are one 8-byte
+/// load (`s[2 * t]`, `s[2 * t + 1]`: one `LDS.64`). Both from nvcc 13.0's SASS,
+/// `validate/probes/unroll/chains.cu`.
 fn merge_shared(k: &Kernel, defs: &Defs, exprs: &mut [&mut Expr], merged: &mut Vec<Merge>) {
     let mut elems = Vec::new();
     for e in exprs.iter() {
