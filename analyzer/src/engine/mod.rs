@@ -336,19 +336,10 @@ pub(crate) fn split_varying(spans: &[Span], varying: &[bool], unrollable: &[bool
     (inexact, exact)
 }
 
-/// Byte offset of each shared array in the block's shared window: declaration order, 16-byte
-/// aligned, dynamic (`extern`) arrays after the static ones, as the compiler places them.
+/// Byte offset of each shared array in the block's shared window, as nvcc places them
+/// ([`crate::ir::shared_layout`]).
 pub(crate) fn shared_layout(k: &Kernel) -> Vec<i64> {
-    let mut at = vec![0; k.shared.len()];
-    let mut off = 0i64;
-    for pass_extern in [false, true] {
-        for (i, a) in k.shared.iter().enumerate().filter(|(_, a)| a.is_extern == pass_extern) {
-            off = (off + 15) & !15;
-            at[i] = off;
-            off += a.bytes() as i64;
-        }
-    }
-    at
+    crate::ir::shared_layout::shared_layout(k).base
 }
 
 /// The shared array holding byte `addr` of the shared window, given each array's first byte

@@ -49,6 +49,8 @@ pub(super) fn has_effects(what: &str) -> bool {
         "__globaltimer",
         // A call of the device runtime: its argument reaches the graph after the kernel.
         "cudaGraphSetConditional",
+        // The value of a store merged into a wider one: stored, with the other's.
+        super::vector_loads::STORED_WITH,
     ];
     what == LOCAL_ARRAY || EFFECTS.iter().any(|e| what.starts_with(e))
 }

@@ -16,6 +16,7 @@ pub mod licm;
 pub mod print;
 pub mod provenance;
 pub mod sass;
+pub mod shared_layout;
 pub mod sink;
 pub mod unroll;
 pub mod vector_loads;
@@ -236,6 +237,11 @@ pub struct SharedArray {
     pub dims: Vec<u64>,
     pub is_extern: bool,
     pub span: Span,
+    /// Alignment in bytes: the declaration's (`__align__(16)`) or its element type's.
+    pub align: u64,
+    /// Declared in the kernel's own body (not in an inlined function, not at file scope): nvcc
+    /// emits these first, in declaration order ([`shared_layout`]).
+    pub in_kernel: bool,
 }
 
 impl SharedArray {
@@ -675,6 +681,9 @@ pub struct Kernel {
     pub template_params: Vec<String>,
     /// Loops with a `#pragma unroll` above them, by span ([`unroll`]).
     pub unroll_pragmas: Vec<(Span, UnrollPragma)>,
+    /// Loads nvcc may merge with neighbours in a way the model cannot place (their arrays'
+    /// places in shared memory depend on an emission order it does not know): not exact.
+    pub merge_uncertain: Vec<MemOpId>,
 }
 
 impl Kernel {
@@ -697,6 +706,7 @@ impl Kernel {
             notes: Vec::new(),
             template_params: Vec::new(),
             unroll_pragmas: Vec::new(),
+            merge_uncertain: Vec::new(),
         }
     }
 

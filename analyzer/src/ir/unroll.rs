@@ -279,6 +279,9 @@ pub fn unrolled_loads(k: &Kernel) -> UnrolledLoads {
     let mut out = UnrolledLoads { chains: vec![None; k.mem_ops.len()], uncertain: vec![false; k.mem_ops.len()] };
     let defs = definitions(k);
     chains_in(k, &k.body, &defs, &mut out);
+    for op in &k.merge_uncertain {
+        out.uncertain[op.0 as usize] = true;
+    }
     out
 }
 
@@ -496,6 +499,7 @@ fn loop_chains<'k>(
     };
     // Locals the body assigns once at its top level, before their use: their values.
     let mut values: Vec<(LocalId, &Expr)> = Vec::new();
+    let layout = super::shared_layout::shared_layout(k);
     for s in body {
         let mut loads = Vec::new();
         let mut conditional = Vec::new();
@@ -525,8 +529,12 @@ fn loop_chains<'k>(
                 out.uncertain[op.0 as usize] |= reads_local(addr, l) && straight;
                 continue;
             };
-            // Consecutive elements of an array aligned to 16 bytes, as nvcc can prove it.
-            if coef != m.width as i128 || align < 16 {
+            // Consecutive elements of an array aligned to 16 bytes, as nvcc can prove it (the
+            // array's own place too: after a 4-byte variable, one element at a time).
+            if coef == m.width as i128 && !layout.certain[array.0 as usize] {
+                out.uncertain[op.0 as usize] = true;
+            }
+            if coef != m.width as i128 || align.min(layout.alignment(array)) < 16 {
                 continue;
             }
             let Some(trips) = &unrolled else {

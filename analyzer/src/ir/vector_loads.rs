@@ -23,18 +23,23 @@ pub fn merge_vector_member_loads(k: &mut Kernel) -> Vec<MemOpId> {
     let owned: HashMap<LocalId, Expr> =
         super::unroll::definitions(k).into_iter().map(|(l, e)| (l, e.clone())).collect();
     let defs: HashMap<LocalId, &Expr> = owned.iter().map(|(l, e)| (*l, e)).collect();
+    let layout = super::shared_layout::shared_layout(k);
     let mut body = std::mem::take(&mut k.body);
     let mut merged: Vec<Merge> = Vec::new();
-    visit(k, &defs, &mut body, &mut merged);
+    let mut uncertain = Vec::new();
+    let cx = Cx { k, defs: &defs, layout: &layout };
+    visit(&cx, &mut body, &mut merged, &mut uncertain);
     k.body = body;
+    k.merge_uncertain.extend(uncertain);
     let mut gone = Vec::new();
     for Merge { kept, others, width, why } in merged {
         k.mem_ops[kept.0 as usize].width = width;
         let m = k.mem_op(kept).clone();
         for o in &others {
             let x = k.mem_op(*o);
+            let (verb, what) = if m.kind == AccessKind::Store { ("stored", "store") } else { ("loaded", "load") };
             k.notes.push(format!(
-                "`{}` at {}:{} is loaded with `{}` at {}:{} as one {width}-byte vector load ({why})",
+                "`{}` at {}:{} is {verb} with `{}` at {}:{} as one {width}-byte vector {what} ({why})",
                 x.text, x.span.line, x.span.column, m.text, m.span.line, m.span.column
             ));
         }
@@ -45,6 +50,16 @@ pub fn merge_vector_member_loads(k: &mut Kernel) -> Vec<MemOpId> {
 
 type Defs<'d> = HashMap<LocalId, &'d Expr>;
 
+/// What a merged-away store's value becomes: evaluated, its loads kept (the wider store writes it).
+pub(super) const STORED_WITH: &str = "stored with a neighbouring store";
+
+/// What the merges read: the kernel, its single-definition locals, its shared layout.
+struct Cx<'a> {
+    k: &'a Kernel,
+    defs: &'a Defs<'a>,
+    layout: &'a super::shared_layout::SharedLayout,
+}
+
 /// Loads merged into one: the kept load (its row gets the width), the others (no executions of
 /// their own), the width, and what merged them, for the note.
 struct Merge {
@@ -54,7 +69,9 @@ struct Merge {
     why: &'static str,
 }
 
-fn visit(k: &Kernel, defs: &Defs, stmts: &mut [Stmt], merged: &mut Vec<Merge>) {
+fn visit(cx: &Cx, stmts: &mut [Stmt], merged: &mut Vec<Merge>, uncertain: &mut Vec<MemOpId>) {
+    let k = cx.k;
+    merge_shared_stores(cx, stmts, merged, uncertain);
     let mut i = 0;
     while i < stmts.len() {
         // A run of assignments and evaluations is one basic block with no store: LLVM's
@@ -91,18 +108,18 @@ fn visit(k: &Kernel, defs: &Defs, stmts: &mut [Stmt], merged: &mut Vec<Merge>) {
                     _ => None,
                 })
                 .collect();
-            merge_in(k, defs, &mut exprs, merged);
+            merge_in(cx, &mut exprs, merged, uncertain);
             continue;
         }
         match &mut stmts[i] {
-            Stmt::Store { value, .. } => merge_in(k, defs, &mut [value], merged),
+            Stmt::Store { value, .. } => merge_in(cx, &mut [value], merged, uncertain),
             Stmt::If { then, els, .. } => {
-                visit(k, defs, then, merged);
-                visit(k, defs, els, merged);
+                visit(cx, then, merged, uncertain);
+                visit(cx, els, merged, uncertain);
             }
             Stmt::Loop { body, step, .. } => {
-                visit(k, defs, body, merged);
-                visit(k, defs, step, merged);
+                visit(cx, body, merged, uncertain);
+                visit(cx, step, merged, uncertain);
             }
             _ => {}
         }
@@ -118,10 +135,10 @@ struct Member {
     offset: i128,
 }
 
-fn merge_in(k: &Kernel, defs: &Defs, exprs: &mut [&mut Expr], merged: &mut Vec<Merge>) {
+fn merge_in(cx: &Cx, exprs: &mut [&mut Expr], merged: &mut Vec<Merge>, uncertain: &mut Vec<MemOpId>) {
     let first = merged.len();
-    merge_members(k, exprs, merged);
-    merge_shared(k, defs, exprs, merged);
+    merge_members(cx.k, exprs, merged);
+    merge_shared(cx, exprs, merged, uncertain);
     // The merged-away loads read nothing of their own: their values come with the kept load.
     let gone: Vec<MemOpId> = merged[first..].iter().flat_map(|m| m.others.iter().copied()).collect();
     if !gone.is_empty() {
@@ -181,95 +198,262 @@ struct SharedElem {
     offset: i128,
 }
 
-/// Loads of one shared array at constant distances, as LLVM's vectorizer merges them: with
+/// Loads of shared memory at constant distances, as ptxas merges them: with their common part
 /// `X` a multiple of 16 bytes, loads of whole elements within one aligned 16-byte window are
 /// one 16-byte load of the whole window when they read 12 bytes or more (`s[4 * t + 1]` to
 /// `s[4 * t + 3]`, or `s[4 * t]`, `s[4 * t + 2]`, `s[4 * t + 3]`: one `LDS.128` from
 /// `s[4 * t]`); two 4-byte loads of an aligned 8-byte pair (`X` a multiple of 8) are one 8-byte
-/// load (`s[2 * t]`, `s[2 * t + 1]`: one `LDS.64`). Both from nvcc 13.0's SASS,
-/// `validate/probes/unroll/chains.cu`.
-fn merge_shared(k: &Kernel, defs: &Defs, exprs: &mut [&mut Expr], merged: &mut Vec<Merge>) {
+/// load (`s[2 * t]`, `s[2 * t + 1]`: one `LDS.64`). Windows are of the shared window, where the
+/// arrays lie as [`super::shared_layout`] places them: two `float` variables declared one after
+/// the other (`s_mean`, `s_variance`) read together are one `LDS.64` when the first starts a
+/// pair, and an array after a 4-byte variable starts off its windows. All from nvcc 13.0's SASS
+/// (`validate/probes/unroll/chains.cu`). Where an array's place depends on an emission order
+/// the model does not know, its loads that may merge are marked not exact.
+fn merge_shared(cx: &Cx, exprs: &mut [&mut Expr], merged: &mut Vec<Merge>, uncertain: &mut Vec<MemOpId>) {
+    let k = cx.k;
     let mut elems = Vec::new();
     for e in exprs.iter() {
         collect_shared(k, e, &mut elems);
     }
+    let mut shifts = Vec::new();
+    for group in groups(k, &elems) {
+        let members: Vec<&SharedElem> = group.iter().map(|&j| &elems[j]).collect();
+        for p in decide(cx, &members, false, uncertain) {
+            let ops: Vec<MemOpId> = p.members.iter().map(|&m| members[m].op).collect();
+            let why = match (p.width, p.back) {
+                (16, 0) => "nvcc merges shared loads in one aligned 16-byte window",
+                (16, _) => "nvcc merges shared loads in one aligned 16-byte window, read from its first byte",
+                _ => "nvcc merges an aligned pair of 4-byte shared loads",
+            };
+            merged.push(Merge { kept: ops[0], others: ops[1..].to_vec(), width: p.width, why });
+            if p.back != 0 {
+                shifts.push((ops[0], p.back));
+            }
+        }
+    }
+    // A load of the whole window starts at its first byte, before the first element read.
+    for (op, back) in shifts {
+        for e in exprs.iter_mut() {
+            start_earlier(e, op, back);
+        }
+    }
+}
+
+/// Shared accesses ptxas may merge: of one array with the same run-time part, or at constant
+/// addresses of any arrays (`s_mean`, `s_variance`: ptxas places them), of one kind and width.
+fn groups(k: &Kernel, elems: &[SharedElem]) -> Vec<Vec<usize>> {
     let mut used = vec![false; elems.len()];
+    let mut out = Vec::new();
     for i in 0..elems.len() {
         if used[i] {
             continue;
         }
-        let width = k.mem_op(elems[i].op).width as i128;
+        let constant = elems[i].terms.is_empty();
+        let (a, b) = (k.mem_op(elems[i].op), |j: usize| k.mem_op(elems[j].op));
         let group: Vec<usize> = (i..elems.len())
             .filter(|&j| {
                 !used[j]
-                    && elems[j].array == elems[i].array
-                    && same_kind(k, elems[i].op, elems[j].op)
+                    && (elems[j].array == elems[i].array || constant)
+                    && b(j).kind == a.kind
+                    && b(j).width == a.width
+                    && b(j).cache == a.cache
                     && same_terms(&elems[i].terms, &elems[j].terms)
             })
             .collect();
         for &j in &group {
             used[j] = true;
         }
-        if group.len() < 2 {
-            continue;
+        if group.len() >= 2 {
+            out.push(group);
         }
-        // Where the common part `X` falls in its aligned window: a fixed remainder modulo a power of two.
-        let (align, rem) = elems[i].terms.iter().fold((i128::MAX, 0), |(a, r), (atom, c)| {
-            let (b, q) = scale_residue(residue(atom, defs, 0), *c);
-            let m = a.min(b);
-            (m, (r + q).rem_euclid(m))
-        });
-        let window = if align >= 16 {
-            16
-        } else if align >= 8 {
-            8
-        } else {
-            continue;
-        };
-        // By offset, in program order within one offset.
-        let mut at: Vec<(i128, usize)> = group.iter().map(|&j| (elems[j].offset + rem, j)).collect();
-        at.sort();
-        let mut offsets: Vec<i128> = at.iter().map(|a| a.0).collect();
-        offsets.dedup();
-        let ops_at = |o: i128| at.iter().filter(move |a| a.0 == o).map(|a| elems[a.1].op);
-        let mut merge = |run: &[i128], width: u32, why: &'static str| {
-            let mut ops = run.iter().flat_map(|&o| ops_at(o));
-            let kept = ops.next().expect("a run has a load");
-            merged.push(Merge { kept, others: ops.collect(), width, why });
-            kept
-        };
-        let mut w0 = 0;
-        let mut shifts = Vec::new();
-        while w0 < offsets.len() {
-            let win = offsets[w0].div_euclid(window);
-            let w1 = offsets[w0..].iter().position(|o| o.div_euclid(window) != win).map_or(offsets.len(), |p| w0 + p);
-            let run = &offsets[w0..w1];
-            let whole = run.iter().all(|o| o % width == 0);
-            if window == 16 && whole && run.len() as i128 * width >= 12 {
-                let back = run[0].rem_euclid(16);
-                let why = if back == 0 {
-                    "nvcc merges loads of one shared array in one aligned 16-byte window"
-                } else {
-                    "nvcc merges loads of one shared array in one aligned 16-byte window, read from its first byte"
-                };
-                let kept = merge(run, 16, why);
-                if back != 0 {
-                    shifts.push((kept, back));
-                }
-            } else if width == 4 {
-                // Aligned pairs of 4-byte loads.
-                for pair in run.chunk_by(|a, b| b.div_euclid(8) == a.div_euclid(8)) {
-                    if pair.len() == 2 {
-                        merge(pair, 8, "nvcc merges an aligned pair of 4-byte shared loads");
-                    }
+    }
+    out
+}
+
+/// One merged access: its members (indices into the group, the first kept), its width, and how
+/// many bytes before the first member's address it starts.
+#[derive(PartialEq, Debug)]
+struct Planned {
+    members: Vec<usize>,
+    width: u32,
+    back: i128,
+}
+
+/// The merges of one group under the model's layout; where another emission order the model
+/// admits gives other merges, the group's accesses are marked uncertain.
+fn decide(cx: &Cx, members: &[&SharedElem], stores: bool, uncertain: &mut Vec<MemOpId>) -> Vec<Planned> {
+    let primary = plan(cx, members, &cx.layout.base, stores);
+    // The same accesses merged the same way, whichever of them comes first.
+    let shape = |p: &[Planned]| {
+        let mut v: Vec<(Vec<usize>, u32)> = p
+            .iter()
+            .map(|x| {
+                let mut m = x.members.clone();
+                m.sort();
+                (m, x.width)
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let want = shape(&primary);
+    if cx.layout.alternatives.iter().any(|alt| shape(&plan(cx, members, alt, stores)) != want) {
+        uncertain.extend(members.iter().map(|m| m.op));
+    }
+    primary
+}
+
+/// The merges of one group with the arrays at `bases`: the window rule of [`merge_shared`] for
+/// loads, whole windows and pairs for stores ([`merge_shared_stores`]).
+fn plan(cx: &Cx, members: &[&SharedElem], bases: &[i64], stores: bool) -> Vec<Planned> {
+    let first = members[0];
+    let width = cx.k.mem_op(first.op).width as i128;
+    let constant = first.terms.is_empty();
+    // Where the common part `X` falls in its aligned window: a fixed remainder modulo a power of two.
+    let (align, rem) = first.terms.iter().fold((i128::MAX, 0), |(a, r), (atom, c)| {
+        let (b, q) = scale_residue(residue(atom, cx.defs, 0), *c);
+        let m = a.min(b);
+        (m, (r + q).rem_euclid(m))
+    });
+    // An address computed at run time is as aligned as its array's place allows: after a 4-byte
+    // variable, ptxas merges none of an array's accesses; after 8 bytes, pairs.
+    let align = if constant { align } else { align.min(super::shared_layout::alignment_in(bases, first.array)) };
+    let window = if align >= 16 {
+        16
+    } else if align >= 8 {
+        8
+    } else {
+        return Vec::new();
+    };
+    // By place, in program order within one place.
+    let mut at: Vec<(i128, usize)> = members
+        .iter()
+        .enumerate()
+        .map(|(j, m)| (i128::from(bases[m.array.0 as usize]) + m.offset + rem, j))
+        .collect();
+    at.sort();
+    let mut offsets: Vec<i128> = at.iter().map(|a| a.0).collect();
+    offsets.dedup();
+    if stores && offsets.len() < at.len() {
+        // A location written twice: left as written.
+        return Vec::new();
+    }
+    let at_ref = &at;
+    let ops_at = move |o: i128| at_ref.iter().filter(move |a| a.0 == o).map(|a| a.1);
+    let run_of = |cells: &[i128], width: u32, back: i128| Planned {
+        members: cells.iter().flat_map(|&o| ops_at(o)).collect(),
+        width,
+        back,
+    };
+    let mut out = Vec::new();
+    if stores {
+        let has = |o: i128| offsets.contains(&o);
+        let mut o = 0;
+        while o < offsets.len() {
+            let x = offsets[o];
+            let cells16: Vec<i128> = (0..16 / width).map(|c| x + c * width).collect();
+            if window == 16 && x.rem_euclid(16) == 0 && cells16.iter().all(|&c| has(c)) {
+                out.push(run_of(&cells16, 16, 0));
+                o += cells16.len();
+            } else if width == 4 && x.rem_euclid(8) == 0 && has(x + 4) {
+                out.push(run_of(&[x, x + 4], 8, 0));
+                o += 2;
+            } else {
+                o += 1;
+            }
+        }
+        return out;
+    }
+    let mut w0 = 0;
+    while w0 < offsets.len() {
+        let win = offsets[w0].div_euclid(window);
+        let w1 = offsets[w0..].iter().position(|o| o.div_euclid(window) != win).map_or(offsets.len(), |p| w0 + p);
+        let run = &offsets[w0..w1];
+        let whole = run.iter().all(|o| o % width == 0);
+        if window == 16 && whole && run.len() as i128 * width >= 12 {
+            out.push(run_of(run, 16, run[0].rem_euclid(16)));
+        } else if width == 4 {
+            // Aligned pairs of 4-byte loads.
+            for pair in run.chunk_by(|a, b| b.div_euclid(8) == a.div_euclid(8)) {
+                if pair.len() == 2 {
+                    out.push(run_of(pair, 8, 0));
                 }
             }
-            w0 = w1;
         }
-        // A load of the whole window starts at its first byte, before the first element read.
-        for (op, back) in shifts {
-            for e in exprs.iter_mut() {
-                start_earlier(e, op, back);
+        w0 = w1;
+    }
+    out
+}
+
+/// Stores to shared memory at constant distances in one run of statements (nothing between them
+/// but assignments and evaluations that read no shared memory), as ptxas merges them: the four
+/// 4-byte stores (or two 8-byte ones) of one aligned 16-byte window are one `STS.128`, two
+/// 4-byte stores of an aligned 8-byte pair one `STS.64`; a window only partly written is never
+/// written whole. The window is placed as for loads ([`merge_shared`]): `s[2 * t] = a;
+/// s[2 * t + 1] = b;` is one `STS.64`, and `a = ..; b = ..;` of two `float` variables declared
+/// together one `STS.64` when the first starts a pair (nvcc 13.0's SASS). The merged-away stores
+/// keep their values' evaluation (their loads) and move nothing of their own.
+fn merge_shared_stores(cx: &Cx, stmts: &mut [Stmt], merged: &mut Vec<Merge>, uncertain: &mut Vec<MemOpId>) {
+    let k = cx.k;
+    let reads_shared = |e: &Expr| {
+        let mut found = false;
+        super::licm::walk(e, &mut |x| {
+            if let Expr::Load { op, .. } = x {
+                found |= k.mem_op(*op).space == Space::Shared;
+            }
+        });
+        found
+    };
+    let mut i = 0;
+    while i < stmts.len() {
+        // One run: the stores (index, element) in it.
+        let mut run: Vec<(usize, SharedElem)> = Vec::new();
+        // (The statement index is kept for reading; the stores are found again by operation.)
+        let mut j = i;
+        while j < stmts.len() {
+            match &stmts[j] {
+                Stmt::Store { op, addr, value } => {
+                    let m = k.mem_op(*op);
+                    let plain = m.kind == AccessKind::Store
+                        && m.space == Space::Shared
+                        && !m.volatile
+                        && m.matrix == 0
+                        && matches!(m.width, 4 | 8)
+                        && !reads_shared(addr)
+                        && !reads_shared(value);
+                    match shared_linear(addr).filter(|_| plain) {
+                        Some((array, terms, offset)) => run.push((j, SharedElem { op: *op, array, terms, offset })),
+                        None => break,
+                    }
+                }
+                Stmt::Assign { value, .. } | Stmt::Eval(value) if !reads_shared(value) => {}
+                _ => break,
+            }
+            j += 1;
+        }
+        let next = if j > i { j } else { i + 1 };
+        let elems: Vec<SharedElem> = run.into_iter().map(|(_, e)| e).collect();
+        for group in groups(k, &elems) {
+            let members: Vec<&SharedElem> = group.iter().map(|&g| &elems[g]).collect();
+            for p in decide(cx, &members, true, uncertain) {
+                let ops: Vec<MemOpId> = p.members.iter().map(|&m| members[m].op).collect();
+                let why = if p.width == 16 {
+                    "nvcc merges stores filling one aligned 16-byte window of shared memory"
+                } else {
+                    "nvcc merges stores to an aligned pair of 4-byte shared locations"
+                };
+                merged.push(Merge { kept: ops[0], others: ops[1..].to_vec(), width: p.width, why });
+            }
+        }
+        i = next;
+    }
+    // The merged-away stores: their values are still evaluated.
+    let gone: Vec<MemOpId> = merged.iter().filter(|m| k.mem_op(m.kept).kind == AccessKind::Store).flat_map(|m| m.others.iter().copied()).collect();
+    for st in stmts.iter_mut() {
+        if let Stmt::Store { op, value, .. } = st {
+            if gone.contains(op) {
+                let v = std::mem::replace(value, Expr::Int(0, IntTy::I32));
+                *st = Stmt::Eval(Expr::Opaque { args: vec![v], what: STORED_WITH.into() });
             }
         }
     }

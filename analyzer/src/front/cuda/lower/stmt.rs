@@ -459,12 +459,15 @@ impl Lowerer<'_, '_> {
                 if dims.is_none() && !is_extern {
                     // A scalar `__shared__` variable: one element at the variable's address.
                     let id = SharedId(self.builder.kernel.shared.len() as u32);
+                    let align = cpp::shared_align(self.unit, &ty, self.text(n));
                     self.builder.kernel.shared.push(SharedArray {
                         name: name.clone(),
                         elem: ty,
                         dims: vec![1],
                         is_extern: false,
                         span: self.span(d),
+                        align,
+                        in_kernel: self.inline.is_empty(),
                     });
                     self.scopes.last_mut().unwrap().insert(name, Sym::SharedScalar(id));
                     continue;
@@ -475,12 +478,15 @@ impl Lowerer<'_, '_> {
                     return Err(self.unsupported(d, "a shared variable that is not an array of static size"));
                 }
                 let id = SharedId(self.builder.kernel.shared.len() as u32);
+                let align = cpp::shared_align(self.unit, &ty, self.text(n));
                 self.builder.kernel.shared.push(SharedArray {
                     name: name.clone(),
                     elem: ty,
                     dims: dims.iter().map(|x| x.unwrap_or(0)).collect(),
                     is_extern: is_extern || is_dyn,
                     span: self.span(d),
+                    align,
+                    in_kernel: self.inline.is_empty(),
                 });
                 self.scopes.last_mut().unwrap().insert(name, Sym::Shared(id));
                 continue;

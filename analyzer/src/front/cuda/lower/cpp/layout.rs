@@ -22,6 +22,11 @@ pub(super) fn align_of(unit: &Unit, ty: &Ty) -> u64 {
     }
 }
 
+/// A `__shared__` variable's alignment: its declaration's `__align__(N)`, or its element type's.
+pub(in crate::front::cuda::lower) fn shared_align(unit: &Unit, elem: &Ty, declaration: &str) -> u64 {
+    explicit_align(declaration).unwrap_or_else(|| align_of(unit, elem)).max(1)
+}
+
 /// Numbers in `alignas(16)`, `__align__(16)`, `__attribute__((aligned(16)))`.
 pub(super) fn explicit_align(text: &str) -> Option<u64> {
     for key in ["alignas(", "__align__(", "aligned("] {
@@ -1107,7 +1112,16 @@ pub(in crate::front::cuda::lower) fn global_values<'a>(
                 if dims.iter().skip(1).all(|d| d.is_some()) && (is_extern || dims.iter().all(|d| d.is_some())) {
                     let is_extern = is_extern || dims.first().is_some_and(|d| d.is_none());
                     let dims = dims.into_iter().map(|d| d.unwrap_or(0)).collect();
-                    let arr = SharedArray { name: name.clone(), elem: ty, dims, is_extern, span: unit.span(d) };
+                    let align = shared_align(unit, &ty, unit.text(n));
+                    let arr = SharedArray {
+                        name: name.clone(),
+                        elem: ty,
+                        dims,
+                        is_extern,
+                        span: unit.span(d),
+                        align,
+                        in_kernel: false,
+                    };
                     l.scopes[0].insert(name, Sym::FileShared(arr));
                 }
                 continue;
