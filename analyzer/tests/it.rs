@@ -45,6 +45,7 @@ mod rust_front;
 mod sass;
 mod scale;
 mod seed;
+mod shared_layout;
 mod shared_values;
 mod structure;
 mod support;
