@@ -433,7 +433,9 @@ def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset(), nth=None, 
                             launch=sheet.get("launch"), command=shlex.join(full[1:]))
             over = OVERLOADED.search(err) if nth is not None else None
             if over:
-                sigs = re.split(r"(?<=\)), ", over.group(1).strip())
+                # Signatures (`scale(double*, int)`) or, for overloads of one signature (SFINAE),
+                # names at their lines (`block_stride@39`).
+                sigs = re.split(r"(?<=[)\d]), ", over.group(1).strip())
                 if nth < len(sigs):
                     # The template arguments that instantiated the overloads instantiate the
                     # one picked by its signature too.

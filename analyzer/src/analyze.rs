@@ -276,7 +276,7 @@ pub fn apply_launch_site_described(
         let site = sites
             .iter()
             .find(|s| {
-                opts.kernel.as_deref().is_none_or(|k| s.kernel == split_signature(k).0)
+                opts.kernel.as_deref().is_none_or(|k| s.kernel == kernel_name_of(k))
                     && line.is_none_or(|l| s.line == l)
             })
             .ok_or_else(|| {
@@ -893,6 +893,16 @@ pub(crate) fn pick_kernel<'m>(
 }
 
 /// `scale(double*, int)` -> (`scale`, Some(`double*, int`)); a bare name -> (name, None).
+/// The kernel's name in what `--kernel` takes: `scale` of `scale(double*, int)` and of
+/// `scale@34`.
+fn kernel_name_of(k: &str) -> &str {
+    let n = split_signature(k).0;
+    match n.rsplit_once('@') {
+        Some((name, line)) if line.trim().parse::<u32>().is_ok() => name.trim(),
+        _ => n,
+    }
+}
+
 fn split_signature(n: &str) -> (&str, Option<&str>) {
     let n = n.trim();
     match (n.find('('), n.ends_with(')')) {

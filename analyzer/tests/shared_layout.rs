@@ -98,3 +98,33 @@ fn places_that_depend_on_emission_order() {
     let (_, _, exact) = shared_rows(src);
     assert!(!exact);
 }
+
+/// The probe as an H100 ran it (`validate/results/layout/layout.csv`, as Nsight Compute printed
+/// it): shared load and store instructions and wavefronts equal the hand-worked counts above.
+#[test]
+fn the_probe_equals_the_measurement() {
+    let csv =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../validate/results/layout/layout.csv"))
+            .expect("the measurement");
+    let mut measured: std::collections::BTreeMap<String, [u64; 4]> = Default::default();
+    for line in csv.lines().filter(|l| l.starts_with('"')) {
+        let f: Vec<&str> = line.trim_matches('"').split("\",\"").collect();
+        if f.len() < 15 || f[0] == "ID" {
+            continue;
+        }
+        let kernel = f[4].split('(').next().unwrap_or_default().to_string();
+        let value: u64 = f[14].replace(',', "").parse().expect("a count");
+        let slot = match f[12] {
+            "smsp__sass_inst_executed_op_shared_ld.sum" => 0,
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum" => 1,
+            "smsp__sass_inst_executed_op_shared_st.sum" => 2,
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum" => 3,
+            _ => continue,
+        };
+        measured.entry(kernel).or_default()[slot] = value;
+    }
+    assert_eq!(measured.len(), CASES.len());
+    for &(kernel, _, expected) in CASES {
+        assert_eq!(measured[kernel], expected, "{kernel} on the H100");
+    }
+}

@@ -100,6 +100,7 @@ pub(in crate::front::cuda::lower) fn declare_types<'a>(unit: &mut Unit<'a>, n: N
                 if let (true, Some(t)) = (f.kind() == "field_declaration", inner) {
                     declare_types(unit, t);
                 }
+                member_alias(unit, f);
             }
             let name = spec.child_by_field_name("name").map(|x| unit.text(x).to_string());
             let mut names: Vec<String> = name.into_iter().collect();
@@ -143,6 +144,34 @@ pub(in crate::front::cuda::lower) fn declare_types<'a>(unit: &mut Unit<'a>, n: N
                 return;
             }
             register_methods(unit, &first, body);
+        }
+    }
+}
+
+/// A type alias among a structure's members (`using index_t = int64_t;`, `typedef float real;`):
+/// its members and the code after it use the plain name, as a typedef (a name the file already
+/// gives a type keeps it).
+fn member_alias(unit: &mut Unit, f: Node) {
+    let (names, ty): (Vec<String>, Option<Node>) = match f.kind() {
+        "alias_declaration" => {
+            let td = f.child_by_field_name("type");
+            let plain = td.is_some_and(|t| t.child_by_field_name("declarator").is_none());
+            let names = f.child_by_field_name("name").map(|n| unit.text(n).to_string()).into_iter().collect();
+            (names, td.and_then(|t| t.child_by_field_name("type")).filter(|_| plain))
+        }
+        "type_definition" => {
+            let mut c = f.walk();
+            let ds: Vec<Node> = f.children_by_field_name("declarator", &mut c).collect();
+            let names = ds.iter().filter(|d| d.kind() == "type_identifier").map(|d| unit.text(*d).to_string()).collect();
+            (names, f.child_by_field_name("type"))
+        }
+        _ => return,
+    };
+    let Some(ty) = ty else { return };
+    let Ok(t) = type_of_specifier(unit, ty, &HashMap::new()) else { return };
+    for n in names {
+        if !unit.typedefs.contains_key(&n) && unit.layout(&n).is_none() {
+            unit.typedefs.insert(n, t.clone());
         }
     }
 }
