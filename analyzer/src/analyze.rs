@@ -276,8 +276,7 @@ pub fn apply_launch_site_described(
         let site = sites
             .iter()
             .find(|s| {
-                opts.kernel.as_deref().is_none_or(|k| s.kernel == kernel_name_of(k))
-                    && line.is_none_or(|l| s.line == l)
+                opts.kernel.as_deref().is_none_or(|k| s.kernel == kernel_name_of(k)) && line.is_none_or(|l| s.line == l)
             })
             .ok_or_else(|| {
                 let what = match (&opts.kernel, line) {

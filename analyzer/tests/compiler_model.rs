@@ -399,3 +399,47 @@ fn a_volatile_assignment_used_as_a_value_is_read_again() {
     assert_eq!(s.totals.shared_load.requests, 1 + 1 + 2 + 1);
     assert_eq!(s.totals.shared_store.requests, 4);
 }
+
+/// A load whose value only a following loop uses runs under the loop's entry test, as nvcc
+/// sinks it (HeCBench's lda and cmp, held out, on an H100): with `n0 == n1` the loop never runs
+/// and `c[i]` is never read. A loop between that writes a thread's own array keeps the load in
+/// place (nvcc 13.0's SASS).
+#[test]
+fn a_load_only_a_loop_uses_runs_when_the_loop_does() {
+    let src = "__global__ void a(float* out, const float* c, const float* h, int n0, int n1) {
+        int i = threadIdx.x; float cc = c[i]; float t = 2.0f * i;
+        for (int k = n0; k < n1; k++) t += cc * h[k];
+        out[i] = t; }";
+    // One warp; no trip: no load. Two trips: `c[i]` once and `h[k]` (one address) twice.
+    assert_eq!(run(src, "1", "32", &[("n0", "4"), ("n1", "4")]).totals.global_load.requests, 0);
+    assert_eq!(run(src, "1", "32", &[("n0", "4"), ("n1", "6")]).totals.global_load.requests, 3);
+    let src = "__global__ void b(float* out, const float* c, const float* h, int n0, int n1, int w) {
+        int i = threadIdx.x; float acc[8]; float cc = c[i]; float t = 2.0f * i;
+        for (int j = 0; j < w; j++) acc[j] = 0.0f;
+        for (int k = n0; k < n1; k++) { t += cc * h[k]; acc[k & 7] += t; }
+        out[i] = t + acc[3]; }";
+    assert_eq!(run(src, "1", "32", &[("n0", "4"), ("n1", "4"), ("w", "3")]).totals.global_load.requests, 1);
+}
+
+/// An inlined reduction with two `return s[0];` (one for a single warp): its result used only
+/// in a strided loop loads in the warps that enter it, and used only under `if (t == 0)`, in
+/// warp 0; `s[0] + s[1]` through the helper's pointer is one `LDS.64` (nvcc 13.0's SASS).
+#[test]
+fn an_inlined_result_sinks_past_its_other_returns() {
+    let helper = "__device__ float reduce(const float* v, float* s) {
+        float val = v[threadIdx.x]; if (threadIdx.x % 32 == 0) s[threadIdx.x / 32] = val; __syncthreads();
+        if (blockDim.x <= 32) return s[0];
+        if (threadIdx.x == 0) s[0] = s[0] + s[1]; __syncthreads(); return s[0]; }";
+    let src = format!(
+        "{helper}\n__global__ void d1(float* out, const float* in, int n) {{ __shared__ float s[32];
+        float sum = reduce(in, s); for (int j = threadIdx.x; j < n; j += blockDim.x) out[j] = in[j] * sum; }}"
+    );
+    // 8 warps, n = 64: one LDS.64 in warp 0, `s[0]` in the 2 warps that run the loop.
+    assert_eq!(run(&src, "1", "256", &[("n", "64")]).totals.shared_load.requests, 1 + 2);
+    let src = format!(
+        "{helper}\n__global__ void d2(float* out, const float* in) {{ __shared__ float s[32];
+        float a = reduce(in, s); float b = reduce(in + 256, s); if (threadIdx.x == 0) {{ out[0] = a; out[1] = b; }} }}"
+    );
+    // `a` crosses the second reduction's barriers: every warp loads it; `b` only warp 0.
+    assert_eq!(run(&src, "1", "256", &[]).totals.shared_load.requests, (1 + 8) + (1 + 1));
+}

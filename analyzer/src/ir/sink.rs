@@ -133,13 +133,25 @@ fn sink_in(k: &Kernel, f: &Facts, list: &mut [Stmt]) {
         }
     }
     for j in 1..list.len() {
-        let Stmt::If { cond, then, els, .. } = &list[j] else { continue };
+        // An `if`, or a loop that tests first: the loop's body runs only when its condition
+        // holds on entry, so a value used only inside runs under that condition.
+        let no_else: Vec<Stmt> = Vec::new();
+        let (cond, then, els, in_loop): (&Expr, Vec<&Stmt>, &[Stmt], bool) = match &list[j] {
+            Stmt::If { cond, then, els, .. } => (cond, then.iter().collect(), els, false),
+            Stmt::Loop { cond: Some(cond), body, step, test_first: true, synthetic: false, .. } => {
+                (cond, body.iter().chain(step).collect(), &no_else[..], true)
+            }
+            _ => continue,
+        };
         if contains_load(cond) {
             continue;
         }
-        // Back over copies to the statement holding the load.
+        // Back over copies, and over assignments and loops that touch no memory, to the
+        // statement holding the load; a value such an assignment gives a local the condition
+        // reads is read from its expression instead (`for (j = threadIdx.x; j < n; ..)`).
         let mut copies = Vec::new();
         let mut dsts = Vec::new();
+        let mut values_of: Vec<(LocalId, Expr)> = Vec::new();
         let mut i = j;
         while i > 0 {
             i -= 1;
@@ -147,6 +159,16 @@ fn sink_in(k: &Kernel, f: &Facts, list: &mut [Stmt]) {
                 Some(c) => {
                     copies.push(c);
                     dsts.push(c.0);
+                }
+                None if quiet_assign(&list[i]) || quiet_loop(&list[i]) => {
+                    if quiet_loop(&list[i]) {
+                        let mut assigned = Vec::new();
+                        super::unroll::assigned_locals(std::slice::from_ref(&list[i]), &mut assigned);
+                        dsts.extend(assigned);
+                    } else if let Stmt::Assign { local, value, .. } = &list[i] {
+                        dsts.push(*local);
+                        values_of.push((*local, value.clone()));
+                    }
                 }
                 None => break,
             }
@@ -185,40 +207,99 @@ fn sink_in(k: &Kernel, f: &Facts, list: &mut [Stmt]) {
         for x in then.iter() {
             count(x, &mut in_then, &mut ignore);
         }
+        if in_loop {
+            // The loop's own test reads its counter each trip: uses there are uses too.
+            count_expr(cond, &mut in_then);
+        }
         for x in els.iter() {
             count(x, &mut in_els, &mut ignore);
         }
-        let once = values.iter().all(|v| f.defs.get(v) == Some(&1));
+        // Each value assigned once, or (an inlined function's result) only inside the call
+        // that loads it: its other returns are other paths.
+        let mut inside = HashMap::new();
+        let mut ignore_uses = HashMap::new();
+        count(&list[i], &mut ignore_uses, &mut inside);
+        let once = values.iter().all(|v| {
+            let all = f.defs.get(v).copied().unwrap_or(0);
+            all == 1 || (path.len() > 1 && *v == *loaded && inside.get(v).copied() == Some(all))
+        });
         let used = |side: &HashMap<LocalId, u32>| {
             values.iter().all(|v| {
                 f.uses.get(v).copied().unwrap_or(0)
                     == copy_reads.get(v).copied().unwrap_or(0) + side.get(v).copied().unwrap_or(0)
             }) && values.iter().any(|v| side.contains_key(v))
         };
-        // The condition reads the same values at the load as at the `if`.
+        // The condition reads the same values at the load as at the `if`: locals assigned
+        // between are read through the values given them (which read nothing assigned between).
+        let mut cond = cond.clone();
+        let mut substituted = true;
+        for (l, v) in &values_of {
+            let mut reads = HashMap::new();
+            count_expr(v, &mut reads);
+            if dsts.iter().any(|d| reads.contains_key(d)) {
+                substituted = false;
+            }
+            replace_local(&mut cond, *l, v);
+        }
         let mut cond_locals = HashMap::new();
-        count_expr(cond, &mut cond_locals);
+        count_expr(&cond, &mut cond_locals);
         if !once
+            || !substituted && !values_of.is_empty()
             || dsts.iter().any(|d| cond_locals.contains_key(d))
             || values.iter().any(|v| cond_locals.contains_key(v))
         {
             continue;
         }
+        // A loop that always runs (`for (q = 0; q < 8; ..)`) guards nothing.
+        let mut varies = false;
+        licm::walk(&cond, &mut |x| {
+            varies |= !matches!(
+                x,
+                Expr::Int(..) | Expr::Float(_) | Expr::Binary { .. } | Expr::Unary { .. } | Expr::ToInt { .. }
+            )
+        });
+        if in_loop && !varies {
+            continue;
+        }
         let guard = if used(&in_then) {
-            cond.clone()
-        } else if used(&in_els) {
-            Expr::Unary { op: UnOp::LogicalNot, ty: IntTy::I32, arg: Box::new(cond.clone()) }
+            cond
+        } else if !in_loop && used(&in_els) {
+            Expr::Unary { op: UnOp::LogicalNot, ty: IntTy::I32, arg: Box::new(cond) }
         } else {
             continue;
         };
         let span = match &list[j] {
-            Stmt::If { span, .. } => *span,
-            _ => unreachable!("an if"),
+            Stmt::If { span, .. } | Stmt::Loop { span, .. } => *span,
+            _ => unreachable!("an if or a loop"),
         };
         if let Some(slot) = at_mut(list, &path) {
             let load = std::mem::replace(slot, Stmt::Break);
             *slot = Stmt::If { cond: guard, then: vec![load], els: Vec::new(), span };
         }
+    }
+}
+
+/// A loop that reads and writes no memory, not even a thread's own array (nvcc keeps a load
+/// above a loop that writes one), and has no barrier or call with effects.
+fn quiet_loop(s: &Stmt) -> bool {
+    fn quiet(s: &Stmt) -> bool {
+        match s {
+            Stmt::Assign { value, .. } => !contains_load(value) && !matches!(value, Expr::Warp { .. }),
+            Stmt::If { cond, then, els, .. } => !contains_load(cond) && then.iter().chain(els).all(quiet),
+            Stmt::Loop { cond, body, step, .. } => {
+                cond.as_ref().is_none_or(|c| !contains_load(c)) && body.iter().chain(step).all(quiet)
+            }
+            Stmt::Break | Stmt::Continue => true,
+            _ => false,
+        }
+    }
+    matches!(s, Stmt::Loop { synthetic: false, .. }) && quiet(s)
+}
+
+fn replace_local(e: &mut Expr, l: LocalId, v: &Expr) {
+    match e {
+        Expr::Local(x) if *x == l => *e = v.clone(),
+        _ => e.for_each_operand_mut(&mut |x| replace_local(x, l, v)),
     }
 }
 

@@ -842,7 +842,7 @@ fn has(stmts: &[Stmt], f: &dyn Fn(&Stmt) -> bool) -> bool {
     })
 }
 
-fn assigned_locals(stmts: &[Stmt], out: &mut Vec<LocalId>) {
+pub(super) fn assigned_locals(stmts: &[Stmt], out: &mut Vec<LocalId>) {
     for s in stmts {
         match s {
             Stmt::Assign { local, .. } => out.push(*local),

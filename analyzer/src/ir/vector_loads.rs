@@ -213,7 +213,7 @@ fn merge_shared(cx: &Cx, exprs: &mut [&mut Expr], merged: &mut Vec<Merge>, uncer
     let k = cx.k;
     let mut elems = Vec::new();
     for e in exprs.iter() {
-        collect_shared(k, e, &mut elems);
+        collect_shared(k, cx.defs, e, &mut elems);
     }
     let mut shifts = Vec::new();
     for group in groups(k, &elems) {
@@ -326,11 +326,8 @@ fn plan(cx: &Cx, members: &[&SharedElem], bases: &[i64], stores: bool) -> Vec<Pl
         return Vec::new();
     };
     // By place, in program order within one place.
-    let mut at: Vec<(i128, usize)> = members
-        .iter()
-        .enumerate()
-        .map(|(j, m)| (i128::from(bases[m.array.0 as usize]) + m.offset + rem, j))
-        .collect();
+    let mut at: Vec<(i128, usize)> =
+        members.iter().enumerate().map(|(j, m)| (i128::from(bases[m.array.0 as usize]) + m.offset + rem, j)).collect();
     at.sort();
     let mut offsets: Vec<i128> = at.iter().map(|a| a.0).collect();
     offsets.dedup();
@@ -421,7 +418,7 @@ fn merge_shared_stores(cx: &Cx, stmts: &mut [Stmt], merged: &mut Vec<Merge>, unc
                         && matches!(m.width, 4 | 8)
                         && !reads_shared(addr)
                         && !reads_shared(value);
-                    match shared_linear(addr).filter(|_| plain) {
+                    match shared_linear(addr, cx.defs, 0).filter(|_| plain) {
                         Some((array, terms, offset)) => run.push((j, SharedElem { op: *op, array, terms, offset })),
                         None => break,
                     }
@@ -448,7 +445,11 @@ fn merge_shared_stores(cx: &Cx, stmts: &mut [Stmt], merged: &mut Vec<Merge>, unc
         i = next;
     }
     // The merged-away stores: their values are still evaluated.
-    let gone: Vec<MemOpId> = merged.iter().filter(|m| k.mem_op(m.kept).kind == AccessKind::Store).flat_map(|m| m.others.iter().copied()).collect();
+    let gone: Vec<MemOpId> = merged
+        .iter()
+        .filter(|m| k.mem_op(m.kept).kind == AccessKind::Store)
+        .flat_map(|m| m.others.iter().copied())
+        .collect();
     for st in stmts.iter_mut() {
         if let Stmt::Store { op, value, .. } = st {
             if gone.contains(op) {
@@ -521,15 +522,15 @@ fn pow2(c: i128) -> i128 {
     }
 }
 
-fn collect_shared(k: &Kernel, e: &Expr, out: &mut Vec<SharedElem>) {
-    e.for_each_unconditional_operand(&mut |x| collect_shared(k, x, out));
+fn collect_shared(k: &Kernel, defs: &Defs, e: &Expr, out: &mut Vec<SharedElem>) {
+    e.for_each_unconditional_operand(&mut |x| collect_shared(k, defs, x, out));
     let Expr::Load { op, addr } = e else { return };
     let m = k.mem_op(*op);
     if m.kind != AccessKind::Load || m.space != Space::Shared || m.volatile || m.matrix > 0 || !matches!(m.width, 4 | 8)
     {
         return;
     }
-    if let Some((array, terms, offset)) = shared_linear(addr) {
+    if let Some((array, terms, offset)) = shared_linear(addr, defs, 0) {
         out.push(SharedElem { op: *op, array, terms, offset });
     }
 }
@@ -537,12 +538,17 @@ fn collect_shared(k: &Kernel, e: &Expr, out: &mut Vec<SharedElem>) {
 /// Summands of an integer expression, each an expression with no constant part times a coefficient.
 type Terms = Vec<(Expr, i128)>;
 
-/// `SharedBase(s) + bytes` as the array and `bytes` as terms and a constant.
-fn shared_linear(addr: &Expr) -> Option<(SharedId, Terms, i128)> {
+/// `SharedBase(s) + bytes` as the array and `bytes` as terms and a constant; a pointer local
+/// assigned once is read through its value (an inlined helper's `float* s` parameter).
+fn shared_linear(addr: &Expr, defs: &Defs, depth: u32) -> Option<(SharedId, Terms, i128)> {
+    if depth > 16 {
+        return None;
+    }
     match addr {
         Expr::SharedBase(s) => Some((*s, Vec::new(), 0)),
+        Expr::Local(l) => shared_linear(defs.get(l)?, defs, depth + 1),
         Expr::PtrOffset { ptr, bytes } => {
-            let (s, mut terms, c) = shared_linear(ptr)?;
+            let (s, mut terms, c) = shared_linear(ptr, defs, depth + 1)?;
             let (more, d) = linear(bytes, 0)?;
             for t in more {
                 add_term(&mut terms, t);

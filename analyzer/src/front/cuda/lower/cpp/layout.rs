@@ -162,7 +162,8 @@ fn member_alias(unit: &mut Unit, f: Node) {
         "type_definition" => {
             let mut c = f.walk();
             let ds: Vec<Node> = f.children_by_field_name("declarator", &mut c).collect();
-            let names = ds.iter().filter(|d| d.kind() == "type_identifier").map(|d| unit.text(*d).to_string()).collect();
+            let names =
+                ds.iter().filter(|d| d.kind() == "type_identifier").map(|d| unit.text(*d).to_string()).collect();
             (names, f.child_by_field_name("type"))
         }
         _ => return,
