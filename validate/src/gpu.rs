@@ -308,8 +308,8 @@ fn launch_one(
     rec: &mut LaunchRecord,
 ) -> Result<()> {
     let sheet = spec.prediction.as_ref().map_err(|e| anyhow!("no prediction, so no buffer sizes: {e}"))?;
-    let text =
-        std::fs::read_to_string(&spec.source).map_err(|e| anyhow!("cannot read {}: {e}", spec.source.display()))?;
+    // Read as the analysis reads it (bytes that are not UTF-8, in a comment, as U+FFFD).
+    let text = sector_analyzer::source::read_source(&spec.source).map_err(|e| anyhow!("cannot read {e}"))?;
     let options = nvrtc_options(&spec.case, &spec.source, cuda_include);
     let key = (spec.source.clone(), options.clone());
     let loaded = cache

@@ -412,7 +412,7 @@ pub fn describe(spec: &CaseSpec) -> String {
         Ok(sheet) => sheet,
         Err(e) => return s + &format!("  no prediction: {e}\n"),
     };
-    let text = match std::fs::read_to_string(&spec.source) {
+    let text = match sector_analyzer::source::read_source(&spec.source) {
         Ok(t) => t,
         Err(e) => return s + &format!("  cannot read the source: {e}\n"),
     };

@@ -86,7 +86,7 @@ pub fn shared_layout(k: &Kernel) -> SharedLayout {
 
 /// Which shared arrays an address in the kernel names.
 fn reached(k: &Kernel) -> Vec<bool> {
-    fn stmts(s: &[Stmt], used: &mut Vec<bool>) {
+    fn stmts(s: &[Stmt], used: &mut [bool]) {
         for s in s {
             match s {
                 Stmt::Assign { value, .. } | Stmt::Eval(value) => expr(value, used),
@@ -110,7 +110,7 @@ fn reached(k: &Kernel) -> Vec<bool> {
             }
         }
     }
-    fn expr(e: &Expr, used: &mut Vec<bool>) {
+    fn expr(e: &Expr, used: &mut [bool]) {
         super::licm::walk(e, &mut |x| {
             if let Expr::SharedBase(s) = x {
                 used[s.0 as usize] = true;
