@@ -204,3 +204,32 @@ fn the_probe_equals_the_measurement() {
         assert_eq!((t.requests, t.wavefronts), (instructions, wavefronts), "{kernel}");
     }
 }
+
+/// Stores across the copies of a loop with a constant trip count: a window every copy of which
+/// writes is one `STS.128`, an aligned pair one `STS.64`, the rest one by one (nvcc 13.0's
+/// SASS); with a trip count known only at run time the rows say not exact.
+#[test]
+fn stores_merge_across_copies_in_whole_windows() {
+    let store_rows = |body: &str, args: &[(&str, &str)]| {
+        let src = format!(
+            "__global__ void k(float* out, const float* in, int m) {{ __shared__ float s[4096]; int t = threadIdx.x; {body} __syncthreads(); out[t] = s[t]; }}"
+        );
+        let opts = sector_analyzer::AnalyzeOptions {
+            grid: "1".into(),
+            block: "256".into(),
+            args: args.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            ..Default::default()
+        };
+        let s =
+            sector_analyzer::analyze_source("st.cu", &src, &opts).unwrap_or_else(|f| panic!("{}", f.one_line())).sheet;
+        let exact = s.instructions.iter().filter(|r| r.space == Space::Shared && r.op == "store").all(|r| r.exact);
+        (s.totals.shared_store.requests, exact)
+    };
+    // 8 warps. k < 4: one STS.128 a warp. k < 7: STS.128, STS.64, STS. 1 <= k < 7: STS, two
+    // STS.64, STS.
+    assert_eq!(store_rows("for (int k = 0; k < 4; k++) s[4 * t + k] = in[t + 256 * k];", &[("m", "1")]), (8, true));
+    assert_eq!(store_rows("for (int k = 0; k < 7; k++) s[8 * t + k] = in[t + 256 * k];", &[("m", "1")]), (24, true));
+    assert_eq!(store_rows("for (int k = 1; k < 7; k++) s[8 * t + k] = in[t + 256 * k];", &[("m", "1")]), (32, true));
+    let (_, exact) = store_rows("for (int k = 0; k < m; k++) s[16 * t + k] = in[t + 256 * k];", &[("m", "13")]);
+    assert!(!exact);
+}

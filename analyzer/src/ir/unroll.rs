@@ -252,6 +252,9 @@ pub struct Chain {
     pub trips: ChainTrips,
     /// The loop's span, for the sheet.
     pub loop_span: crate::source::Span,
+    /// A store: only whole windows (and whole aligned pairs) merge; a store never writes bytes
+    /// no copy writes.
+    pub store: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -346,6 +349,19 @@ impl Chain {
         }
         // The element's place in its 16-byte window; the window's first copy and its count.
         let pos = |j: i128| ((self.start + j) * elem).rem_euclid(16) / elem;
+        if self.store {
+            // Stores: a window every copy of which runs is one 16-byte store, an aligned pair
+            // of 4-byte copies one 8-byte store; the rest one by one.
+            let first = j - pos(j);
+            if first >= 0 && first + g <= trips {
+                return (j == first).then_some((16, 0));
+            }
+            let pair = j - (pos(j) % 2);
+            if elem == 4 && pair >= 0 && pair + 2 <= trips {
+                return (j == pair).then_some((8, 0));
+            }
+            return Some((self.elem, 0));
+        }
         let first = j - pos(j).min(j);
         let n = (g - pos(first)).min(trips - first);
         let (width, back) = if n * elem >= 12 {
@@ -556,10 +572,56 @@ fn loop_chains<'k>(
                     ChainTrips::Constant(_) => true,
                 };
             if modelled {
-                out.chains[op.0 as usize] =
-                    Some(Chain { counter: l, start, elem: m.width, trips: trips.clone(), loop_span: span });
+                out.chains[op.0 as usize] = Some(Chain {
+                    counter: l,
+                    start,
+                    elem: m.width,
+                    trips: trips.clone(),
+                    loop_span: span,
+                    store: false,
+                });
             } else if straight || !certain {
                 out.uncertain[op.0 as usize] = true;
+            }
+        }
+        // A store of the body's top level, one element further each copy: nvcc's copies write
+        // whole windows as one store (`s[4 * t + k]` for `k < 4`: one `STS.128`).
+        if let Stmt::Store { op, addr, .. } = s {
+            let m = k.mem_op(*op);
+            let plain = m.kind == AccessKind::Store && m.space == Space::Shared && !m.volatile && m.matrix == 0;
+            let ctx = Affine { l, values: values.clone(), assigned: assigned.clone(), defs };
+            if let (true, Some((array, coef, align))) = (plain, ctx.shared(addr)) {
+                if coef == m.width as i128 {
+                    // Another access to the array in the loop: the copies' order matters.
+                    let others = has(body, &|x| match x {
+                        Stmt::Store { op: o, addr: a, .. } => *o != *op && stores_to(a, array),
+                        _ => false,
+                    }) || reads_array(k, body, array);
+                    let aligned = align.min(layout.alignment(array)) >= 16 && layout.certain[array.0 as usize];
+                    let modelled = matches!(m.width, 4 | 8)
+                        && straight
+                        && !others
+                        && aligned
+                        // With a trip count known only at run time nvcc's SASS merges stores
+                        // in ways the model does not place (pairs, or none, by the remainder).
+                        && matches!(&unrolled, Some(ChainTrips::Constant(_)));
+                    match (&unrolled, modelled) {
+                        (Some(trips), true) => {
+                            out.chains[op.0 as usize] = Some(Chain {
+                                counter: l,
+                                start,
+                                elem: m.width,
+                                trips: trips.clone(),
+                                loop_span: span,
+                                store: true,
+                            });
+                        }
+                        _ if straight && (aligned || !layout.certain[array.0 as usize] || unrolled.is_some()) => {
+                            out.uncertain[op.0 as usize] = true;
+                        }
+                        _ => {}
+                    }
+                }
             }
         }
         if let Stmt::Assign { local, value, .. } = s {
@@ -569,6 +631,14 @@ fn loop_chains<'k>(
             }
         }
     }
+}
+
+/// Whether a statement of `body` loads from shared array `array` (or from an address the
+/// model does not place).
+fn reads_array(k: &Kernel, body: &[Stmt], array: SharedId) -> bool {
+    let mut loads = Vec::new();
+    nested_loads(body, &mut loads);
+    loads.iter().any(|(op, addr)| k.mem_op(*op).space == Space::Shared && stores_to(addr, array))
 }
 
 /// Whether `e` reads local `l`.
