@@ -443,3 +443,19 @@ fn an_inlined_result_sinks_past_its_other_returns() {
     // `a` crosses the second reduction's barriers: every warp loads it; `b` only warp 0.
     assert_eq!(run(&src, "1", "256", &[]).totals.shared_load.requests, (1 + 8) + (1 + 1));
 }
+
+/// Two `#pragma unroll` loops of 8 and 17 copies: nvcc unrolls all 136 and loads `kern[8 - j]`
+/// once for every copy of the outer loop (nvcc 13.0's SASS: 146 global loads a warp where the
+/// model, keeping the inner loop a loop in each outer copy, counts 272). The model says so.
+#[test]
+fn a_large_unrolled_nest_marks_loads_it_repeats() {
+    let src = "__global__ void cr(float* out, const float* __restrict__ kern, const float* __restrict__ in) {
+        #pragma unroll
+        for (int i = 1; i < 1 + 8; i++) { float sum = 0;
+            #pragma unroll
+            for (int j = -8; j <= 8; j++) sum += kern[8 - j] * in[threadIdx.x + i * 16 + j];
+            out[threadIdx.x + i * 16] = sum; } }";
+    let s = run(src, "1", "32", &[]);
+    let row = s.instructions.iter().find(|r| r.text.starts_with("kern")).expect("the kern row");
+    assert!(!row.exact);
+}

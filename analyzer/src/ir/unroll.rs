@@ -171,6 +171,17 @@ fn collect_counters(
 fn int(e: &Expr) -> Option<i128> {
     match strip(e) {
         Expr::Int(v, _) => Some(*v),
+        // `-8`, as C writes a negative constant; `HALO + STEPS` of two macros.
+        Expr::Unary { op: UnOp::Neg, arg, .. } => int(arg).map(|v| -v),
+        Expr::Binary { op, lhs, rhs, .. } => {
+            let (a, b) = (int(lhs)?, int(rhs)?);
+            match op {
+                BinOp::Add => a.checked_add(b),
+                BinOp::Sub => a.checked_sub(b),
+                BinOp::Mul => a.checked_mul(b),
+                _ => None,
+            }
+        }
         _ => None,
     }
 }
@@ -285,7 +296,64 @@ pub fn unrolled_loads(k: &Kernel) -> UnrolledLoads {
     for op in &k.merge_uncertain {
         out.uncertain[op.0 as usize] = true;
     }
+    let fully = fully_unrolled_loops(k);
+    big_unrolled_nests(k, &k.body, &fully, &mut Vec::new(), &mut out);
     out
+}
+
+/// The most copies of a `#pragma unroll` loop the model takes nvcc to make when it does not
+/// count them one by one ([`FULL_UNROLL_MAX`] and less are).
+const PRAGMA_UNROLL_MAX: i128 = 4096;
+
+/// `#pragma unroll` loops with constant trip counts nest into more copies than
+/// [`FULL_UNROLL_MAX`]: nvcc unrolls them all, and GVN makes a load whose address does not move
+/// with an enclosing loop's counter once for all that loop's copies (convolutionSeparable's
+/// `kernel[R - j]` in the inner of two such loops, held out on the H200: 6,656 loads where
+/// every copy loading would be 37,120). The model keeps the inner loop a loop in each copy; its
+/// loads that do not read an enclosing such loop's counter are marked not exact.
+fn big_unrolled_nests(
+    k: &Kernel,
+    stmts: &[Stmt],
+    fully: &[crate::source::Span],
+    enclosing: &mut Vec<LocalId>,
+    out: &mut UnrolledLoads,
+) {
+    for (i, s) in stmts.iter().enumerate() {
+        match s {
+            Stmt::Loop { cond, body, step, span, synthetic, .. } => {
+                let pragma = k.unroll_pragmas.iter().find(|p| p.0 == *span).map(|p| p.1);
+                let counter = cond
+                    .as_ref()
+                    .filter(|_| !*synthetic && pragma == Some(UnrollPragma::Full))
+                    .and_then(|c| counted_upto(&stmts[..i], c, body, step, PRAGMA_UNROLL_MAX));
+                if counter.is_some() && !fully.contains(span) && !enclosing.is_empty() {
+                    let mut loads = Vec::new();
+                    nested_loads(body, &mut loads);
+                    for (op, addr) in loads {
+                        let m = k.mem_op(op);
+                        if m.kind == AccessKind::Load
+                            && matches!(m.space, Space::Global | Space::Shared)
+                            && !m.volatile
+                            && enclosing.iter().any(|c| !reads_local(addr, *c))
+                        {
+                            out.uncertain[op.0 as usize] = true;
+                        }
+                    }
+                }
+                let pushed = counter.map(|(l, _)| enclosing.push(l)).is_some();
+                big_unrolled_nests(k, body, fully, enclosing, out);
+                big_unrolled_nests(k, step, fully, enclosing, out);
+                if pushed {
+                    enclosing.pop();
+                }
+            }
+            Stmt::If { then, els, .. } => {
+                big_unrolled_nests(k, then, fully, enclosing, out);
+                big_unrolled_nests(k, els, fully, enclosing, out);
+            }
+            _ => {}
+        }
+    }
 }
 
 /// The locals `k` assigns once, with their values: what alignment reads through
