@@ -160,15 +160,14 @@ fn sink_in(k: &Kernel, f: &Facts, list: &mut [Stmt]) {
                     copies.push(c);
                     dsts.push(c.0);
                 }
-                None if quiet_assign(&list[i]) || quiet_loop(&list[i]) => {
-                    if quiet_loop(&list[i]) {
-                        let mut assigned = Vec::new();
-                        super::unroll::assigned_locals(std::slice::from_ref(&list[i]), &mut assigned);
-                        dsts.extend(assigned);
-                    } else if let Stmt::Assign { local, value, .. } = &list[i] {
+                None if quiet_assign(&list[i]) => {
+                    if let Stmt::Assign { local, value, .. } = &list[i] {
                         dsts.push(*local);
                         values_of.push((*local, value.clone()));
                     }
+                }
+                None if quiet_loop(&list[i]) => {
+                    super::unroll::assigned_locals(std::slice::from_ref(&list[i]), &mut dsts);
                 }
                 None => break,
             }

@@ -8,6 +8,7 @@
 //! the source loop's exactly; a loop with a constant step and one exit is (by 4, or 16 and more
 //! for the smallest bodies, ptxas unrolling again).
 
+use super::shared_layout::SharedLayout;
 use super::*;
 use std::collections::HashMap;
 
@@ -292,7 +293,8 @@ pub struct UnrolledLoads {
 pub fn unrolled_loads(k: &Kernel) -> UnrolledLoads {
     let mut out = UnrolledLoads { chains: vec![None; k.mem_ops.len()], uncertain: vec![false; k.mem_ops.len()] };
     let defs = definitions(k);
-    chains_in(k, &k.body, &defs, &mut out);
+    let layout = super::shared_layout::shared_layout(k);
+    chains_in(k, &k.body, &defs, &layout, &mut out);
     for op in &k.merge_uncertain {
         out.uncertain[op.0 as usize] = true;
     }
@@ -443,22 +445,28 @@ impl Chain {
     }
 }
 
-fn chains_in<'k>(k: &'k Kernel, stmts: &'k [Stmt], defs: &HashMap<LocalId, &'k Expr>, out: &mut UnrolledLoads) {
+fn chains_in<'k>(
+    k: &'k Kernel,
+    stmts: &'k [Stmt],
+    defs: &HashMap<LocalId, &'k Expr>,
+    layout: &SharedLayout,
+    out: &mut UnrolledLoads,
+) {
     for (i, s) in stmts.iter().enumerate() {
         match s {
             Stmt::If { then, els, .. } => {
-                chains_in(k, then, defs, out);
-                chains_in(k, els, defs, out);
+                chains_in(k, then, defs, layout, out);
+                chains_in(k, els, defs, layout, out);
             }
             Stmt::Loop { cond, body, step, span, synthetic, .. } => {
                 let pragma = k.unroll_pragmas.iter().find(|p| p.0 == *span).map(|p| p.1);
                 if !*synthetic && pragma != Some(UnrollPragma::By(1)) {
                     if let Some(c) = cond {
-                        loop_chains(k, &stmts[..i], c, body, step, *span, pragma, defs, out);
+                        loop_chains(k, &stmts[..i], c, body, step, *span, pragma, defs, layout, out);
                     }
                 }
-                chains_in(k, body, defs, out);
-                chains_in(k, step, defs, out);
+                chains_in(k, body, defs, layout, out);
+                chains_in(k, step, defs, layout, out);
             }
             _ => {}
         }
@@ -476,6 +484,7 @@ fn loop_chains<'k>(
     span: crate::source::Span,
     pragma: Option<UnrollPragma>,
     defs: &HashMap<LocalId, &'k Expr>,
+    layout: &SharedLayout,
     out: &mut UnrolledLoads,
 ) {
     let Expr::Binary { op: op @ (BinOp::Lt | BinOp::Le), lhs, rhs, .. } = strip(cond) else { return };
@@ -583,7 +592,14 @@ fn loop_chains<'k>(
     };
     // Locals the body assigns once at its top level, before their use: their values.
     let mut values: Vec<(LocalId, &Expr)> = Vec::new();
-    let layout = super::shared_layout::shared_layout(k);
+    let chain = |elem: u32, trips: &ChainTrips, store: bool| Chain {
+        counter: l,
+        start,
+        elem,
+        trips: trips.clone(),
+        loop_span: span,
+        store,
+    };
     for s in body {
         let mut loads = Vec::new();
         let mut conditional = Vec::new();
@@ -640,14 +656,7 @@ fn loop_chains<'k>(
                     ChainTrips::Constant(_) => true,
                 };
             if modelled {
-                out.chains[op.0 as usize] = Some(Chain {
-                    counter: l,
-                    start,
-                    elem: m.width,
-                    trips: trips.clone(),
-                    loop_span: span,
-                    store: false,
-                });
+                out.chains[op.0 as usize] = Some(chain(m.width, trips, false));
             } else if straight || !certain {
                 out.uncertain[op.0 as usize] = true;
             }
@@ -674,16 +683,7 @@ fn loop_chains<'k>(
                         // in ways the model does not place (pairs, or none, by the remainder).
                         && matches!(&unrolled, Some(ChainTrips::Constant(_)));
                     match (&unrolled, modelled) {
-                        (Some(trips), true) => {
-                            out.chains[op.0 as usize] = Some(Chain {
-                                counter: l,
-                                start,
-                                elem: m.width,
-                                trips: trips.clone(),
-                                loop_span: span,
-                                store: true,
-                            });
-                        }
+                        (Some(trips), true) => out.chains[op.0 as usize] = Some(chain(m.width, trips, true)),
                         _ if straight && (aligned || !layout.certain[array.0 as usize] || unrolled.is_some()) => {
                             out.uncertain[op.0 as usize] = true;
                         }

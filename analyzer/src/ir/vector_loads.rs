@@ -401,11 +401,11 @@ fn merge_shared_stores(cx: &Cx, stmts: &mut [Stmt], merged: &mut Vec<Merge>, unc
         });
         found
     };
+    let first = merged.len();
     let mut i = 0;
     while i < stmts.len() {
-        // One run: the stores (index, element) in it.
-        let mut run: Vec<(usize, SharedElem)> = Vec::new();
-        // (The statement index is kept for reading; the stores are found again by operation.)
+        // One run: its stores.
+        let mut elems: Vec<SharedElem> = Vec::new();
         let mut j = i;
         while j < stmts.len() {
             match &stmts[j] {
@@ -419,7 +419,7 @@ fn merge_shared_stores(cx: &Cx, stmts: &mut [Stmt], merged: &mut Vec<Merge>, unc
                         && !reads_shared(addr)
                         && !reads_shared(value);
                     match shared_linear(addr, cx.defs, 0).filter(|_| plain) {
-                        Some((array, terms, offset)) => run.push((j, SharedElem { op: *op, array, terms, offset })),
+                        Some((array, terms, offset)) => elems.push(SharedElem { op: *op, array, terms, offset }),
                         None => break,
                     }
                 }
@@ -428,8 +428,6 @@ fn merge_shared_stores(cx: &Cx, stmts: &mut [Stmt], merged: &mut Vec<Merge>, unc
             }
             j += 1;
         }
-        let next = if j > i { j } else { i + 1 };
-        let elems: Vec<SharedElem> = run.into_iter().map(|(_, e)| e).collect();
         for group in groups(k, &elems) {
             let members: Vec<&SharedElem> = group.iter().map(|&g| &elems[g]).collect();
             for p in decide(cx, &members, true, uncertain) {
@@ -442,14 +440,10 @@ fn merge_shared_stores(cx: &Cx, stmts: &mut [Stmt], merged: &mut Vec<Merge>, unc
                 merged.push(Merge { kept: ops[0], others: ops[1..].to_vec(), width: p.width, why });
             }
         }
-        i = next;
+        i = j.max(i + 1);
     }
-    // The merged-away stores: their values are still evaluated.
-    let gone: Vec<MemOpId> = merged
-        .iter()
-        .filter(|m| k.mem_op(m.kept).kind == AccessKind::Store)
-        .flat_map(|m| m.others.iter().copied())
-        .collect();
+    // This list's merged-away stores: their values are still evaluated.
+    let gone: Vec<MemOpId> = merged[first..].iter().flat_map(|m| m.others.iter().copied()).collect();
     for st in stmts.iter_mut() {
         if let Stmt::Store { op, value, .. } = st {
             if gone.contains(op) {
