@@ -8,7 +8,8 @@ Point it at source trees you fetched yourself (never commit them), for instance 
     python3 scripts/census.py --tool target/release/sector-estimate \
         --include cuda-samples/Common rodinia/cuda cuda-samples/Samples
 
-Each kernel is analysed from its translation unit: a `.cu` file that another `.cu` file includes
+Each kernel is analysed from its translation unit (a `.cu` file, or a C or C++ file that defines
+kernels, which its build compiles as CUDA with `nvcc -x cu`): a `.cu` file that another one includes
 (Rodinia's kernel files, included by the benchmark's main file for its macros and types) is seen
 through the file that includes it, as nvcc compiles it. A quoted include found neither next to its
 file nor in the -I folders is taken from the nearest folder of the collection that holds it, as
@@ -138,6 +139,11 @@ def closure(path, include_dirs, seen=None):
             seen.add(inc)
             closure(inc, include_dirs, seen)
     return seen
+
+
+# nvcc compiles C and C++ files as CUDA where the build says so (`nvcc -x cu`, Rodinia's
+# leukocyte): such a file is a translation unit when it, or a header it includes, defines kernels.
+SOURCES = (".cu", ".c", ".cc", ".cpp", ".cxx")
 
 
 def translation_units(files, include_dirs):
@@ -365,7 +371,7 @@ def main():
     files = []
     for root in a.roots:
         for dp, _, fs in os.walk(root):
-            files += [os.path.join(dp, f) for f in sorted(fs) if f.endswith(".cu")]
+            files += [os.path.join(dp, f) for f in sorted(fs) if f.endswith(SOURCES)]
     rows = []
     index = header_index(a.roots)
     for path in translation_units(files, a.include):

@@ -1011,6 +1011,14 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     }
 
     fn apply_abstract(&self, d: Node, base: Ty, quals: Vec<&str>) -> Result<Ty> {
+        // `(float (*)[4]) p`: a pointer to rows of 4 floats. Moving it by one moves a row; the
+        // declared variable it initialises keeps the rows (`Sym::Rows`).
+        if let Some(dims) = self.abstract_array_pointer(d)? {
+            let bytes = dims.iter().fold(base.size(), |z, x| z.saturating_mul(*x));
+            let dims: String = dims.iter().map(|x| format!("[{x}]")).collect();
+            let row = Ty::Vector { name: format!("{}{dims}", base.display()), bytes };
+            return Ok(self.ptr(row, &quals, &[]));
+        }
         match d.kind() {
             "abstract_pointer_declarator" => {
                 let own = self.quals(d);
@@ -1022,6 +1030,67 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
             _ => Err(self.unsupported(d, "this type")),
         }
+    }
+
+    /// The dimensions of the rows `(*)[N][M]` points to, in an abstract declarator.
+    fn abstract_array_pointer(&self, d: Node) -> Result<Option<Vec<u64>>> {
+        let mut dims = Vec::new();
+        let mut d = d;
+        while d.kind() == "abstract_array_declarator" {
+            dims.insert(0, self.array_size(d)?);
+            match d.child_by_field_name("declarator") {
+                Some(inner) => d = inner,
+                None => return Ok(None),
+            }
+        }
+        let pointer = d.kind() == "abstract_parenthesized_declarator"
+            && {
+                let mut c = d.walk();
+                let inner: Vec<Node> = d.named_children(&mut c).collect();
+                matches!(inner.as_slice(), [p] if p.kind() == "abstract_pointer_declarator" && p.child_by_field_name("declarator").is_none())
+            };
+        Ok((pointer && !dims.is_empty()).then_some(dims))
+    }
+
+    /// `T (*p)[N][M]`, or `tab_t *p` of `typedef T tab_t[N][M]` (`typedef_dims`): a pointer to
+    /// rows, as its name and the rows' dimensions (outermost first).
+    pub(super) fn array_pointer(&self, d: Node, typedef_dims: &[u64]) -> Result<Option<(String, Vec<u64>)>> {
+        let mut dims = Vec::new();
+        let mut d = d;
+        while d.kind() == "array_declarator" {
+            dims.insert(0, self.array_size(d)?);
+            match d.child_by_field_name("declarator") {
+                Some(inner) => d = inner,
+                None => return Ok(None),
+            }
+        }
+        if !dims.is_empty() {
+            if d.kind() != "parenthesized_declarator" {
+                return Ok(None);
+            }
+            let mut c = d.walk();
+            let inner: Vec<Node> = d.named_children(&mut c).collect();
+            let [p] = inner.as_slice() else { return Ok(None) };
+            d = *p;
+        }
+        if d.kind() != "pointer_declarator" || (dims.is_empty() && typedef_dims.is_empty()) {
+            return Ok(None);
+        }
+        let Some(name) = d.child_by_field_name("declarator").filter(|x| x.kind() == "identifier") else {
+            return Ok(None);
+        };
+        dims.extend_from_slice(typedef_dims);
+        Ok(Some((self.text(name).to_string(), dims)))
+    }
+
+    /// An array declarator's size: a positive constant.
+    fn array_size(&self, d: Node) -> Result<u64> {
+        let s =
+            d.child_by_field_name("size").ok_or_else(|| self.unsupported(d, "a pointer to rows of unknown size"))?;
+        let (e, _) = self.const_expr_ro(s)?;
+        fold_constant(&e).and_then(|v| u64::try_from(v).ok()).filter(|v| *v > 0).ok_or_else(|| {
+            Diagnostic::at(ErrorKind::Unsupported, self.span(s), "array size must be a positive integer constant")
+        })
     }
 
     /// Name and type of a parameter or declarator over a declaration's base type.

@@ -113,6 +113,17 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     let p = self.place(n)?;
                     return Ok(self.read_place(&p, CacheOp::Default));
                 }
+                // `&p->table` of an array member: the array's address, a pointer to all of it.
+                if let Some(dims) = self.member_dims(arg).filter(|d| !d.is_empty()) {
+                    if let Some(Place::Memory(first)) = self.member_place(cpp::unparen(arg))? {
+                        if let Ty::Ptr(mut pt) = first.ty {
+                            let bytes = dims.iter().fold(pt.pointee.size(), |z, x| z.saturating_mul(*x));
+                            let shape: String = dims.iter().map(|x| format!("[{x}]")).collect();
+                            pt.pointee = Ty::Vector { name: format!("{}{shape}", pt.pointee.display()), bytes };
+                            return Ok((first.address, Ty::Ptr(pt)));
+                        }
+                    }
+                }
                 // `&place`: the address, no access.
                 match self.place(arg)? {
                     Place::Memory(MemoryPlace { address: addr, ty, space, volatile, .. }) => Ok((
@@ -440,7 +451,8 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             || (hex && lower.contains('p'));
         if is_float {
             let t = lower.trim_end_matches(['f', 'l']);
-            let v: f64 = t.parse().map_err(|_| self.unsupported(n, "this floating-point literal"))?;
+            let v = if hex { hex_float(&t[2..]) } else { t.parse().ok() };
+            let v = v.ok_or_else(|| self.unsupported(n, "this floating-point literal"))?;
             let ty = if lower.ends_with('f') { Ty::Float(4) } else { Ty::Float(8) };
             return Ok((Expr::Float(v), ty));
         }
@@ -847,4 +859,32 @@ fn stdint_limit(name: &str) -> Option<(i128, IntTy)> {
     };
     // Narrow types promote to `int`, as their macros are written (`(-128)`, `255`).
     Some((v, if bits < 32 { ty(32, true) } else { ty(bits, signed) }))
+}
+
+/// A hexadecimal floating literal's value after `0x` (`f.8eed2p-4`): hex digits with an optional
+/// point, then a binary exponent, which C requires.
+fn hex_float(t: &str) -> Option<f64> {
+    let (mantissa, exp) = t.split_once('p')?;
+    let exp: i32 = exp.parse().ok()?;
+    let (whole, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if whole.is_empty() && frac.is_empty() {
+        return None;
+    }
+    let mut v = 0f64;
+    for c in whole.chars().chain(frac.chars()) {
+        v = v * 16.0 + f64::from(c.to_digit(16)?);
+    }
+    Some(v * 2f64.powi(exp - 4 * frac.len() as i32))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn hexadecimal_floating_literals() {
+        // 0xf.8 = 15.5; times 2^-4 = 0.96875. 0x1p3 = 8. 0x.8p1 = 0.5 * 2 = 1.
+        assert_eq!(super::hex_float("f.8p-4"), Some(0.96875));
+        assert_eq!(super::hex_float("1p3"), Some(8.0));
+        assert_eq!(super::hex_float(".8p1"), Some(1.0));
+        assert_eq!(super::hex_float("1.8"), None);
+    }
 }

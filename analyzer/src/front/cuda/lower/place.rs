@@ -400,6 +400,15 @@ impl Lowerer<'_, '_> {
                 }
                 return Ok(Place::ThreadArray(ty));
             }
+            // `c->c[i]` through a pointer to the thread's own structure (`mul(a, &v)`): its
+            // array member, registers as the structure is.
+            if let Some(ty) = self.own_array_member(root) {
+                for node in &idx_nodes {
+                    let (e, _) = self.expr(*node)?;
+                    self.pending_eval(e);
+                }
+                return Ok(Place::ThreadArray(ty));
+            }
             // `ugate[k].data[i]`: an array member of an element of the thread's own array of
             // structures: registers, as the element is.
             if self.in_own_array(root) {
@@ -433,16 +442,26 @@ impl Lowerer<'_, '_> {
                 }));
             }
         }
+        // `(*sp)[i][j]` of a pointer to rows: its first row.
+        let deref = cpp::unparen(root);
+        let deref = (deref.kind() == "pointer_expression"
+            && deref.child_by_field_name("operator").is_some_and(|o| self.text(o) == "*"))
+        .then(|| deref.child_by_field_name("argument").map(cpp::unparen))
+        .flatten()
+        .filter(|a| a.kind() == "identifier" && matches!(self.lookup(self.text(*a)), Some(Sym::Rows { .. })));
+        let first_row = deref.is_some();
+        let root = deref.unwrap_or(root);
         if root.kind() == "identifier" {
             match self.lookup(self.text(root)).cloned() {
-                // `a[i][j][k]` of a parameter `T a[][N][M]`: one element, row-major.
+                // `a[i][j][k]` of a parameter `T a[][N][M]` or a pointer `T (*a)[N][M]`: one
+                // element, row-major.
                 Some(Sym::Rows { base, elem, inner }) => {
-                    if idx_nodes.len() != inner.len() + 1 {
+                    if idx_nodes.len() + usize::from(first_row) != inner.len() + 1 {
                         return Err(self.unsupported(n, "a row of an array parameter used as a pointer"));
                     }
                     let (p, pt) = self.sym_value(*base, root)?;
                     let Ty::Ptr(pt) = pt else { return Err(self.unsupported(root, "this array parameter")) };
-                    let mut dims = vec![0];
+                    let mut dims = if first_row { vec![] } else { vec![0] };
                     dims.extend(inner.iter().copied());
                     let lin = self.row_major(&idx_nodes, &dims)?;
                     let addr = Expr::PtrOffset { ptr: Box::new(p), bytes: Box::new(mul64(lin, elem.size() as i128)) };
@@ -551,7 +570,7 @@ impl Lowerer<'_, '_> {
 
     /// The dimensions of the array member a field expression names (`p->m`, `s.m`), from its
     /// structure's layout; `None` for anything else.
-    fn member_dims(&self, n: Node) -> Option<Vec<u64>> {
+    pub(super) fn member_dims(&self, n: Node) -> Option<Vec<u64>> {
         let n = cpp::unparen(n);
         if n.kind() != "field_expression" {
             return None;

@@ -349,11 +349,15 @@ impl Lowerer<'_, '_> {
         let shared = quals.contains(&"__shared__");
         let is_extern = quals.contains(&"extern");
         let auto = self.text(t) == "auto";
-        let base = match defined {
-            Some(ty) => ty,
-            None if auto => Ty::Void,
-            None => type_of_specifier(self.unit, t, &self.tmpl)?,
+        // `tab4_t *sp;` of `typedef float tab4_t[4][4][4][4]`: pointers to its arrays.
+        let array_typedef = self.unit.array_typedefs.get(self.text(t)).cloned();
+        let base = match (defined, &array_typedef) {
+            (Some(ty), _) => ty,
+            (None, _) if auto => Ty::Void,
+            (None, Some((elem, _))) => elem.clone(),
+            (None, None) => type_of_specifier(self.unit, t, &self.tmpl)?,
         };
+        let typedef_dims = array_typedef.map(|(_, d)| d).unwrap_or_default();
         let mut c = n.walk();
         let decls: Vec<Node> = n.children_by_field_name("declarator", &mut c).collect();
         for d in decls {
@@ -374,6 +378,13 @@ impl Lowerer<'_, '_> {
                 self.flush(out);
                 self.scopes.last_mut().unwrap().insert(name, sym);
                 continue;
+            }
+            if let (false, Some((name, inner))) = (shared, self.array_pointer(target, &typedef_dims)?) {
+                self.rows_pointer(name, inner, &base, &quals, init, d, out)?;
+                continue;
+            }
+            if !typedef_dims.is_empty() {
+                return Err(self.unsupported(d, "a variable of an array typedef's type"));
             }
             // `float *p = v;` of the thread's own array, `float *pv = (float *)&val;`: a pointer
             // into registers, indexed where it is used.
@@ -580,6 +591,34 @@ impl Lowerer<'_, '_> {
             }
             self.scopes.last_mut().unwrap().insert(name, Sym::Local(id, ty));
         }
+        Ok(())
+    }
+
+    /// A local pointer to rows (`float (*p)[4] = (float (*)[4]) in;`): a pointer to their first
+    /// element, subscripted row-major through `Sym::Rows`.
+    #[allow(clippy::too_many_arguments)]
+    fn rows_pointer(
+        &mut self,
+        name: String,
+        inner: Vec<u64>,
+        elem: &Ty,
+        quals: &[&str],
+        init: Option<Node>,
+        d: Node,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let mut ty = self.ptr(elem.clone(), quals, &[]);
+        let id = self.builder.local(&name, ty.clone());
+        self.unset_ptrs.insert(id);
+        if let Some(i) = init {
+            let (e, et) = self.expr(i)?;
+            let e = self.convert(e, &et, &ty, i)?;
+            ty = self.pointer_origin(id, ty, &et, i)?;
+            self.flush(out);
+            out.push(Stmt::Assign { local: id, value: e, span: self.span(d) });
+        }
+        let sym = Sym::Rows { base: Box::new(Sym::Local(id, ty)), elem: elem.clone(), inner };
+        self.scopes.last_mut().unwrap().insert(name, sym);
         Ok(())
     }
 

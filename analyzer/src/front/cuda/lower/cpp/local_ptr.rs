@@ -138,6 +138,19 @@ impl Lowerer<'_, '_> {
         Err(self.unsupported(n, "indexing a pointer to a thread's own variable other than at [0]"))
     }
 
+    /// The element type of `p->m`, an array member of the thread's own structure `p` points to.
+    pub(in crate::front::cuda::lower) fn own_array_member(&self, n: Node) -> Option<Ty> {
+        if n.child_by_field_name("operator").map(|o| self.text(o)) != Some("->") {
+            return None;
+        }
+        let Sym::Struct(v) = self.pointed_own_object(n.child_by_field_name("argument")?)? else { return None };
+        let field = self.text(n.child_by_field_name("field")?);
+        match v.fields.iter().find(|(f, _)| f == field)? {
+            (_, Sym::LocalArray(ty, _)) => Some(ty.clone()),
+            _ => None,
+        }
+    }
+
     /// `p->m` on a pointer to a thread's own structure (or vector): the member.
     pub(in crate::front::cuda::lower) fn own_object_member(&mut self, n: Node) -> Result<Option<Place>> {
         let op = n.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or(".");

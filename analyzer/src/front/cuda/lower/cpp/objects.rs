@@ -299,6 +299,8 @@ impl Lowerer<'_, '_> {
     pub(in crate::front::cuda::lower) fn sym_place(&mut self, sym: Sym, n: Node) -> Result<Place> {
         match sym {
             Sym::Local(id, ty) => Ok(Place::Local(id, ty)),
+            // `sp = &p->table;` of a pointer to rows: the pointer itself.
+            Sym::Rows { base, .. } => self.sym_place(*base, n),
             Sym::SharedScalar(id) => {
                 let arr = &self.builder.kernel.shared[id.0 as usize];
                 Ok(Place::Memory(MemoryPlace {
@@ -454,6 +456,19 @@ impl Lowerer<'_, '_> {
                         return t.clone();
                     }
                 }
+                // `a->e[j][i]` of a member `e[3][3]`: one element once every dimension is indexed.
+                let mut root = a;
+                let mut depth = 1;
+                while root.kind() == "subscript_expression" {
+                    let Some(inner) = root.child_by_field_name("argument") else { break };
+                    root = unparen(inner);
+                    depth += 1;
+                }
+                if depth > 1 && root.kind() == "field_expression" {
+                    if let Some((f, _)) = self.peek_field(root).filter(|(f, _)| f.dims.len() == depth) {
+                        return f.ty;
+                    }
+                }
                 match self.peek_type(a) {
                     Ty::Ptr(p) => p.pointee.clone(),
                     _ => Ty::Void,
@@ -464,26 +479,7 @@ impl Lowerer<'_, '_> {
                 _ => Ty::Void,
             },
             "field_expression" => {
-                let Some(a) = n.child_by_field_name("argument") else { return Ty::Void };
-                let field = n.child_by_field_name("field").map(|f| self.text(f)).unwrap_or("");
-                let op = n.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or(".");
-                let at = self.peek_type(a);
-                let st = if op == "->" {
-                    match at {
-                        Ty::Ptr(p) => p.pointee.clone(),
-                        _ => return Ty::Void,
-                    }
-                } else {
-                    at
-                };
-                let space = match &st {
-                    Ty::Ptr(p) => p.space,
-                    _ => Space::Global,
-                };
-                let Some(f) = struct_name(&st).and_then(|s| self.unit.layout(s)).and_then(|l| l.field(field).cloned())
-                else {
-                    return Ty::Void;
-                };
+                let Some((f, space)) = self.peek_field(n) else { return Ty::Void };
                 if f.dims.is_empty() {
                     return f.ty;
                 }
@@ -492,6 +488,28 @@ impl Lowerer<'_, '_> {
             }
             _ => Ty::Void,
         }
+    }
+
+    /// The member a `.` or `->` expression names, with the space of the object it is in.
+    fn peek_field(&self, n: Node) -> Option<(Field, Space)> {
+        let a = n.child_by_field_name("argument")?;
+        let field = n.child_by_field_name("field").map(|f| self.text(f)).unwrap_or("");
+        let op = n.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or(".");
+        let at = self.peek_type(a);
+        let st = if op == "->" {
+            match at {
+                Ty::Ptr(p) => p.pointee.clone(),
+                _ => return None,
+            }
+        } else {
+            at
+        };
+        let space = match &st {
+            Ty::Ptr(p) => p.space,
+            _ => Space::Global,
+        };
+        let f = struct_name(&st).and_then(|s| self.unit.layout(s)).and_then(|l| l.field(field).cloned())?;
+        Some((f, space))
     }
 
     /// Keeps a pointer's address space as its origin's: `(float *)smem`, `float *p = smem;`.

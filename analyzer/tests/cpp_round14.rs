@@ -1,0 +1,114 @@
+//! Round 14 of the census: what HeCBench's sample `NR%13==9` (atan2, dslash, prna, tsne: code
+//! nobody here had read) needed of the source path. Each test's numbers are worked out by hand in
+//! its comment (a warp is 32 lanes; a sector 32 bytes; pointer parameters start 256-byte aligned).
+
+use crate::support::{options, sheet_with, total};
+use sector_analyzer::{AnalyzeOptions, Sheet};
+
+fn kernel(src: &str, k: &str, grid: &str, block: &str, args: &[(&str, &str)]) -> Sheet {
+    sheet_with(src, &AnalyzeOptions { kernel: Some(k.into()), ..options(grid, block, args) })
+}
+
+/// atan2's polynomial coefficients are hexadecimal floating literals (`float(-0xf.8eed2p-4)`).
+const HEX_FLOAT: &str = r#"
+__device__ float poly(float x) { return x * (float(-0xf.8eed2p-4) + x * x * float(0x3.1238p-4)); }
+__global__ void hex(const float *in, float *out) {
+  int i = threadIdx.x;
+  out[i * (int)0x1p3f] = poly(in[i]);
+}
+"#;
+
+#[test]
+fn hexadecimal_floating_literals_have_their_values() {
+    // 0x1p3 = 8: the store's stride is 8 floats, 32 bytes, one sector a lane: 32. The load is
+    // contiguous: 128 bytes, 4 sectors.
+    let s = kernel(HEX_FLOAT, "hex", "1", "32", &[]);
+    assert_eq!(total(&s, "global", "load"), (1, 4));
+    assert_eq!(total(&s, "global", "store"), (1, 32));
+}
+
+/// dslash's complex arithmetic macros parenthesise their arguments: `(a->e[j][i]).real` of a
+/// member `Complx e[3][3]`.
+const PAREN_MEMBER: &str = r#"
+typedef struct { float real; float imag; } fcomplex;
+typedef struct { fcomplex e[4][8]; } matrix;
+#define CONJG(a, b) { (b).real = (a).real; (b).imag = -(a).imag; }
+__global__ void conj(const matrix *a, matrix *b) {
+  int i = threadIdx.x;
+  CONJG(a->e[i >> 3][i & 7], b->e[i & 3][i >> 2]);
+}
+"#;
+
+#[test]
+fn a_member_of_a_parenthesised_element_of_a_two_dimensional_member() {
+    // Loads: e[i >> 3][i & 7] is element i (row-major, 8 bytes each): .real at 8i, .imag at
+    // 8i + 4: each 256 bytes of the 4-byte-aligned structure, 8 sectors, 2 requests.
+    // Stores: e[i & 3][i >> 2] is element 8(i & 3) + (i >> 2): still all 32 elements, each
+    // field in the same 8 sectors: 2 requests, 16 sectors.
+    let s = kernel(PAREN_MEMBER, "conj", "1", "32", &[]);
+    assert_eq!(total(&s, "global", "load"), (2, 16));
+    assert_eq!(total(&s, "global", "store"), (2, 16));
+}
+
+/// prna's tables: a pointer to an array typedef chosen at run time (`tab4_t *sp; sp =
+/// &p->tstacki;` then `(*sp)[a][b]`), and C's pointer to rows (`float (*a)[4] = (float (*)[4]) in`).
+const ROWS: &str = r#"
+typedef float tab_t[4][4];
+struct param { float first; tab_t stack; tab_t other; };
+__global__ void table(const param *p, float *out, int which) {
+  int i = threadIdx.x;
+  const tab_t *sp;
+  if (which) sp = &p->other; else sp = &p->stack;
+  out[i] = (*sp)[i & 3][1];
+}
+__global__ void rows(const float *in, float *out) {
+  int i = threadIdx.x;
+  const float (*a)[4] = (const float (*)[4]) in;
+  out[i] = a[i][1] + (*a)[2];
+}
+"#;
+
+#[test]
+fn pointers_to_rows_index_row_major() {
+    // table, which = 0: stack at byte 4, (*sp)[k][1] at 4 + 16k + 4 = 8, 24, 40, 56 for k = i & 3:
+    // sectors 0 and 1, 2. which = 1: other at 68, 72 + 16k = 72 .. 120: sectors 2 and 3, 2.
+    // The store: 4 sectors.
+    let s = kernel(ROWS, "table", "1", "32", &[("which", "0")]);
+    assert_eq!(total(&s, "global", "load"), (1, 2));
+    let s = kernel(ROWS, "table", "1", "32", &[("which", "1")]);
+    assert_eq!(total(&s, "global", "load"), (1, 2));
+    assert_eq!(total(&s, "global", "store"), (1, 4));
+    // rows: a[i][1] at 16i + 4: 512 bytes, 16 sectors; (*a)[2] one address, 1 sector.
+    let s = kernel(ROWS, "rows", "1", "32", &[]);
+    assert_eq!(total(&s, "global", "load"), (2, 17));
+}
+
+/// dslash's `mult_su3_mat_vec(a, b, &v)`: a helper writing `c->c[i]`, an array member of the
+/// caller's own structure, through the pointer it was given.
+const OWN_MEMBER: &str = r#"
+typedef struct { float real; float imag; } fcomplex;
+typedef struct { fcomplex c[3]; } vec;
+__device__ void mul(const vec *a, vec *c) {
+  for (int i = 0; i < 3; i++) {
+    fcomplex x = {0.0f, 0.0f};
+    x.real += a->c[i].real;
+    c->c[i] = x;
+  }
+}
+__global__ void own(const vec *a, vec *b) {
+  int t = threadIdx.x;
+  vec v;
+  mul(a + t, &v);
+  b[t] = v;
+}
+"#;
+
+#[test]
+fn a_helper_writes_an_array_member_of_the_callers_own_structure() {
+    // vec is 24 bytes, 4-byte aligned. Loads a[t].c[i].real: 3 requests, 32 lanes 24 bytes apart
+    // cover 768 bytes, 24 sectors each: 72. The store b[t] = v: six 4-byte stores (the structure
+    // is only 4-byte aligned), each 24 sectors: 144. v itself stays in registers.
+    let s = kernel(OWN_MEMBER, "own", "1", "32", &[]);
+    assert_eq!(total(&s, "global", "load"), (3, 72));
+    assert_eq!(total(&s, "global", "store"), (6, 144));
+}
