@@ -112,3 +112,50 @@ fn a_helper_writes_an_array_member_of_the_callers_own_structure() {
     assert_eq!(total(&s, "global", "load"), (3, 72));
     assert_eq!(total(&s, "global", "store"), (6, 144));
 }
+
+/// dslash's `b->c[j]` with `b = src + fwd[4 * site + k]`: an address the analysis does not know
+/// (an offset read from memory) is still one value to the compiler, which loads it once where
+/// nothing it may alias is written in between.
+const UNKNOWN_REUSE: &str = r#"
+__global__ void reuse(const float *__restrict__ src, const int *__restrict__ idx, float *__restrict__ out) {
+  int t = threadIdx.x;
+  const float *b = src + idx[t];
+  float s = 0;
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) s += b[j] * (i + 1);
+  out[t] = s;
+}
+__global__ void noreuse(const float *src, const int *idx, float *out) {
+  int t = threadIdx.x;
+  const float *b = src + idx[t];
+  float s = 0;
+  for (int i = 0; i < 3; i++) {
+    for (int j = 0; j < 3; j++) s += b[j] * (i + 1);
+    out[t + 32 * i] = s;
+  }
+}
+typedef struct { float real; float imag; } fcomplex;
+typedef struct { fcomplex e[3][3]; } mat;
+__device__ inline void adj(const mat *a, mat *b) {
+  int i, j;
+  for (i = 0; i < 3; i++) for (j = 0; j < 3; j++) { b->e[i][j].real = a->e[j][i].real; }
+}
+__global__ void directions(const mat *__restrict__ f, const size_t *__restrict__ idx, mat *__restrict__ out) {
+  size_t s = blockIdx.x * blockDim.x + threadIdx.x;
+  for (int dir = 0; dir < 4; dir++) adj(f + 4 * idx[4 * s + dir] + dir, out + 4 * s + dir);
+}
+"#;
+
+#[test]
+fn an_address_read_from_memory_is_loaded_once_where_the_compiler_sees_one_value() {
+    // reuse: idx[t] once; b[0], b[1], b[2] once each for all three i (the SASS: 4 loads).
+    let s = kernel(UNKNOWN_REUSE, "reuse", "1", "32", &[]);
+    assert_eq!(total(&s, "global", "load").0, 4);
+    // noreuse: each store to `out` may change `src`: b[j] again for every i, 1 + 9.
+    let s = kernel(UNKNOWN_REUSE, "noreuse", "1", "32", &[]);
+    assert_eq!(total(&s, "global", "load").0, 10);
+    // directions: per direction idx once and nine different elements a->e[j][i].real (the
+    // counters i and j make each copy's address its own): 4 x (1 + 9) = 40, as the SASS has.
+    let s = kernel(UNKNOWN_REUSE, "directions", "1", "32", &[]);
+    assert_eq!(total(&s, "global", "load").0, 40);
+}

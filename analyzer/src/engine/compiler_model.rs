@@ -59,6 +59,10 @@ pub(crate) struct HeldRow<Offset> {
     since: [u64; WARP],
 }
 
+/// The offset a lane holds for an address the analysis does not know but the compiler sees as
+/// one value ([`crate::ir::vn::same_unknown_address`]): never a real offset.
+pub(crate) const UNKNOWN_OFFSET: i64 = i64::MIN;
+
 /// What an access does to the values its lanes hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum HeldEffect {
@@ -196,9 +200,12 @@ impl<Offset: Copy> HeldValues<Offset> {
 
     /// Lanes `m` drop the values held under these address keys (a variable of their
     /// addresses was assigned).
-    pub(crate) fn forget_keys(&mut self, m: u32, keys: &[u32]) {
+    /// A key of an unrolled copy ([`super::CopyKeys`]) goes stale with its static key.
+    pub(crate) fn forget_keys(&mut self, m: u32, keys: &[u32], copies: &super::CopyKeys) {
         for r in &mut self.rows {
-            if r.lanes & m != 0 && keys.contains(&r.key) {
+            if r.lanes & m != 0
+                && (keys.contains(&r.key) || copies.static_key(r.key).is_some_and(|k| keys.contains(&k)))
+            {
                 r.lanes &= !m;
             }
         }

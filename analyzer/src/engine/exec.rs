@@ -135,7 +135,7 @@ impl Engine<'_> {
                 st.assign(*local, v, m, &mut self.pool);
                 let stale = &self.local_keys[local.0 as usize];
                 if !stale.is_empty() {
-                    st.held.forget_keys(m, stale);
+                    st.held.forget_keys(m, stale, &self.copy_keys);
                 }
             }
             Stmt::Store { op, addr, value } => {
@@ -187,7 +187,7 @@ impl Engine<'_> {
             }
             Stmt::Loop { cond, body, step, test_first, span, synthetic } => {
                 if let Some(stale) = self.entry_keys.get(span) {
-                    st.held.forget_keys(m, stale);
+                    st.held.forget_keys(m, stale, &self.copy_keys);
                 }
                 let id = self.loop_ids[span];
                 self.loop_stack.push(id);

@@ -91,6 +91,11 @@ impl Engine<'_> {
                 if let Some(b) = base {
                     base_of = Some(b);
                 }
+                // An address the analysis does not know, the same value to the compiler.
+                let addr = match addr {
+                    None if gvn && self.same_unknown[id.0 as usize] => Some(compiler_model::UNKNOWN_OFFSET),
+                    a => a,
+                };
                 if let (true, Some(b), Some(off)) = (gvn, base, addr) {
                     let i = match row {
                         Some((rb, i)) if rb == b => i,
@@ -103,7 +108,7 @@ impl Engine<'_> {
                     }
                 }
                 active |= 1 << l;
-                match (base, addr) {
+                match (base, addr.filter(|o| *o != compiler_model::UNKNOWN_OFFSET)) {
                     (Some(b), Some(off)) => {
                         addrs[n_known] = self.absolute(b, off);
                         n_known += 1;
@@ -135,7 +140,7 @@ impl Engine<'_> {
         let held = &mut st.held;
         match compiler_model::effect(op) {
             HeldEffect::None => {}
-            HeldEffect::HoldLoaded => hold(held, key, a, active),
+            HeldEffect::HoldLoaded => hold(held, key, a, active, self.same_unknown[id.0 as usize]),
             HeldEffect::Write { hold_written } => {
                 match a {
                     Vals::Ptrs(b, ..) => held.forget(m, |x| self.may_alias(x, *b)),
@@ -149,7 +154,7 @@ impl Engine<'_> {
                     }
                 }
                 if hold_written {
-                    hold(held, key, a, m);
+                    hold(held, key, a, m, self.same_unknown[id.0 as usize]);
                 }
             }
         }
@@ -337,16 +342,21 @@ impl Engine<'_> {
 }
 
 /// Lanes `m` now hold the values at their addresses `a` (those that are known) under `key`.
-fn hold(held: &mut HeldValues<i64>, key: u32, a: &Vals, m: u32) {
+/// With `unknown`, lanes at an address the analysis does not know hold it too
+/// ([`compiler_model::UNKNOWN_OFFSET`]).
+fn hold(held: &mut HeldValues<i64>, key: u32, a: &Vals, m: u32, unknown: bool) {
     if let Vals::Ptrs(b, offsets, _) = a {
         let i = held.row(key, *b, 0);
         held.remember(i, m, |l| offsets[l]);
         return;
     }
     for l in lanes(m) {
-        if let K::Ptr(b, off) = a.at(l).k {
-            let i = held.row(key, b, 0);
-            held.remember(i, 1 << l, |_| off);
-        }
+        let (b, off) = match a.at(l).k {
+            K::Ptr(b, off) => (b, off),
+            K::PtrUnknown(b) if unknown => (b, compiler_model::UNKNOWN_OFFSET),
+            _ => continue,
+        };
+        let i = held.row(key, b, 0);
+        held.remember(i, 1 << l, |_| off);
     }
 }

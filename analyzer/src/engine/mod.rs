@@ -175,6 +175,9 @@ pub struct Engine<'a> {
     promoted: Vec<bool>,
     /// By local: the address keys an assignment to it makes stale ([`held_keys`]).
     local_keys: Vec<Vec<u32>>,
+    /// By memory operation: an address the compiler sees as one value even where the analysis
+    /// does not know it ([`crate::ir::vn::same_unknown_address`]).
+    same_unknown: Vec<bool>,
     /// By loop: the address keys its entry makes stale ([`loop_entry_keys`]).
     entry_keys: HashMap<Span, Vec<u32>>,
     /// By memory operation: the completely unrolled loops' counters its address reads (`None`:
@@ -281,22 +284,28 @@ pub(crate) fn held_keys(k: &Kernel, keys: &[u32]) -> (Vec<Vec<u32>>, Vec<Option<
 #[derive(Default)]
 pub(crate) struct CopyKeys {
     numbers: HashMap<(u32, Vec<i128>), u32>,
-    /// Keys handed out so far, counted down from `u32::MAX`.
-    issued: u32,
+    /// Per key handed out, counted down from `u32::MAX`: the static key it is a copy of.
+    statics: Vec<u32>,
 }
 
 impl CopyKeys {
     /// The key of `key` with these counter values (`None`: the lanes disagree, a key of its own).
     pub(crate) fn key(&mut self, key: u32, values: Option<Vec<i128>>) -> u32 {
-        let fresh = u32::MAX - self.issued;
+        let fresh = u32::MAX - self.statics.len() as u32;
         let k = match values {
             Some(v) => *self.numbers.entry((key, v)).or_insert(fresh),
             None => fresh,
         };
         if k == fresh {
-            self.issued += 1;
+            self.statics.push(key);
         }
         k
+    }
+
+    /// The static key a copy's key was made from; `None` for a static key.
+    pub(crate) fn static_key(&self, k: u32) -> Option<u32> {
+        let i = u32::MAX - k;
+        self.statics.get(i as usize).copied()
     }
 }
 
@@ -521,6 +530,7 @@ impl<'a> Engine<'a> {
             windows,
             promoted: crate::ir::licm::promoted_stores(k),
             entry_keys: loop_entry_keys(k, &local_keys),
+            same_unknown: crate::ir::vn::same_unknown_address(k),
             local_keys,
             op_counters,
             chains,

@@ -551,7 +551,7 @@ impl Engine<'_> {
             if step.is_some() {
                 let stale = &self.local_keys[l.0 as usize];
                 if !stale.is_empty() {
-                    st.held.forget_keys(lm, stale);
+                    st.held.forget_keys(lm, stale, &self.copy_keys);
                 }
             }
         }

@@ -110,6 +110,57 @@ fn numbers(k: &Kernel, counters: &HashMap<LocalId, u32>) -> Vec<u32> {
         .collect()
 }
 
+/// Per memory operation, whether the compiler sees its address as one value until a local it
+/// reads is assigned again, even where the analysis does not know that value (an offset read
+/// from memory): the address, through the single-assignment locals that stand for their values,
+/// reads memory only through `const __restrict__` parameters, which nothing in the kernel
+/// writes, and calls nothing opaque. A lane that loaded it then holds its value as for a known
+/// address (dslash's `b->c[j]` of `b = src + fwd[4 * site + k]`, loaded once per `j`).
+pub fn same_unknown_address(k: &Kernel) -> Vec<bool> {
+    let (addrs, defs) = definitions(k);
+    let read_only = |e: &Expr| {
+        let mut root = e;
+        loop {
+            match root {
+                Expr::PtrOffset { ptr, .. } => root = ptr,
+                Expr::Local(l) => match defs[l.0 as usize] {
+                    Some(d) => root = d,
+                    None => return false,
+                },
+                Expr::Param(p) => {
+                    return matches!(&k.param(*p).ty, Ty::Ptr(pt) if pt.is_const && pt.restrict && !pt.volatile)
+                }
+                _ => return false,
+            }
+        }
+    };
+    addrs
+        .iter()
+        .map(|a| {
+            let Some(a) = a else { return false };
+            let mut ok = true;
+            let mut seen = std::collections::HashSet::new();
+            let mut stack: Vec<&Expr> = vec![a];
+            while let Some(e) = stack.pop() {
+                licm::walk(e, &mut |x| match x {
+                    Expr::Local(l) if seen.insert(*l) => {
+                        if let Some(d) = defs[l.0 as usize] {
+                            stack.push(d);
+                        }
+                    }
+                    Expr::Load { op, addr } => {
+                        let m = k.mem_op(*op);
+                        ok &= !m.volatile && m.space == Space::Global && read_only(addr);
+                    }
+                    Expr::Opaque { .. } => ok = false,
+                    _ => {}
+                });
+            }
+            ok
+        })
+        .collect()
+}
+
 /// Per memory operation, the locals its address reads that are assigned more than once (loop
 /// counters, variables updated in place), through the single-assignment locals that stand for
 /// their values. An assignment to one of them gives the address a new value in the compiler's

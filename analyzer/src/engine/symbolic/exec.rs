@@ -58,7 +58,7 @@ impl SymbolicRun<'_> {
                 // As the reference engine: values held under keys reading this local go stale.
                 let stale = &self.local_keys[local.0 as usize];
                 if !stale.is_empty() {
-                    st.held.forget_keys(m, stale);
+                    st.held.forget_keys(m, stale, &self.copy_keys);
                 }
             }
             Stmt::Store { op, addr, value } => {
@@ -83,7 +83,7 @@ impl SymbolicRun<'_> {
             }
             Stmt::Loop { cond, body, step, test_first, span, synthetic } => {
                 if let Some(stale) = self.entry_keys.get(span) {
-                    st.held.forget_keys(m, stale);
+                    st.held.forget_keys(m, stale, &self.copy_keys);
                 }
                 let id = if *synthetic { usize::MAX } else { self.loop_ids[span] };
                 st.loops.push((0, 0));

@@ -34,6 +34,17 @@ impl SymbolicRun<'_> {
         Ok(())
     }
 
+    /// What a lane at address `k` holds after `id` reads or writes it, if anything.
+    fn held_at(&self, id: MemOpId, k: ValueKind) -> Option<(Base, Form)> {
+        match k {
+            ValueKind::Ptr(b, o) => Some((b, o)),
+            ValueKind::PtrUnknown(b) if self.same_unknown[id.0 as usize] => {
+                Some((b, Form::constant(compiler_model::UNKNOWN_OFFSET as i128)))
+            }
+            _ => None,
+        }
+    }
+
     /// Lanes `m` write memory at `a`: what each held that the write may change (anything, for
     /// an address the analysis does not know) is no longer held.
     pub(super) fn forget(st: &mut AbstractWarp, a: &WarpValues, m: u32, restrict: &[bool]) {
@@ -97,6 +108,9 @@ impl SymbolicRun<'_> {
             if let Some(b) = base {
                 base_of = Some(b);
             }
+            // An address the analysis does not know, the same value to the compiler.
+            let unknown = off.is_none() && gvn && self.same_unknown[id.0 as usize];
+            let off = if unknown { Some(Form::constant(compiler_model::UNKNOWN_OFFSET as i128)) } else { off };
             if let (true, Some(b), Some(o)) = (gvn, base, off) {
                 if self.holds(st, key, b, l, &o)? {
                     elided += 1;
@@ -104,7 +118,7 @@ impl SymbolicRun<'_> {
                 }
             }
             active |= 1 << l;
-            match (base, off) {
+            match (base, off.filter(|_| !unknown)) {
                 (Some(b), Some(o)) => known.push((l, b, o)),
                 _ => n_unknown += 1,
             }
@@ -138,7 +152,7 @@ impl SymbolicRun<'_> {
             HeldEffect::None => {}
             HeldEffect::HoldLoaded => {
                 for l in lanes(active) {
-                    if let ValueKind::Ptr(b, o) = a[l].k {
+                    if let Some((b, o)) = self.held_at(id, a[l].k) {
                         Self::remember(st, key, b, l, o)?;
                     }
                 }
@@ -147,7 +161,7 @@ impl SymbolicRun<'_> {
                 Self::forget(st, a, m, &self.restrict);
                 if hold_written {
                     for l in lanes(m) {
-                        if let ValueKind::Ptr(b, o) = a[l].k {
+                        if let Some((b, o)) = self.held_at(id, a[l].k) {
                             Self::remember(st, key, b, l, o)?;
                         }
                     }

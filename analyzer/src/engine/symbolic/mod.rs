@@ -273,6 +273,9 @@ struct SymbolicRun<'a> {
     local_keys: Vec<Vec<u32>>,
     /// By loop: the address keys its entry makes stale (as the reference engine).
     entry_keys: HashMap<Span, Vec<u32>>,
+    /// By memory operation: an unknown address the compiler sees as one value (as the
+    /// reference engine).
+    same_unknown: Vec<bool>,
     /// By memory operation: the completely unrolled loops' counters its address reads.
     op_counters: Vec<Option<Vec<LocalId>>>,
     copy_keys: super::CopyKeys,
@@ -317,6 +320,7 @@ impl<'a> SymbolicRun<'a> {
             promoted_ops: crate::ir::licm::promoted_stores(k),
             entry_keys: super::loop_entry_keys(k, &local_keys),
             local_keys,
+            same_unknown: crate::ir::vn::same_unknown_address(k),
             op_counters,
             copy_keys: super::CopyKeys::default(),
             unrolled_counters,

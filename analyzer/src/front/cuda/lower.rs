@@ -1034,10 +1034,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
 
     /// The dimensions of the rows `(*)[N][M]` points to, in an abstract declarator.
     fn abstract_array_pointer(&self, d: Node) -> Result<Option<Vec<u64>>> {
-        let mut dims = Vec::new();
+        let mut arrays = Vec::new();
         let mut d = d;
         while d.kind() == "abstract_array_declarator" {
-            dims.insert(0, self.array_size(d)?);
+            arrays.insert(0, d);
             match d.child_by_field_name("declarator") {
                 Some(inner) => d = inner,
                 None => return Ok(None),
@@ -1049,22 +1049,25 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let inner: Vec<Node> = d.named_children(&mut c).collect();
                 matches!(inner.as_slice(), [p] if p.kind() == "abstract_pointer_declarator" && p.child_by_field_name("declarator").is_none())
             };
-        Ok((pointer && !dims.is_empty()).then_some(dims))
+        if !pointer || arrays.is_empty() {
+            return Ok(None);
+        }
+        arrays.into_iter().map(|a| self.array_size(a)).collect::<Result<Vec<u64>>>().map(Some)
     }
 
     /// `T (*p)[N][M]`, or `tab_t *p` of `typedef T tab_t[N][M]` (`typedef_dims`): a pointer to
     /// rows, as its name and the rows' dimensions (outermost first).
     pub(super) fn array_pointer(&self, d: Node, typedef_dims: &[u64]) -> Result<Option<(String, Vec<u64>)>> {
-        let mut dims = Vec::new();
+        let mut arrays = Vec::new();
         let mut d = d;
         while d.kind() == "array_declarator" {
-            dims.insert(0, self.array_size(d)?);
+            arrays.insert(0, d);
             match d.child_by_field_name("declarator") {
                 Some(inner) => d = inner,
                 None => return Ok(None),
             }
         }
-        if !dims.is_empty() {
+        if !arrays.is_empty() {
             if d.kind() != "parenthesized_declarator" {
                 return Ok(None);
             }
@@ -1073,12 +1076,13 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             let [p] = inner.as_slice() else { return Ok(None) };
             d = *p;
         }
-        if d.kind() != "pointer_declarator" || (dims.is_empty() && typedef_dims.is_empty()) {
+        if d.kind() != "pointer_declarator" || (arrays.is_empty() && typedef_dims.is_empty()) {
             return Ok(None);
         }
         let Some(name) = d.child_by_field_name("declarator").filter(|x| x.kind() == "identifier") else {
             return Ok(None);
         };
+        let mut dims = arrays.into_iter().map(|a| self.array_size(a)).collect::<Result<Vec<u64>>>()?;
         dims.extend_from_slice(typedef_dims);
         Ok(Some((self.text(name).to_string(), dims)))
     }
