@@ -159,3 +159,26 @@ fn an_address_read_from_memory_is_loaded_once_where_the_compiler_sees_one_value(
     let s = kernel(UNKNOWN_REUSE, "directions", "1", "32", &[]);
     assert_eq!(total(&s, "global", "load").0, 40);
 }
+
+/// tsne's DFT kernels: `thrust::complex<float>` values, 8 bytes aligned to 8, moved whole;
+/// their arithmetic (`+`, `*`, `thrust::conj`, `.real()`, `thrust::abs`) is registers.
+const COMPLEX: &str = r#"
+__global__ void dft(const thrust::complex<float> *in, thrust::complex<float> *out, float *re, int n) {
+  int i = threadIdx.x;
+  thrust::complex<float> s, t;
+  s = 0.0f;
+  t = thrust::complex<float>(1.0f, 2.0f);
+  for (int k = 0; k < n; k++) s += thrust::conj(in[k * 32 + i]) * t;
+  out[i] = s;
+  re[i] = s.real() + thrust::abs(s);
+}
+"#;
+
+#[test]
+fn thrust_complex_values_move_whole() {
+    // n = 4: in[k * 32 + i], 8 bytes a lane, 256 contiguous bytes a request: 4 x 8 sectors.
+    // out[i]: one 8-byte store, 8 sectors; re[i]: 4 sectors.
+    let s = kernel(COMPLEX, "dft", "1", "32", &[("n", "4")]);
+    assert_eq!(total(&s, "global", "load"), (4, 32));
+    assert_eq!(total(&s, "global", "store"), (2, 12));
+}

@@ -87,6 +87,16 @@ impl Lowerer<'_, '_> {
             if let Some(r) = self.method_call(n, f, &arg_nodes)? {
                 return Ok(r);
             }
+            // `z.real()`, `z.imag()` of a library complex value (a `float2` or `double2` here).
+            let field = f.child_by_field_name("field").map(|x| self.text(x));
+            if let (Some("real" | "imag"), true, Some(obj)) =
+                (field, arg_nodes.is_empty(), f.child_by_field_name("argument"))
+            {
+                let (e, t) = self.expr(obj)?;
+                if let Some(elem) = complex_function("thrust::real", std::slice::from_ref(&t)) {
+                    return Ok((Expr::Opaque { args: vec![e], what: "complex part".into() }, elem));
+                }
+            }
         }
         if f.kind() == "qualified_identifier" {
             if let Some(r) = self.numeric_limits_call(f, &arg_nodes)? {
@@ -342,6 +352,13 @@ impl Lowerer<'_, '_> {
                 }
             }
             _ => {}
+        }
+        // `thrust::complex<float>(c, s)`, `thrust::conj(z)`, `thrust::abs(z)`: values in registers.
+        if let Some(ty) = cpp::library_complex(self.text(f), &self.tmpl) {
+            return Ok((Expr::Opaque { args, what: "complex value".into() }, ty));
+        }
+        if let Some(ty) = complex_function(name, &tys) {
+            return Ok((Expr::Opaque { args, what: format!("{name}()") }, ty));
         }
         let name = match name.rsplit_once("::") {
             Some((_, last)) if known_function(name).is_none() => last.trim(),
@@ -834,4 +851,30 @@ pub(super) fn is_comparison_functor(name: &str) -> bool {
             | "logical_and"
             | "logical_or"
     )
+}
+
+/// `thrust::conj(z)`, `cuda::std::abs(z)`, ... of a complex value (a `float2` or `double2`, as
+/// [`cpp::library_complex`] has them): the result's type. `None` for anything else.
+fn complex_function(name: &str, args: &[Ty]) -> Option<Ty> {
+    let name = name.trim_start_matches("::");
+    let last = name.strip_prefix("thrust::").or_else(|| name.strip_prefix("cuda::std::"))?;
+    let Some(Ty::Vector { name: v, .. }) = args.first() else {
+        // `thrust::polar(r, theta)`: a complex value from two reals.
+        return match (last, args.first()) {
+            ("polar", Some(Ty::Float(4))) => named_type("float2"),
+            ("polar", Some(Ty::Float(8))) => named_type("double2"),
+            _ => None,
+        };
+    };
+    let elem = match v.as_str() {
+        "float2" => Ty::Float(4),
+        "double2" => Ty::Float(8),
+        _ => return None,
+    };
+    match last {
+        "abs" | "norm" | "arg" | "real" | "imag" => Some(elem),
+        "conj" | "exp" | "log" | "log10" | "sqrt" | "pow" | "proj" | "sin" | "cos" | "tan" | "sinh" | "cosh"
+        | "tanh" | "asin" | "acos" | "atan" | "asinh" | "acosh" | "atanh" => args.first().cloned(),
+        _ => None,
+    }
 }

@@ -25,8 +25,8 @@ use layout::*;
 pub(in crate::front::cuda::lower) const MAX_PARAM_BYTES: u64 = 32764;
 pub(super) use layout::{
     array_typedef, complete_forward_types, declare_struct_template, declare_types, global_values, incomplete_refusal,
-    injected_class, instantiate, is_forward_declaration, nested_enums, other_type, shared_align, too_large_refusal,
-    toolkit_structs, unknown_type, virtual_refusal, wmma_refusal,
+    injected_class, instantiate, is_forward_declaration, library_complex, nested_enums, other_type, shared_align,
+    too_large_refusal, toolkit_structs, unknown_type, virtual_refusal, wmma_refusal,
 };
 
 /// A structure's or class's C layout.

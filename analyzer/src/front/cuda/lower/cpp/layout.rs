@@ -849,6 +849,25 @@ pub(super) fn field_declarator(
 }
 
 /// Types written with a scope or a keyword: `std::size_t`, `ns::Vec`, `struct P`, `enum E`.
+/// `thrust::complex<float>`, `cuda::std::complex<double>`: two values aligned to their pair's
+/// size (both libraries declare them so), moved whole as `float2` and `double2` are. Their
+/// arithmetic is values in registers.
+pub(in crate::front::cuda::lower) fn library_complex(text: &str, tmpl: &HashMap<String, TemplateArg>) -> Option<Ty> {
+    let text: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let text = text.trim_start_matches("::");
+    let inner =
+        ["thrust::complex<", "cuda::std::complex<"].iter().find_map(|p| text.strip_prefix(p))?.strip_suffix('>')?;
+    let elem = match tmpl.get(inner) {
+        Some(TemplateArg::Type(t)) => t.clone(),
+        _ => named_type(inner)?,
+    };
+    match elem {
+        Ty::Float(4) => named_type("float2"),
+        Ty::Float(8) => named_type("double2"),
+        _ => None,
+    }
+}
+
 pub(in crate::front::cuda::lower) fn other_type(
     unit: &Unit,
     t: Node,
@@ -864,6 +883,9 @@ pub(in crate::front::cuda::lower) fn other_type(
         }
     }
     if let Some(ty) = member_type_of_instance(unit, t, tmpl) {
+        return Ok(ty);
+    }
+    if let Some(ty) = library_complex(text, tmpl) {
         return Ok(ty);
     }
     if let Some(l) = pair_layout(unit, t, tmpl) {
