@@ -182,3 +182,30 @@ fn thrust_complex_values_move_whole() {
     assert_eq!(total(&s, "global", "load"), (4, 32));
     assert_eq!(total(&s, "global", "store"), (2, 12));
 }
+
+/// bsw's `(diag < minSize || diag >= maxSize)`: the grammar reads `diag<minSize || diag>` as a
+/// template and `= maxSize` as an assignment; `t < lo || t > hi` as `t<lo || t>` compared with
+/// `hi`. Both are the comparisons the text means.
+const MISREAD: &str = r#"
+__global__ void ge(float *out, int lo, int hi) {
+  int t = threadIdx.x;
+  bool skip = (t < lo || t >= hi);
+  if (skip) return;
+  out[t] = 1.0f;
+}
+__global__ void gt(float *out, int lo, int hi) {
+  int t = threadIdx.x;
+  if (t < lo || t > hi) return;
+  out[t] = 1.0f;
+}
+"#;
+
+#[test]
+fn a_comparison_read_as_a_template_is_the_comparison() {
+    // lo = 8, hi = 40, two warps. ge: threads 8 .. 39 store: warp 0 bytes 32 .. 127 (3
+    // sectors), warp 1 bytes 128 .. 159 (1). gt: threads 8 .. 40: warp 1 bytes 128 .. 163 (2).
+    let s = kernel(MISREAD, "ge", "1", "64", &[("lo", "8"), ("hi", "40")]);
+    assert_eq!(total(&s, "global", "store"), (2, 4));
+    let s = kernel(MISREAD, "gt", "1", "64", &[("lo", "8"), ("hi", "40")]);
+    assert_eq!(total(&s, "global", "store"), (2, 5));
+}

@@ -246,7 +246,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 Ok((Expr::Int(size as i128, IntTy::U64), Ty::Int(IntTy::U64)))
             }
             "call_expression" => self.call(n),
-            "assignment_expression" | "update_expression" => self.side_effect_value(n),
+            "assignment_expression" => match self.greater_equal_read_as_template(n)? {
+                Some(r) => Ok(r),
+                None => self.side_effect_value(n),
+            },
+            "update_expression" => self.side_effect_value(n),
             "comma_expression" => Err(self.unsupported(n, "the comma operator")),
             "initializer_list" => {
                 let mut c = n.walk();
@@ -664,14 +668,88 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             self.expr(*g)?
         };
         let (a, at) = self.identifier(name)?;
-        let (b, bt) = self.expr(r)?;
         if targs.end_byte() == op.start_byte() {
+            let (b, bt) = self.expr(r)?;
             let (s, st) = self.binary(">>", m, mt, b, bt, n)?;
             self.binary("<", a, at, s, st, n).map(Some)
-        } else {
+        } else if g.kind() == "type_descriptor" {
+            let (b, bt) = self.expr(r)?;
             let (lt, ltt) = self.binary("<", a, at, m, mt, n)?;
             self.binary(">", lt, ltt, b, bt, n).map(Some)
+        } else {
+            self.misread_comparison(*g, Some((a, at)), Some((">", r)), n).map(Some)
         }
+    }
+
+    /// `x < a || x >= b`, which the grammar reads as the template `x<a || x>` assigned `b`: when
+    /// `x` names a value and `>` touches `=`, the comparisons the text means.
+    fn greater_equal_read_as_template(&mut self, n: Node) -> Result<Option<(Expr, Ty)>> {
+        let (Some(l), Some(op), Some(r)) =
+            (n.child_by_field_name("left"), n.child_by_field_name("operator"), n.child_by_field_name("right"))
+        else {
+            return Ok(None);
+        };
+        if l.kind() != "template_function" || self.text(op) != "=" || l.end_byte() != op.start_byte() {
+            return Ok(None);
+        }
+        let (Some(name), Some(targs)) = (l.child_by_field_name("name"), l.child_by_field_name("arguments")) else {
+            return Ok(None);
+        };
+        let value = matches!(
+            self.lookup(self.text(name)),
+            Some(Sym::Local(..) | Sym::Param(_) | Sym::Const(..) | Sym::Opaque(..) | Sym::Ref { .. })
+        );
+        let mut c = targs.walk();
+        let args: Vec<Node> = targs.named_children(&mut c).collect();
+        let ([g], true, "identifier") = (args.as_slice(), value, name.kind()) else { return Ok(None) };
+        if g.kind() == "type_descriptor" {
+            return Ok(None);
+        }
+        let a = self.identifier(name)?;
+        self.misread_comparison(*g, Some(a), Some((">=", r)), n).map(Some)
+    }
+
+    /// `x < G rel R` read by the grammar as `x<G> rel R`: `<` takes G's leftmost operand and
+    /// `rel` its rightmost, across the operators of G that bind looser than a comparison
+    /// (`x < a || y > b` is `(x < a) || (y > b)`).
+    fn misread_comparison(
+        &mut self,
+        g: Node,
+        left: Option<(Expr, Ty)>,
+        right: Option<(&str, Node)>,
+        n: Node,
+    ) -> Result<(Expr, Ty)> {
+        if g.kind() == "binary_expression" {
+            let op = g.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or("");
+            if let (true, Some(gl), Some(gr)) = (
+                matches!(
+                    op,
+                    "||" | "&&" | "or" | "and" | "|" | "^" | "&" | "==" | "!=" | "bitor" | "xor" | "bitand" | "not_eq"
+                ),
+                g.child_by_field_name("left"),
+                g.child_by_field_name("right"),
+            ) {
+                let (a, at) = self.misread_comparison(gl, left, None, n)?;
+                let (b, bt) = self.misread_comparison(gr, None, right, n)?;
+                return match op {
+                    "||" | "or" | "&&" | "and" => {
+                        let (a, b) = (self.truth(a, &at), self.truth(b, &bt));
+                        let and = matches!(op, "&&" | "and");
+                        Ok((Expr::Logical { and, lhs: Box::new(a), rhs: Box::new(b) }, Ty::Int(IntTy::I32)))
+                    }
+                    _ => self.binary(op, a, at, b, bt, n),
+                };
+            }
+        }
+        let (mut e, mut t) = self.expr(g)?;
+        if let Some((a, at)) = left {
+            (e, t) = self.binary("<", a, at, e, t, n)?;
+        }
+        if let Some((rel, r)) = right {
+            let (b, bt) = self.expr(r)?;
+            (e, t) = self.binary(rel, e, t, b, bt, n)?;
+        }
+        Ok((e, t))
     }
 
     /// Arithmetic with C's conversions; pointer arithmetic scales by the element size.
