@@ -209,3 +209,29 @@ fn a_comparison_read_as_a_template_is_the_comparison() {
     let s = kernel(MISREAD, "gt", "1", "64", &[("lo", "8"), ("hi", "40")]);
     assert_eq!(total(&s, "global", "store"), (2, 5));
 }
+
+/// bsw: a pointer into shared memory stepped by itself in a loop (`p = p + 1`) sent the
+/// unroller's shared-address reader round the local's own value until the stack overflowed.
+const SELF_STEP: &str = r#"
+__global__ void walk(float *out) {
+  __shared__ float s[256];
+  s[threadIdx.x] = 1.0f;
+  __syncthreads();
+  float *p = s;
+  float acc = 0.0f;
+  for (int i = 0; i < 4; i++) {
+    p = p + 1;
+    acc += p[threadIdx.x % 32];
+  }
+  out[threadIdx.x] = acc;
+}
+"#;
+
+#[test]
+fn a_shared_pointer_stepped_by_itself_is_counted() {
+    // Two warps, four loads each of 32 consecutive words (one wavefront each): 8 loads, 8
+    // wavefronts, as nvcc's SASS has them (the copies' addresses differ by lane alignment, so
+    // none merge).
+    let s = kernel(SELF_STEP, "walk", "1", "64", &[]);
+    assert_eq!(total(&s, "shared", "load").0, 8);
+}

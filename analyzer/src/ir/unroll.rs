@@ -1024,16 +1024,25 @@ impl Affine<'_> {
     /// rest)`; `None` where another local the loop assigns, a load or a value the analysis
     /// cannot follow takes part.
     fn shared(&self, addr: &Expr) -> Option<(SharedId, i128, i128)> {
+        self.shared_at(addr, 0)
+    }
+
+    /// [`Self::shared`], `depth` locals deep (a local whose value reads itself, `p = p + 4`,
+    /// is not followed for ever).
+    fn shared_at(&self, addr: &Expr, depth: u32) -> Option<(SharedId, i128, i128)> {
+        if depth > 32 {
+            return None;
+        }
         match strip(addr) {
             Expr::PtrOffset { ptr, bytes } => {
-                let (s, c0, a0) = self.shared(ptr)?;
+                let (s, c0, a0) = self.shared_at(ptr, depth + 1)?;
                 let (c1, a1) = self.affine(bytes, false, 0)?;
                 Some((s, c0 + c1, a0.min(a1)))
             }
             Expr::SharedBase(s) => Some((*s, 0, ALIGNED)),
             Expr::Local(x) if *x != self.l => {
                 let (_, v) = self.values.iter().find(|(y, _)| y == x)?;
-                self.shared(v)
+                self.shared_at(v, depth + 1)
             }
             _ => None,
         }
