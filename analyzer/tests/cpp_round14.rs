@@ -235,3 +235,26 @@ fn a_shared_pointer_stepped_by_itself_is_counted() {
     let s = kernel(SELF_STEP, "walk", "1", "64", &[]);
     assert_eq!(total(&s, "shared", "load").0, 8);
 }
+
+/// dense-embedding: a load used only in a loop whose counter starts as a copy of another local
+/// (`for (j = idx; j < range; ..)`) runs under the loop's entry test, as nvcc sinks it.
+const SINK_COPY: &str = r#"
+__global__ void sink(const float *__restrict__ dense, float *output, int dim, int range) {
+  int idx = threadIdx.x;
+  const float e = dense[idx];
+  for (int j = idx; j < range; j += dim) {
+    output[j] = e;
+  }
+}
+"#;
+
+#[test]
+fn a_load_sinks_into_a_loop_whose_counter_starts_as_a_copy() {
+    // range = 0: no thread enters the loop, so none loads (nvcc's SASS: no load issued).
+    let s = kernel(SINK_COPY, "sink", "2", "64", &[("dim", "64"), ("range", "0")]);
+    assert_eq!(total(&s, "global", "load"), (0, 0));
+    // range = 100: every thread enters (idx < 64 < 100); 4 warps
+    // load 128 contiguous bytes each: 4 requests, 16 sectors.
+    let s = kernel(SINK_COPY, "sink", "2", "64", &[("dim", "64"), ("range", "100")]);
+    assert_eq!(total(&s, "global", "load"), (4, 16));
+}

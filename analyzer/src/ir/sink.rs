@@ -156,9 +156,13 @@ fn sink_in(k: &Kernel, f: &Facts, list: &mut [Stmt]) {
         while i > 0 {
             i -= 1;
             match copy_of(&list[i]) {
+                // A copy is a value given to a local too (`for (j = idx; j < range; ..)`).
                 Some(c) => {
                     copies.push(c);
                     dsts.push(c.0);
+                    if let Stmt::Assign { local, value, .. } = &list[i] {
+                        values_of.push((*local, value.clone()));
+                    }
                 }
                 None if quiet_assign(&list[i]) => {
                     if let Stmt::Assign { local, value, .. } = &list[i] {
