@@ -1014,10 +1014,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         // `(float (*)[4]) p`: a pointer to rows of 4 floats. Moving it by one moves a row; the
         // declared variable it initialises keeps the rows (`Sym::Rows`).
         if let Some(dims) = self.abstract_array_pointer(d)? {
-            let bytes = dims.iter().fold(base.size(), |z, x| z.saturating_mul(*x));
-            let dims: String = dims.iter().map(|x| format!("[{x}]")).collect();
-            let row = Ty::Vector { name: format!("{}{dims}", base.display()), bytes };
-            return Ok(self.ptr(row, &quals, &[]));
+            return Ok(self.ptr(expr::rows_type(&base, &dims), &quals, &[]));
         }
         match d.kind() {
             "abstract_pointer_declarator" => {
@@ -1034,15 +1031,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
 
     /// The dimensions of the rows `(*)[N][M]` points to, in an abstract declarator.
     fn abstract_array_pointer(&self, d: Node) -> Result<Option<Vec<u64>>> {
-        let mut arrays = Vec::new();
-        let mut d = d;
-        while d.kind() == "abstract_array_declarator" {
-            arrays.insert(0, d);
-            match d.child_by_field_name("declarator") {
-                Some(inner) => d = inner,
-                None => return Ok(None),
-            }
-        }
+        let Some((arrays, d)) = array_chain(d, "abstract_array_declarator") else { return Ok(None) };
         let pointer = d.kind() == "abstract_parenthesized_declarator"
             && {
                 let mut c = d.walk();
@@ -1058,15 +1047,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     /// `T (*p)[N][M]`, or `tab_t *p` of `typedef T tab_t[N][M]` (`typedef_dims`): a pointer to
     /// rows, as its name and the rows' dimensions (outermost first).
     pub(super) fn array_pointer(&self, d: Node, typedef_dims: &[u64]) -> Result<Option<(String, Vec<u64>)>> {
-        let mut arrays = Vec::new();
-        let mut d = d;
-        while d.kind() == "array_declarator" {
-            arrays.insert(0, d);
-            match d.child_by_field_name("declarator") {
-                Some(inner) => d = inner,
-                None => return Ok(None),
-            }
-        }
+        let Some((arrays, mut d)) = array_chain(d, "array_declarator") else { return Ok(None) };
         if !arrays.is_empty() {
             if d.kind() != "parenthesized_declarator" {
                 return Ok(None);
@@ -1268,4 +1249,16 @@ fn is_qualified_name(v: &str) -> bool {
             c.next().is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
                 && c.all(|x| x.is_ascii_alphanumeric() || x == '_')
         })
+}
+
+/// The array declarators of `kind` around a declarator (`(*p)[N][M]`), outermost first, and the
+/// declarator inside them; `None` where one has no inner declarator.
+fn array_chain<'t>(d: Node<'t>, kind: &str) -> Option<(Vec<Node<'t>>, Node<'t>)> {
+    let mut arrays = Vec::new();
+    let mut d = d;
+    while d.kind() == kind {
+        arrays.insert(0, d);
+        d = d.child_by_field_name("declarator")?;
+    }
+    Some((arrays, d))
 }

@@ -93,7 +93,7 @@ impl Lowerer<'_, '_> {
                 (field, arg_nodes.is_empty(), f.child_by_field_name("argument"))
             {
                 let (e, t) = self.expr(obj)?;
-                if let Some(elem) = complex_function("thrust::real", std::slice::from_ref(&t)) {
+                if let Some(elem) = complex_element(&t) {
                     return Ok((Expr::Opaque { args: vec![e], what: "complex part".into() }, elem));
                 }
             }
@@ -858,7 +858,7 @@ pub(super) fn is_comparison_functor(name: &str) -> bool {
 fn complex_function(name: &str, args: &[Ty]) -> Option<Ty> {
     let name = name.trim_start_matches("::");
     let last = name.strip_prefix("thrust::").or_else(|| name.strip_prefix("cuda::std::"))?;
-    let Some(Ty::Vector { name: v, .. }) = args.first() else {
+    let Some(Ty::Vector { .. }) = args.first() else {
         // `thrust::polar(r, theta)`: a complex value from two reals.
         return match (last, args.first()) {
             ("polar", Some(Ty::Float(4))) => named_type("float2"),
@@ -866,15 +866,20 @@ fn complex_function(name: &str, args: &[Ty]) -> Option<Ty> {
             _ => None,
         };
     };
-    let elem = match v.as_str() {
-        "float2" => Ty::Float(4),
-        "double2" => Ty::Float(8),
-        _ => return None,
-    };
+    let elem = complex_element(args.first()?)?;
     match last {
         "abs" | "norm" | "arg" | "real" | "imag" => Some(elem),
         "conj" | "exp" | "log" | "log10" | "sqrt" | "pow" | "proj" | "sin" | "cos" | "tan" | "sinh" | "cosh"
         | "tanh" | "asin" | "acos" | "atan" | "asinh" | "acosh" | "atanh" => args.first().cloned(),
+        _ => None,
+    }
+}
+
+/// The part type of a complex value as [`cpp::library_complex`] has it (`float2`: `float`).
+fn complex_element(t: &Ty) -> Option<Ty> {
+    match t {
+        Ty::Vector { name, .. } if name == "float2" => Some(Ty::Float(4)),
+        Ty::Vector { name, .. } if name == "double2" => Some(Ty::Float(8)),
         _ => None,
     }
 }

@@ -117,9 +117,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 if let Some(dims) = self.member_dims(arg).filter(|d| !d.is_empty()) {
                     if let Some(Place::Memory(first)) = self.member_place(cpp::unparen(arg))? {
                         if let Ty::Ptr(mut pt) = first.ty {
-                            let bytes = dims.iter().fold(pt.pointee.size(), |z, x| z.saturating_mul(*x));
-                            let shape: String = dims.iter().map(|x| format!("[{x}]")).collect();
-                            pt.pointee = Ty::Vector { name: format!("{}{shape}", pt.pointee.display()), bytes };
+                            pt.pointee = rows_type(&pt.pointee, &dims);
                             return Ok((first.address, Ty::Ptr(pt)));
                         }
                     }
@@ -641,23 +639,16 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     /// `a < (n >> 3)` where the two `>` touch, else `(a < n) > b`. `None` for anything else.
     fn less_than_read_as_template(&mut self, n: Node, l: Node, r: Node) -> Result<Option<(Expr, Ty)>> {
         let Some(op) = n.child_by_field_name("operator") else { return Ok(None) };
-        if l.kind() != "template_function" || self.text(op) != ">" {
+        if self.text(op) != ">" {
             return Ok(None);
         }
-        let (Some(name), Some(targs)) = (l.child_by_field_name("name"), l.child_by_field_name("arguments")) else {
-            return Ok(None);
-        };
-        if name.kind() != "identifier"
-            || !matches!(
-                self.lookup(self.text(name)),
-                Some(Sym::Local(..) | Sym::Param(_) | Sym::Const(..) | Sym::Opaque(..) | Sym::Ref { .. })
-            )
-        {
-            return Ok(None);
-        }
-        let mut c = targs.walk();
-        let args: Vec<Node> = targs.named_children(&mut c).collect();
+        let Some((name, targs, args)) = self.value_read_as_template(l) else { return Ok(None) };
         let [g] = args.as_slice() else { return Err(self.unsupported(l, "this comparison")) };
+        let shift = targs.end_byte() == op.start_byte();
+        if !shift && g.kind() != "type_descriptor" {
+            let a = self.identifier(name)?;
+            return self.misread_comparison(*g, Some(a), Some((">", r)), n).map(Some);
+        }
         // The right operand of `<`, as the grammar read it: a type (a bare name) or an expression.
         let (m, mt) = if g.kind() == "type_descriptor" {
             match g.child_by_field_name("type") {
@@ -668,16 +659,13 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             self.expr(*g)?
         };
         let (a, at) = self.identifier(name)?;
-        if targs.end_byte() == op.start_byte() {
-            let (b, bt) = self.expr(r)?;
+        let (b, bt) = self.expr(r)?;
+        if shift {
             let (s, st) = self.binary(">>", m, mt, b, bt, n)?;
             self.binary("<", a, at, s, st, n).map(Some)
-        } else if g.kind() == "type_descriptor" {
-            let (b, bt) = self.expr(r)?;
+        } else {
             let (lt, ltt) = self.binary("<", a, at, m, mt, n)?;
             self.binary(">", lt, ltt, b, bt, n).map(Some)
-        } else {
-            self.misread_comparison(*g, Some((a, at)), Some((">", r)), n).map(Some)
         }
     }
 
@@ -689,24 +677,33 @@ impl<'u, 'a> Lowerer<'u, 'a> {
         else {
             return Ok(None);
         };
-        if l.kind() != "template_function" || self.text(op) != "=" || l.end_byte() != op.start_byte() {
+        if self.text(op) != "=" || l.end_byte() != op.start_byte() {
             return Ok(None);
         }
-        let (Some(name), Some(targs)) = (l.child_by_field_name("name"), l.child_by_field_name("arguments")) else {
-            return Ok(None);
-        };
-        let value = matches!(
-            self.lookup(self.text(name)),
-            Some(Sym::Local(..) | Sym::Param(_) | Sym::Const(..) | Sym::Opaque(..) | Sym::Ref { .. })
-        );
-        let mut c = targs.walk();
-        let args: Vec<Node> = targs.named_children(&mut c).collect();
-        let ([g], true, "identifier") = (args.as_slice(), value, name.kind()) else { return Ok(None) };
+        let Some((name, _, args)) = self.value_read_as_template(l) else { return Ok(None) };
+        let [g] = args.as_slice() else { return Ok(None) };
         if g.kind() == "type_descriptor" {
             return Ok(None);
         }
         let a = self.identifier(name)?;
         self.misread_comparison(*g, Some(a), Some((">=", r)), n).map(Some)
+    }
+
+    /// `x<G>` where `x` names a value, not a template: the name, the argument list and its
+    /// arguments.
+    fn value_read_as_template<'t>(&self, l: Node<'t>) -> Option<(Node<'t>, Node<'t>, Vec<Node<'t>>)> {
+        if l.kind() != "template_function" {
+            return None;
+        }
+        let (name, targs) = (l.child_by_field_name("name")?, l.child_by_field_name("arguments")?);
+        let value = name.kind() == "identifier"
+            && matches!(
+                self.lookup(self.text(name)),
+                Some(Sym::Local(..) | Sym::Param(_) | Sym::Const(..) | Sym::Opaque(..) | Sym::Ref { .. })
+            );
+        let mut c = targs.walk();
+        let args = targs.named_children(&mut c).collect();
+        value.then_some((name, targs, args))
     }
 
     /// `x < G rel R` read by the grammar as `x<G> rel R`: `<` takes G's leftmost operand and
@@ -937,6 +934,14 @@ fn stdint_limit(name: &str) -> Option<(i128, IntTy)> {
     };
     // Narrow types promote to `int`, as their macros are written (`(-128)`, `255`).
     Some((v, if bits < 32 { ty(32, true) } else { ty(bits, signed) }))
+}
+
+/// An array of `dims` of `elem` moved as one value (`float[4]`, 16 bytes): what a pointer to
+/// rows points to, so that moving it by one moves a row.
+pub(super) fn rows_type(elem: &Ty, dims: &[u64]) -> Ty {
+    let bytes = dims.iter().fold(elem.size(), |z, x| z.saturating_mul(*x));
+    let shape: String = dims.iter().map(|x| format!("[{x}]")).collect();
+    Ty::Vector { name: format!("{}{shape}", elem.display()), bytes }
 }
 
 /// A hexadecimal floating literal's value after `0x` (`f.8eed2p-4`): hex digits with an optional
