@@ -825,7 +825,7 @@ pub(crate) fn pick_kernel<'m>(
     }
     // `--kernel 'scale(double*, int)'` picks one of overloaded kernels by its parameter types.
     let (name, wanted) = match name.map(split_signature) {
-        Some((n, sig)) => (Some(n), sig),
+        Some((n, sig)) => (Some(unqualified_match(module, n)), sig),
         None => (None, None),
     };
     if let Some(n) = name {
@@ -870,7 +870,7 @@ pub(crate) fn pick_kernel<'m>(
     match name {
         Some(n) => module.kernels.iter().find(|k| k.name == n).ok_or_else(|| {
             let d = Diagnostic::new(ErrorKind::Usage, format!("{file}: no kernel named `{n}`"));
-            if module.kernels.is_empty() {
+            if total == 0 {
                 d.note("the file has no kernels (`__global__` functions)")
             } else {
                 d.note(format!("kernels in this file: {}", names()))
@@ -888,6 +888,23 @@ pub(crate) fn pick_kernel<'m>(
             )
             .note(format!("kernels in this file: {}", names()))),
         },
+    }
+}
+
+/// A kernel defined out of line in a namespace (`void ns::k(..) {..}`) is named `ns::k` in the
+/// module; `--kernel k` (the name its declaration and Nsight Compute show) picks it when no
+/// other kernel has that last component.
+fn unqualified_match<'a>(module: &'a crate::ir::Module, n: &'a str) -> &'a str {
+    let all = || module.kernels.iter().map(|k| k.name.as_str()).chain(module.failed.iter().map(|(f, _)| f.as_str()));
+    if n.contains("::") || all().any(|k| k == n) {
+        return n;
+    }
+    let mut hits: Vec<&str> = all().filter(|k| k.rsplit_once("::").is_some_and(|(_, last)| last == n)).collect();
+    hits.sort_unstable();
+    hits.dedup();
+    match hits.as_slice() {
+        [one] => one,
+        _ => n,
     }
 }
 

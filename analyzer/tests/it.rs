@@ -16,6 +16,7 @@ mod cpp_modern;
 mod cpp_round10;
 mod cpp_round11;
 mod cpp_round14;
+mod cpp_round15;
 mod cpp_round3;
 mod cpp_round4;
 mod cpp_round5;

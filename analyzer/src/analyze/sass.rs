@@ -168,6 +168,32 @@ fn pick<'m>(m: &'m SassModule, name: Option<&str>, targs: &[String], file: &str)
     }
 }
 
+/// A toolkit name without its namespaces: `thrust::divides<float>` is an alias of
+/// `cuda::std::__4::divides<float>`, the name the instance carries; `std::uint32_t` is `uint32_t`.
+fn toolkit_unqualified(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while !rest.is_empty() {
+        let ns = ["cuda::std::", "thrust::", "std::", "cuda::"].iter().find(|p| rest.starts_with(**p));
+        let at_name_start = !out.chars().last().is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':');
+        if let (Some(p), true) = (ns, at_name_start) {
+            rest = &rest[p.len()..];
+            // The library's inline version namespace (`__4::`).
+            if let Some(v) = rest.strip_prefix("__") {
+                let digits = v.chars().take_while(char::is_ascii_digit).count();
+                if digits > 0 && v[digits..].starts_with("::") {
+                    rest = &v[digits + 2..];
+                }
+            }
+            continue;
+        }
+        let c = rest.chars().next().expect("not empty");
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
 /// Whether `name<a, b, ...>`'s leading arguments are `given` (`256` matches `256u`, `(int)256`).
 fn template_args_match(name: &str, given: &[String]) -> bool {
     let Some(open) = name.find('<') else { return false };
@@ -200,8 +226,8 @@ fn template_args_match(name: &str, given: &[String]) -> bool {
         }
         // The instance's name spells a type as the demangler does (x86-64 Linux's `<cstdint>`):
         // `compressKernelI<uint32_t>` is `compressKernelI<unsigned int>`.
-        let bare = s.strip_prefix("std::").unwrap_or(&s);
-        let same = match bare {
+        let bare = toolkit_unqualified(&s);
+        let same = match bare.as_str() {
             "uint8_t" => "unsignedchar",
             "int8_t" => "signedchar",
             "uint16_t" | "unsignedshortint" => "unsignedshort",

@@ -668,6 +668,10 @@ fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> 
                     let (pname, ty) = l.declared(p)?;
                     let Some(pname) = pname else { continue };
                     let id = ParamId(l.builder.kernel.params.len() as u32);
+                    // A toolkit function object (`Op op` with `Op = thrust::divides<float>`):
+                    // no state, called as arithmetic in registers.
+                    let functor = matches!(&ty, Ty::Vector { name, .. } if name.starts_with(TOOLKIT_FUNCTOR))
+                        .then(|| Sym::Opaque(ty.clone(), "a toolkit function object"));
                     l.builder.kernel.params.push(Param {
                         name: pname.clone(),
                         ty,
@@ -677,7 +681,7 @@ fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> 
                     });
                     let sym = match l.param_rows(p)? {
                         Some((elem, inner)) => Sym::Rows { base: Box::new(Sym::Param(id)), elem, inner },
-                        None => Sym::Param(id),
+                        None => functor.unwrap_or(Sym::Param(id)),
                     };
                     l.scopes[0].insert(pname, sym);
                 }
@@ -919,7 +923,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 // A toolkit type, or a class template's instance as the file's own launch writes
                 // it (`AvgPoolGrad<float>`).
                 (Some(v), true) => {
-                    TemplateArg::Type(named_type(v.trim()).or_else(|| self.written_instance(&v)).ok_or_else(|| {
+                    TemplateArg::Type(named_type(v.trim()).or_else(|| self.written_instance(&v)).or_else(|| toolkit_functor_type(&v)).ok_or_else(|| {
                         Diagnostic::at(
                             ErrorKind::Usage,
                             self.span(p),

@@ -797,6 +797,17 @@ pub(super) fn numeric_limit(ty: &Ty, member: &str) -> Option<(Expr, Ty)> {
 /// The type-name prefix of a toolkit function object held by a parameter ([`toolkit_functor`]).
 pub(super) const TOOLKIT_FUNCTOR: &str = "functor ";
 
+/// `thrust::divides<float>` as a type (a template argument, `--arg Op=thrust::divides<float>`):
+/// the stateless function object's type a parameter holds.
+pub(super) fn toolkit_functor_type(text: &str) -> Option<Ty> {
+    Some(functor_ty(&toolkit_functor(&format!("{}()", text.trim()))?))
+}
+
+/// The type of a toolkit function object by its name (`divides`): one byte, no state.
+pub(super) fn functor_ty(name: &str) -> Ty {
+    Ty::Vector { name: format!("{TOOLKIT_FUNCTOR}{name}"), bytes: 1 }
+}
+
 /// `thrust::plus<float>()`, `std::multiplies<>{}`, `cub::Max()`, `cuda::maximum<>()`: the
 /// toolkit's arithmetic and comparison function objects (no state, no memory), by their name.
 pub(super) fn toolkit_functor(text: &str) -> Option<String> {

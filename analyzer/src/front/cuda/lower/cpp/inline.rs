@@ -262,7 +262,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 refs.push(Some(sym));
                 vals.push(None);
             } else if let Some(name) = functor {
-                let ty = Ty::Vector { name: format!("{TOOLKIT_FUNCTOR}{name}"), bytes: 1 };
+                let ty = functor_ty(&name);
                 refs.push(Some(Sym::Opaque(ty, "a toolkit function object")));
                 vals.push(None);
             } else if let Some((ty, init)) = temporary {
