@@ -18,7 +18,7 @@ makefile's unconditional `-I` and `-D` flags are passed as its build passes them
 tool can read it all; otherwise its constant parts (template arguments) with a default shape
 (256 threads, 1-D or 16x16 when the kernel reads threadIdx.y, 64 blocks); any integer value the
 tool still asks for (`pass --arg NAME=VALUE`) is set to 256 (then 64, 16 and 4 when the launch
-is too large, or too long to count, at that size), a type parameter to float, and
+is too large, or too long to count, at that size), a type parameter to float (one called as a function to a class of the project with `operator()`, else `thrust::plus<float>`), and
 dynamic shared memory to 16384 bytes, a macro the tool asks for (`-D NAME=VALUE`) to 4; a
 type parameter used as an index becomes `int`, one whose `.x` is read `float2`. A loop bounded
 by data gets 8 in every element of the arrays the tool names. Refusals are grouped by their message with names and
@@ -80,6 +80,9 @@ TOO_LONG = re.compile(r"error\[limit\]: the analysis ran longer than|error\[limi
 # tried in its place.
 CALLED = re.compile(r"call to `([A-Za-z_]\w*)(?:\.(?:template )?([A-Za-z_]\w*))?[^`]*`: not a __device__ function")
 CLASS = re.compile(r"\b(?:struct|class)\s+([A-Za-z_]\w*)\s*(?::[^{;]*)?\{")
+# A type parameter called as a function and no class of the project defines `operator()`: the
+# toolkit's function objects are the common instantiation (`thrust::divides<float>`).
+TOOLKIT_FUNCTOR = ["thrust::plus<float>"]
 UNKNOWN_TYPE = re.compile(r"template parameter `([A-Za-z_][A-Za-z0-9_]*)`: unknown type `256`")
 ERROR_LINE = re.compile(r"^(?:error: )?(?:\S+:\d+:\d+: )?(?:error: )?(.*)$")
 
@@ -546,7 +549,8 @@ def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset(), nth=None, 
                 continue
             c = CALLED.search(err)
             cand = next(((n, cl) for n, v in args.items() if v == "float" or (n, v) in tried
-                         for cl in classes_with(src + project_text(path, incs), c.group(2) or "operator()") if (n, cl) not in tried), None) if c else None
+                         for cl in classes_with(src + project_text(path, incs), c.group(2) or "operator()") + TOOLKIT_FUNCTOR[:not c.group(2)]
+                         if (n, cl) not in tried), None) if c else None
             if cand:
                 tried.add(cand)
                 args[cand[0]] = cand[1]

@@ -3,7 +3,7 @@
 //! pointer parameters start 256-byte aligned).
 
 use crate::support::{options, sheet_with, total};
-use sector_analyzer::{AnalyzeOptions, Sheet};
+use sector_analyzer::{AnalyzeOptions, Fill, Sheet};
 
 fn kernel(src: &str, k: &str, grid: &str, block: &str, args: &[(&str, &str)]) -> Sheet {
     sheet_with(src, &AnalyzeOptions { kernel: Some(k.into()), ..options(grid, block, args) })
@@ -34,4 +34,35 @@ fn a_toolkit_function_object_as_a_template_argument_moves_no_memory() {
     let s = kernel(FUNCTOR_PARAM, "bcast", "4", "256", &args);
     assert_eq!(total(&s, "global", "load"), (64, 32 * 4 + 32));
     assert_eq!(total(&s, "global", "store"), (32, 128));
+}
+
+/// bsw's guard `is_valid[t] && t < minSize`: the pointer the access reads is set only for
+/// `t < n`; the data test (a shared flag) does not decide the other lanes, the bound does.
+const DATA_AND_BOUND: &str = r#"
+__global__ void k(const char *a, const int *len, char *out, const char *flags) {
+  extern __shared__ char is_valid[];
+  const char *longer;
+  int n = len[blockIdx.x];
+  if (threadIdx.x < n) longer = a;
+  is_valid[threadIdx.x] = flags[threadIdx.x];
+  __syncthreads();
+  if (is_valid[threadIdx.x] && threadIdx.x < n) out[threadIdx.x] = longer[threadIdx.x];
+}
+"#;
+
+#[test]
+fn a_bound_decides_a_guard_joined_with_data() {
+    // One block of 64 threads, len[0] = 8: lanes 8..63 fail `t < n` whatever their flag, so
+    // only the first warp's lanes 0..7 copy (flags assumed set): one load and one store of 8
+    // bytes, one sector each; the second warp moves nothing there.
+    let opts = AnalyzeOptions {
+        kernel: Some("k".into()),
+        shared_bytes: 64,
+        fills: vec![("len".into(), Fill::parse("constant:8").unwrap())],
+        ..options("1", "64", &[])
+    };
+    let s = sheet_with(DATA_AND_BOUND, &opts);
+    assert_eq!(total(&s, "global", "store"), (1, 1));
+    // len[0] once a warp (2), flags (2 requests, 1 sector each), longer (1).
+    assert_eq!(total(&s, "global", "load"), (5, 5));
 }

@@ -83,6 +83,37 @@ fn a_warp_aggregated_atomic_is_one_sector_a_warp() {
     assert_eq!(ops, vec![(500, 500)]);
 }
 
+/// nvcc's `if (flag[t] && t < n) p[t] = t;` (CUDA 13, sm_90): the data test and the bound
+/// are joined by `ISETP.GE.U32.OR P0, .., !P0`, whose result the bound alone decides where
+/// `t >= n`: those lanes exit whatever the data says.
+const DATA_AND_BOUND: &str = r#"
+//--------------------- .text.k --------------------------
+k:
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+        /*0010*/                   S2R R0, SR_TID.X ;
+        /*0020*/                   LDC.64 R2, c[0x0][0x210] ;
+        /*0030*/                   ULDC.64 UR4, c[0x0][0x208] ;
+        /*0040*/                   IMAD.WIDE.U32 R2, R0, 0x4, R2 ;
+        /*0050*/                   LDG.E R4, desc[UR4][R2.64] ;
+        /*0060*/                   ULDC UR6, c[0x0][0x218] ;
+        /*0070*/                   ISETP.NE.AND P0, PT, R4, RZ, PT ;
+        /*0080*/                   ISETP.GE.U32.OR P0, PT, R0, UR6, !P0 ;
+        /*0090*/               @P0 EXIT ;
+        /*00a0*/                   STG.E desc[UR4][R2.64], R0 ;
+        /*00b0*/                   EXIT ;
+.L_x_7:
+        /*00c0*/                   BRA `(.L_x_7);
+"#;
+
+#[test]
+fn a_bound_decides_a_guard_joined_with_data() {
+    // One block of 64 threads, n = 8: both warps load 128 contiguous bytes (4 sectors each).
+    // Lanes 8..63 have t >= n and exit: the second warp stores nothing; the first warp's lanes
+    // 0..7 store (their flags are data, assumed set): one request, 32 bytes, one sector.
+    let ops = run_listing(DATA_AND_BOUND, &["p", "n"], &[(0x210, 8), (0x218, 4)], "1", "64", &[("n", "8")]);
+    assert_eq!(ops, vec![(2, 8), (1, 1)]);
+}
+
 /// Lane `l` loads `a[0]`, ..., `a[l]`: a loop whose trip count differs between lanes.
 const VARYING_LOOP: &str = r#"
 //--------------------- .text.k --------------------------

@@ -128,7 +128,7 @@ impl Engine<'_> {
                         return Ok(Vals::Same(v));
                     }
                     let b = self.eval(rhs, m, st)?;
-                    return Ok(self.pool.map1(m, b, |y| logical_combine(a, y)));
+                    return Ok(self.pool.map1(m, b, |y| logical_combine(and, a, y)));
                 }
                 // Lanes whose result the left side does not decide evaluate the right side.
                 let mut out = self.pool.lanes();
@@ -147,7 +147,7 @@ impl Engine<'_> {
                 if need != 0 {
                     let b = self.eval(rhs, need, st)?;
                     for l in lanes(need) {
-                        out[l] = logical_combine(out[l], b.at(l));
+                        out[l] = logical_combine(and, out[l], b.at(l));
                     }
                     self.pool.put(b);
                 }

@@ -485,7 +485,10 @@ pub(super) fn to_int(ty: IntTy, a: V, s: &Setup) -> V {
     V { k, data: a.data || k == K::Unknown }
 }
 
-pub(super) fn logical_combine(a: V, b: V) -> V {
+/// `a && b` (`and`) or `a || b` of a lane whose left side did not decide. An unknown left side
+/// with a right side that decides alone (`data && false`, `data || true`) is that value: the
+/// guard `is_valid[t] && t < n` is false wherever `t < n` is.
+pub(super) fn logical_combine(and: bool, a: V, b: V) -> V {
     let data = a.data || b.data;
     let truth = |v: V| match v.k {
         K::Int(x) => Some(x != 0),
@@ -499,6 +502,7 @@ pub(super) fn logical_combine(a: V, b: V) -> V {
         _ => match truth(b) {
             // Only reached when the left side did not decide, so the right side decides.
             Some(t) if truth(a).is_some() => V { k: K::Int(t as i128), data },
+            Some(t) if t != and => V { k: K::Int(t as i128), data: b.data },
             _ => V { k: K::Unknown, data: true },
         },
     }

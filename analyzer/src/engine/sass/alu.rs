@@ -671,6 +671,19 @@ fn cmp(md: Mods, a: i64, b: i64) -> bool {
     }
 }
 
+/// [`combine`] where either side may be unknown (data read from memory): `unknown.OR true` is
+/// true and `unknown.AND false` false, as a guard `data && i < n` is false wherever `i < n` is.
+fn combine_known(md: Mods, x: Option<bool>, c: Option<bool>) -> Option<bool> {
+    match (x, c) {
+        (Some(x), Some(c)) => Some(combine(md, x, c)),
+        (Some(k), None) | (None, Some(k)) if !md.has(modbit::XOR) => {
+            let or = md.has(modbit::OR);
+            (k == or).then_some(k)
+        }
+        _ => None,
+    }
+}
+
 fn combine(md: Mods, x: bool, c: bool) -> bool {
     if md.has(modbit::OR) {
         x || c
@@ -1033,18 +1046,30 @@ pub(super) fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()
         }
         Op::Plop3 => {
             // PLOP3.LUT Pd, Pq, a, b, c, lut_d, lut_q
+            // An unknown input (data read from memory) leaves the output known where every value
+            // it could take gives the same bit of the table.
+            let lut = |lut: Option<u32>, ins: [Option<bool>; 3]| -> Option<bool> {
+                let lut = lut?;
+                let mut seen = None;
+                for idx in 0..8u32 {
+                    let fits = ins.iter().enumerate().all(|(i, v)| v.is_none_or(|v| v == (idx >> (2 - i) & 1 == 1)));
+                    if fits {
+                        let bit = lut >> idx & 1 == 1;
+                        if seen.is_some_and(|s| s != bit) {
+                            return None;
+                        }
+                        seen = Some(bit);
+                    }
+                }
+                seen
+            };
             for l in mask_lanes(run) {
-                let r = (|| {
-                    let (a, b, c) =
-                        (m.pred(&ops[2], l)? as u32, m.pred(&ops[3], l)? as u32, m.pred(&ops[4], l)? as u32);
-                    let idx = a << 2 | b << 1 | c;
-                    Some((m.int(&ops[5], l)? >> idx & 1 == 1, m.int(&ops[6], l)? >> idx & 1 == 1))
-                })();
+                let ins = [m.pred(&ops[2], l), m.pred(&ops[3], l), m.pred(&ops[4], l)];
                 if let Some(Operand::Pred(p)) = ops.first() {
-                    m.setp(*p, l, r.map(|x| x.0));
+                    m.setp(*p, l, lut(m.int(&ops[5], l), ins));
                 }
                 if let Some(Operand::Pred(q)) = ops.get(1) {
-                    m.setp(*q, l, r.map(|x| x.1));
+                    m.setp(*q, l, lut(m.int(&ops[6], l), ins));
                 }
             }
         }
@@ -1054,13 +1079,13 @@ pub(super) fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()
             let ex = md.has(modbit::EX);
             let (a, b) = (m.ints(&ops[2], run), m.ints(&ops[3], run));
             let (pc, low) = (m.preds(ops.get(4)), m.preds(ops.get(5)));
-            let (mut v, mut w, mut k) = (0u32, 0u32, 0u32);
+            let (mut v, mut w, mut kv, mut kw) = (0u32, 0u32, 0u32, 0u32);
             for l in mask_lanes(run) {
-                let r = (|| {
+                let c = pc.as_ref().and_then(|pc| pc.get(l));
+                let res = (|| {
                     let (a, b) = (a.get(l)?, b.get(l)?);
                     let (x, y) = if unsigned { (a as i64, b as i64) } else { (a as i32 as i64, b as i32 as i64) };
-                    let c = pc?.get(l)?;
-                    let res = if ex {
+                    Some(if ex {
                         let low = low?.get(l)?;
                         match md.first {
                             modbit::EQ => x == y && low,
@@ -1071,27 +1096,29 @@ pub(super) fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()
                         }
                     } else {
                         cmp(md, x, y)
-                    };
-                    Some((combine(md, res, c), combine(md, !res, c)))
+                    })
                 })();
-                if let Some((p, q)) = r {
-                    k |= 1 << l;
+                if let Some(p) = combine_known(md, res, c) {
+                    kv |= 1 << l;
                     v |= (p as u32) << l;
+                }
+                if let Some(q) = combine_known(md, res.map(|r| !r), c) {
+                    kw |= 1 << l;
                     w |= (q as u32) << l;
                 }
             }
             if let Some(Operand::Pred(p)) = ops.first() {
-                m.set_preds(*p, run, v, k);
+                m.set_preds(*p, run, v, kv);
             }
             if let Some(Operand::Pred(q)) = ops.get(1) {
-                m.set_preds(*q, run, w, k);
+                m.set_preds(*q, run, w, kw);
             }
         }
         Op::Fsetp => {
             for l in mask_lanes(run) {
-                let r = (|| {
+                let c = m.pred(&ops[4], l);
+                let res = (|| {
                     let (a, b) = (m.flt(&ops[2], l)?, m.flt(&ops[3], l)?);
-                    let c = m.pred(&ops[4], l)?;
                     let cm = ins.mods.first().map(String::as_str).unwrap_or("");
                     let unordered = a.is_nan() || b.is_nan();
                     let res = match cm {
@@ -1111,13 +1138,13 @@ pub(super) fn execute(m: &mut Machine, i: usize, op: Op, exec: u32) -> Result<()
                         "NUM" => !unordered,
                         _ => return None,
                     };
-                    Some((combine(md, res, c), combine(md, !res, c)))
+                    Some(res)
                 })();
                 if let Some(Operand::Pred(p)) = ops.first() {
-                    m.setp(*p, l, r.map(|x| x.0));
+                    m.setp(*p, l, combine_known(md, res, c));
                 }
                 if let Some(Operand::Pred(q)) = ops.get(1) {
-                    m.setp(*q, l, r.map(|x| x.1));
+                    m.setp(*q, l, combine_known(md, res.map(|r| !r), c));
                 }
             }
         }

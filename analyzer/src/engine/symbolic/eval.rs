@@ -113,7 +113,7 @@ impl SymbolicRun<'_> {
                 if need != 0 {
                     let b = self.eval(rhs, need, st)?;
                     for l in lanes(need) {
-                        out[l] = self.logical_combine(out[l], b[l])?;
+                        out[l] = self.logical_combine(and, out[l], b[l])?;
                     }
                 }
             }

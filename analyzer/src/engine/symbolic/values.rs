@@ -226,7 +226,8 @@ impl SymbolicRun<'_> {
         })
     }
 
-    pub(super) fn logical_combine(&self, a: LaneValue, b: LaneValue) -> Outcome<LaneValue> {
+    /// As the reference engine's `logical_combine`: an unknown left side with a deciding right side.
+    pub(super) fn logical_combine(&self, and: bool, a: LaneValue, b: LaneValue) -> Outcome<LaneValue> {
         let data = a.data || b.data;
         let truth = |v: LaneValue| -> Outcome<Option<bool>> {
             Ok(match v.k {
@@ -242,6 +243,7 @@ impl SymbolicRun<'_> {
             (ValueKind::Undef, _) | (_, ValueKind::Undef) => UNDEF,
             _ => match truth(b)? {
                 Some(t) if truth(a)?.is_some() => LaneValue { k: ValueKind::Int(Form::constant(t as i128)), data },
+                Some(t) if t != and => LaneValue { k: ValueKind::Int(Form::constant(t as i128)), data: b.data },
                 _ => UNKNOWN,
             },
         })
