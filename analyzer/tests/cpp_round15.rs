@@ -66,3 +66,26 @@ fn a_bound_decides_a_guard_joined_with_data() {
     // len[0] once a warp (2), flags (2 requests, 1 sector each), longer (1).
     assert_eq!(total(&s, "global", "load"), (5, 5));
 }
+
+/// tgvnn's grid-stride loops end at `N - rows * ndyn`, a `size_t`: arguments with
+/// `rows * ndyn > N` wrap it to about 2^64, a loop no analysis finishes.
+const WRAPPED_BOUND: &str = r#"
+__global__ void k(float *out, const size_t N, const size_t rows, const size_t ndyn) {
+  for (size_t id = blockIdx.x * blockDim.x + threadIdx.x; id < N - rows * ndyn; id += blockDim.x * gridDim.x)
+    out[id % 1024] = 0.f;
+}
+"#;
+
+#[test]
+fn a_loop_bound_wrapped_below_zero_is_named_when_the_work_runs_out() {
+    // N - rows * ndyn = 256 - 65536 = 2^64 - 65280 = 18446744073709486336. The reference
+    // engine alone, with a budget it spends inside the loop.
+    let opts =
+        AnalyzeOptions { max_work: 1 << 16, ..options("1", "32", &[("N", "256"), ("rows", "256"), ("ndyn", "256")]) };
+    let input = sector_analyzer::analyze::Input::Source { name: "m.cu", text: WRAPPED_BOUND };
+    let (k, setup) = sector_analyzer::analyze::prepare(input, &opts, &sector_analyzer::source::DiskLoader)
+        .unwrap_or_else(|f| panic!("{}", f.one_line()));
+    let e = sector_analyzer::engine::run(&k, &setup).err().expect("runs out of work");
+    let notes = e.notes.join("\n");
+    assert!(notes.contains("the loop at line 3 compares with 18446744073709486336"), "{notes}");
+}

@@ -240,7 +240,7 @@ impl Engine<'_> {
         if let Some(a) = &act {
             self.end_activation(a);
         }
-        r
+        r.map_err(|d| self.long_loop(d, cond, span, m, st))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -307,6 +307,34 @@ impl Engine<'_> {
             }
             lm &= !leaving;
         }
+    }
+
+    /// A launch out of time or work inside a loop whose test compares with a value no loop
+    /// reaches (2^40 or more, as `N - rows * ndyn` below zero wraps in `size_t`): the error
+    /// says so, since a larger time limit would not help.
+    fn long_loop(&mut self, d: Diagnostic, cond: Option<&Expr>, span: Span, lm: u32, st: &mut WarpState) -> Diagnostic {
+        let Some(Expr::Binary { op: BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Ne, lhs, rhs, .. }) = cond
+        else {
+            return d;
+        };
+        if d.kind != ErrorKind::Limit || d.notes.iter().any(|n| n.contains(WRAPPED)) {
+            return d;
+        }
+        let Some(lane) = lanes(lm).next() else { return d };
+        for side in [lhs, rhs] {
+            let Ok(v) = self.eval(side, lm, st) else { continue };
+            let x = v.at(lane);
+            self.pool.put(v);
+            if let K::Int(x) = x.k {
+                if x.unsigned_abs() >= 1 << 40 {
+                    return d.note(format!(
+                        "the loop at line {} compares with {x} (thread {lane} of the warp){WRAPPED}",
+                        span.line
+                    ));
+                }
+            }
+        }
+        d
     }
 
     /// Lanes of `m` where the branch condition holds. Unknown data: taken (stated).
@@ -514,3 +542,7 @@ impl Engine<'_> {
         sv.store(width, &at);
     }
 }
+
+/// What [`Engine::long_loop`] adds to a bound no loop reaches.
+const WRAPPED: &str =
+    ": a count below zero in an unsigned type wraps to such a value, and no time limit reaches its end; check the launch's arguments";
