@@ -359,7 +359,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds one analysis may take (an nvcc compile for the SASS included)")
     ap.add_argument("--jsonl")
     ap.add_argument("--extra", default="", help="more flags for every analysis, e.g. '--via sass'")
-    ap.add_argument("--retry", metavar="JSONL", help="keep the sheets of an earlier run's --jsonl and analyse only the rest again")
+    ap.add_argument("--retry", metavar="JSONL", help="keep the sheets of an earlier run's --jsonl counted from source and analyse only the rest again")
     a = ap.parse_args()
     a.time_limit = has_flag(a.tool, "--time-limit")
     kept = {}
@@ -367,7 +367,8 @@ def main():
         with open(a.retry) as fh:
             for line in fh:
                 r = json.loads(line)
-                if r["result"] == "sheet":
+                # A sheet counted from the SASS is a source refusal: analysed again.
+                if r["result"] == "sheet" and r.get("via") != "sass":
                     kept[(os.path.normpath(r["file"]), r["kernel"])] = r
     incs = [x for d in a.include for x in ("-I", d)]
     launch_site = has_flag(a.tool, "--launch-site")

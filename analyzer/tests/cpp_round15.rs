@@ -89,3 +89,27 @@ fn a_loop_bound_wrapped_below_zero_is_named_when_the_work_runs_out() {
     let notes = e.notes.join("\n");
     assert!(notes.contains("the loop at line 3 compares with 18446744073709486336"), "{notes}");
 }
+
+/// s3d's math helpers: a template declared without a body, defined only in explicit
+/// specializations, called with deduced arguments; and casts of a negative literal to a
+/// template type, `(real)-2.8e1`, which the grammar reads as a subtraction.
+const SPECIALIZED: &str = r#"
+template <class T> __device__ __forceinline__ T MIN(T a, T b);
+template <> __device__ __forceinline__ double MIN<double>(double a, double b) { return fmin(a, b); }
+template <> __device__ __forceinline__ float MIN<float>(float a, float b) { return fminf(a, b); }
+template <class real>
+__global__ void k(const real *t, real *out) {
+  real x = MIN(t[threadIdx.x], (real)-2.5e0);
+  int i = (int)-4 + 4;
+  out[threadIdx.x * 2 + i] = x + (real)-1.0;
+}
+"#;
+
+#[test]
+fn a_template_defined_only_in_specializations_and_a_cast_of_a_negative_literal() {
+    // real = double: the load reads 32 doubles, 256 bytes, 8 sectors; `(int)-4 + 4` is 0, so
+    // the store writes every other double over 512 bytes: 16 sectors.
+    let s = kernel(SPECIALIZED, "k", "1", "32", &[("real", "double")]);
+    assert_eq!(total(&s, "global", "load"), (1, 8));
+    assert_eq!(total(&s, "global", "store"), (1, 16));
+}

@@ -541,6 +541,9 @@ struct Lowerer<'u, 'a> {
     /// The kernel's `__constant__` variables by name, as the launch values that stand for them:
     /// seen inside inlined functions too, as file-scope names are.
     constant_syms: HashMap<String, Sym>,
+    /// A node whose value is already lowered (by id): `(real)` of `x + (real)-1.0`, which the
+    /// grammar reads as `(x + real) - 1.0`, stands for the cast `(real)(-1.0)`.
+    substitute: Option<(usize, Expr, Ty)>,
 }
 
 impl<'u, 'a> Lowerer<'u, 'a> {
@@ -564,6 +567,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             want_ref: false,
             ref_answer: None,
             constant_syms: HashMap::new(),
+            substitute: None,
         }
     }
 

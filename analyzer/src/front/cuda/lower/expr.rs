@@ -11,6 +11,10 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     }
 
     pub(super) fn expr_inner(&mut self, n: Node) -> Result<(Expr, Ty)> {
+        if self.substitute.as_ref().is_some_and(|(id, _, _)| *id == n.id()) {
+            let (_, e, t) = self.substitute.take().expect("checked");
+            return Ok((e, t));
+        }
         match n.kind() {
             "number_literal" => self.number(n),
             "true" => Ok((Expr::Int(1, IntTy::BOOL), Ty::Int(IntTy::BOOL))),
@@ -154,6 +158,33 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 if let Some(r) = self.less_than_read_as_template(n, l, r)? {
                     return Ok(r);
                 }
+                // `(real)-2.8e1` with `real` a type: a cast of `-2.8e1`, which the grammar reads
+                // as the subtraction `real - 2.8e1`; in `x * (real)-1.0`, as `(x * real) - 1.0`.
+                // The type's operand nearest the sign (the rightmost of the left side) becomes
+                // the cast.
+                if matches!(op, "-" | "+") {
+                    let mut leaf = l;
+                    while leaf.kind() == "binary_expression" {
+                        match leaf.child_by_field_name("right") {
+                            Some(x) => leaf = x,
+                            None => break,
+                        }
+                    }
+                    if leaf.kind() == "parenthesized_expression" {
+                        if let Some(ty) = self.type_named(leaf) {
+                            let (b, bt) = self.expr(r)?;
+                            let (e, et) = self.unary(op, b, bt, r)?;
+                            let cast = self.convert(e, &et, &ty, n)?;
+                            if leaf.id() == l.id() {
+                                return Ok((cast, ty));
+                            }
+                            self.substitute = Some((leaf.id(), cast, ty));
+                            let r = self.expr(l);
+                            self.substitute = None;
+                            return r;
+                        }
+                    }
+                }
                 let (a, at) = self.expr(l)?;
                 let (b, bt) = self.expr(r)?;
                 self.binary(op, a, at, b, bt, n)
@@ -162,28 +193,7 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 let op = n.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or("");
                 let arg = n.child_by_field_name("argument").ok_or_else(|| self.unsupported(n, "this expression"))?;
                 let (a, at) = self.expr(arg)?;
-                match (op, &at) {
-                    ("+", _) => Ok((a, at)),
-                    ("-", Ty::Int(t)) => {
-                        let t = promote(*t);
-                        let a = self.convert(a, &at, &Ty::Int(t), arg)?;
-                        Ok((Expr::Unary { op: UnOp::Neg, ty: t, arg: Box::new(a) }, Ty::Int(t)))
-                    }
-                    ("-", Ty::Float(_)) => Ok((Expr::Unary { op: UnOp::Neg, ty: IntTy::I32, arg: Box::new(a) }, at)),
-                    ("~", Ty::Int(t)) => {
-                        let t = promote(*t);
-                        let a = self.convert(a, &at, &Ty::Int(t), arg)?;
-                        Ok((Expr::Unary { op: UnOp::Not, ty: t, arg: Box::new(a) }, Ty::Int(t)))
-                    }
-                    ("!" | "not", _) => {
-                        let a = self.truth(a, &at);
-                        Ok((
-                            Expr::Unary { op: UnOp::LogicalNot, ty: IntTy::I32, arg: Box::new(a) },
-                            Ty::Int(IntTy::I32),
-                        ))
-                    }
-                    _ => Ok((Expr::Opaque { args: vec![a], what: format!("unary {op}") }, at)),
-                }
+                self.unary(op, a, at, arg)
             }
             "conditional_expression" => {
                 let c = n.child_by_field_name("condition").ok_or_else(|| self.unsupported(n, "this expression"))?;
@@ -295,6 +305,29 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
             "ERROR" => Err(Diagnostic::at(ErrorKind::Syntax, self.span(n), "syntax error")),
             _ => Err(self.unsupported(n, &format!("this expression ({})", n.kind()))),
+        }
+    }
+
+    /// `op a` of a unary expression (`a` of type `at`, lowered from node `arg`).
+    fn unary(&mut self, op: &str, a: Expr, at: Ty, arg: Node) -> Result<(Expr, Ty)> {
+        match (op, &at) {
+            ("+", _) => Ok((a, at)),
+            ("-", Ty::Int(t)) => {
+                let t = promote(*t);
+                let a = self.convert(a, &at, &Ty::Int(t), arg)?;
+                Ok((Expr::Unary { op: UnOp::Neg, ty: t, arg: Box::new(a) }, Ty::Int(t)))
+            }
+            ("-", Ty::Float(_)) => Ok((Expr::Unary { op: UnOp::Neg, ty: IntTy::I32, arg: Box::new(a) }, at)),
+            ("~", Ty::Int(t)) => {
+                let t = promote(*t);
+                let a = self.convert(a, &at, &Ty::Int(t), arg)?;
+                Ok((Expr::Unary { op: UnOp::Not, ty: t, arg: Box::new(a) }, Ty::Int(t)))
+            }
+            ("!" | "not", _) => {
+                let a = self.truth(a, &at);
+                Ok((Expr::Unary { op: UnOp::LogicalNot, ty: IntTy::I32, arg: Box::new(a) }, Ty::Int(IntTy::I32)))
+            }
+            _ => Ok((Expr::Opaque { args: vec![a], what: format!("unary {op}") }, at)),
         }
     }
 

@@ -51,16 +51,31 @@ impl<'u, 'a> Lowerer<'u, 'a> {
     /// The file's definition a call `name(args)` means, with whether every argument's type was
     /// known. `None` when no definition of the file fits.
     pub(super) fn pick_overload(&self, name: &str, args: &[Node]) -> Option<(String, Node<'a>, bool)> {
-        let (key, defs) = match self.unit.overloads.get(name) {
-            Some(d) => (name, d),
+        let last = cpp::last_segment(name);
+        let defs: Vec<(&str, Node<'a>)> = match self
+            .unit
+            .overloads
+            .get(name)
+            .map(|d| (name, d))
+            .or_else(|| self.unit.overloads.get_key_value(last).map(|(k, d)| (k.as_str(), d)))
+        {
+            Some((key, d)) => d.iter().map(|&f| (key, f)).collect(),
+            // A template declared without a body and defined only in explicit specializations
+            // (`template <> float MIN<float>(float, float)`): a deduced call `MIN(a, b)` is the
+            // specialization whose parameters the arguments fit.
             None => {
-                let last = cpp::last_segment(name);
-                (last, self.unit.overloads.get(last)?)
+                let prefix = format!("{name}<");
+                self.unit
+                    .overloads
+                    .iter()
+                    .filter(|(k, _)| k.starts_with(&prefix) && k.ends_with('>'))
+                    .flat_map(|(k, d)| d.iter().map(move |&f| (k.as_str(), f)))
+                    .collect()
             }
         };
         let arg_classes: Vec<Class> = args.iter().map(|a| class_of(&self.arg_type(*a))).collect();
-        let mut best: Option<(u32, Node<'a>, bool)> = None;
-        for &def in defs {
+        let mut best: Option<(u32, &str, Node<'a>, bool)> = None;
+        for (key, def) in defs {
             let Some(params) = self.param_classes(def) else { continue };
             let required = params.iter().filter(|(_, has_default)| !has_default).count();
             if args.len() < required || args.len() > params.len() {
@@ -81,11 +96,11 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                     }
                 }
             }
-            if fits && best.as_ref().is_none_or(|(b, _, _)| score > *b) {
-                best = Some((score, def, certain));
+            if fits && best.as_ref().is_none_or(|(b, _, _, _)| score > *b) {
+                best = Some((score, key, def, certain));
             }
         }
-        best.map(|(_, def, certain)| (key.to_string(), def, certain))
+        best.map(|(_, key, def, certain)| (key.to_string(), def, certain))
     }
 
     /// A definition's parameters: their classes and whether each has a default. `None` for a
