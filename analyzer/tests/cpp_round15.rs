@@ -113,3 +113,25 @@ fn a_template_defined_only_in_specializations_and_a_cast_of_a_negative_literal()
     assert_eq!(total(&s, "global", "load"), (1, 8));
     assert_eq!(total(&s, "global", "store"), (1, 16));
 }
+
+/// minisweep's `typedef struct { StepInfo stepinfo[NOCTANT]; } StepInfoAll;` with `enum {
+/// NOCTANT = 8 };`: an enumerator sizes an array member of a structure declared after it.
+const ENUM_SIZED_MEMBER: &str = r#"
+enum { NOCTANT = 8 };
+const int NPAD = 2;
+typedef struct { int block_z; int octant; int is_active; } StepInfo;
+typedef struct { StepInfo stepinfo[NOCTANT]; int pad[NPAD]; } StepInfoAll;
+__global__ void k(StepInfoAll *all, int *out) {
+  out[threadIdx.x] = all[threadIdx.x].stepinfo[7].octant;
+}
+"#;
+
+#[test]
+fn an_enumerator_sizes_an_array_member() {
+    // sizeof(StepInfoAll) = 8 * 12 + 2 * 4 = 104 bytes; lane t reads the int at 104t + 88: 32
+    // addresses 104 bytes apart, each in its own sector (104 > 32): 32 sectors. The store is
+    // contiguous: 4 sectors.
+    let s = kernel(ENUM_SIZED_MEMBER, "k", "1", "32", &[]);
+    assert_eq!(total(&s, "global", "load"), (1, 32));
+    assert_eq!(total(&s, "global", "store"), (1, 4));
+}

@@ -170,11 +170,13 @@ pub fn lower_translation_unit(pre: &Preprocessed, args: &[(String, String)]) -> 
             }
             "function_definition" => found.push((n, template)),
             "declaration" | "enum_specifier" | "struct_specifier" | "class_specifier" | "union_specifier" => {
+                early_constants(&mut unit, n);
                 cpp::declare_types(&mut unit, n);
                 top_decls.push(n);
                 top_decls.extend(cpp::nested_enums(&unit, n).into_iter().map(|(_, e)| e));
             }
             "type_definition" => {
+                early_constants(&mut unit, n);
                 cpp::declare_types(&mut unit, n);
                 // `typedef enum { A, C, G, U } base_t;`: its enumerators are file-scope names.
                 top_decls.push(n);
@@ -605,6 +607,30 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             }
             self.scopes[0].insert(name.clone(), sym.clone());
             self.constant_syms.insert(name.clone(), sym);
+        }
+    }
+}
+
+/// Enumerators and integer constants as they are declared (`enum { NOCTANT = 8 };`, `const int
+/// N = 4;`): a structure declared after them may size an array member with them, and its
+/// layout is made before the file's values are (`global_values` at the end of the walk, which
+/// gives the same values again).
+fn early_constants<'a>(unit: &mut Unit<'a>, n: Node<'a>) {
+    let enum_like =
+        n.kind() == "enum_specifier" || n.child_by_field_name("type").is_some_and(|t| t.kind() == "enum_specifier");
+    let constant = n.kind() == "declaration" && {
+        let mut c = n.walk();
+        let x =
+            n.children(&mut c).any(|x| x.kind() == "type_qualifier" && matches!(unit.text(x), "const" | "constexpr"));
+        x
+    };
+    if !enum_like && !constant {
+        return;
+    }
+    let (values, _) = cpp::global_values(unit, &[n]);
+    for (name, v) in values {
+        if matches!(v, Sym::Const(..)) {
+            unit.globals.insert(name, v);
         }
     }
 }

@@ -1091,7 +1091,7 @@ pub(in crate::front::cuda::lower) fn global_values<'a>(
     let mut l = Lowerer::new(
         unit,
         KernelBuilder::new(Kernel::new(String::new(), Span::default())),
-        vec![HashMap::new()],
+        vec![unit.globals.clone()],
         1,
         HashMap::new(),
         Vec::new(),
