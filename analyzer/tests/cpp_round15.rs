@@ -135,3 +135,23 @@ fn an_enumerator_sizes_an_array_member() {
     assert_eq!(total(&s, "global", "load"), (1, 32));
     assert_eq!(total(&s, "global", "store"), (1, 4));
 }
+
+/// columnarSolver's `#define ENCRYPTEDLEN ((int)sizeof(ENCRYPTED_T)-1)` of a string literal
+/// sizes a local array.
+const SIZEOF_STRING: &str = r#"
+#define TEXT "abc" "de\n"
+#define LEN ((int)sizeof(TEXT) - 1)
+__global__ void k(int *out) {
+  int local[LEN];
+  for (int j = 0; j < LEN; ++j) local[j] = j;
+  out[threadIdx.x * LEN] = local[threadIdx.x % LEN];
+}
+"#;
+
+#[test]
+fn sizeof_a_string_literal_counts_its_bytes_and_the_terminating_zero() {
+    // "abc" "de\n" is 6 characters and a zero: LEN = 6. The store's lanes are 24 bytes
+    // apart over 768 bytes: 32 lanes in 24 of the 32-byte sectors (lane t's int at 24t).
+    let s = kernel(SIZEOF_STRING, "k", "1", "32", &[]);
+    assert_eq!(total(&s, "global", "store"), (1, 24));
+}

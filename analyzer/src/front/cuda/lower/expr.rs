@@ -237,6 +237,9 @@ impl<'u, 'a> Lowerer<'u, 'a> {
                 } else if let Some(v) = n.child_by_field_name("value") {
                     // `sizeof(float4)` parses as the size of a parenthesised name.
                     let name = self.text(v).trim_start_matches('(').trim_end_matches(')').trim();
+                    if let Some(bytes) = string_literal_size(cpp::unparen(v), self.unit) {
+                        return Ok((Expr::Int(bytes as i128, IntTy::U64), Ty::Int(IntTy::U64)));
+                    }
                     match self.type_named(v) {
                         Some(t) => t.size(),
                         None => match (named_type(name), self.array_extent(v)) {
@@ -1003,4 +1006,33 @@ mod tests {
         assert_eq!(super::hex_float(".8p1"), Some(1.0));
         assert_eq!(super::hex_float("1.8"), None);
     }
+}
+
+/// `sizeof("abc")`: the bytes of a narrow string literal (adjacent literals joined), its
+/// terminating zero included; each escape sequence is one byte. `None` for anything else.
+fn string_literal_size(n: Node, unit: &Unit) -> Option<u64> {
+    let parts: Vec<Node> = match n.kind() {
+        "string_literal" => vec![n],
+        "concatenated_string" => {
+            let mut c = n.walk();
+            let x = n.named_children(&mut c).collect();
+            x
+        }
+        _ => return None,
+    };
+    let mut bytes = 1u64;
+    for p in parts {
+        if p.kind() != "string_literal" || !unit.text(p).starts_with('"') {
+            return None;
+        }
+        let mut c = p.walk();
+        for x in p.named_children(&mut c) {
+            bytes += match x.kind() {
+                "string_content" => unit.text(x).len() as u64,
+                "escape_sequence" => 1,
+                _ => return None,
+            };
+        }
+    }
+    Some(bytes)
 }
