@@ -996,18 +996,6 @@ fn hex_float(t: &str) -> Option<f64> {
     Some(v * 2f64.powi(exp - 4 * frac.len() as i32))
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn hexadecimal_floating_literals() {
-        // 0xf.8 = 15.5; times 2^-4 = 0.96875. 0x1p3 = 8. 0x.8p1 = 0.5 * 2 = 1.
-        assert_eq!(super::hex_float("f.8p-4"), Some(0.96875));
-        assert_eq!(super::hex_float("1p3"), Some(8.0));
-        assert_eq!(super::hex_float(".8p1"), Some(1.0));
-        assert_eq!(super::hex_float("1.8"), None);
-    }
-}
-
 /// `sizeof("abc")`: the bytes of a narrow string literal (adjacent literals joined), its
 /// terminating zero included; each escape sequence is one byte. `None` for anything else.
 fn string_literal_size(n: Node, unit: &Unit) -> Option<u64> {
@@ -1035,4 +1023,16 @@ fn string_literal_size(n: Node, unit: &Unit) -> Option<u64> {
         }
     }
     Some(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn hexadecimal_floating_literals() {
+        // 0xf.8 = 15.5; times 2^-4 = 0.96875. 0x1p3 = 8. 0x.8p1 = 0.5 * 2 = 1.
+        assert_eq!(super::hex_float("f.8p-4"), Some(0.96875));
+        assert_eq!(super::hex_float("1p3"), Some(8.0));
+        assert_eq!(super::hex_float(".8p1"), Some(1.0));
+        assert_eq!(super::hex_float("1.8"), None);
+    }
 }
