@@ -550,7 +550,7 @@ def analyse(a, incs, path, k, src, launch_site, int_ptrs=frozenset(), nth=None, 
                 continue
             c = CALLED.search(err)
             cand = next(((n, cl) for n, v in args.items() if v == "float" or (n, v) in tried
-                         for cl in classes_with(src + project_text(path, incs), c.group(2) or "operator()") + TOOLKIT_FUNCTOR[:not c.group(2)]
+                         for cl in classes_with(src + project_text(path, incs), c.group(2) or "operator()") + ([] if c.group(2) else TOOLKIT_FUNCTOR)
                          if (n, cl) not in tried), None) if c else None
             if cand:
                 tried.add(cand)

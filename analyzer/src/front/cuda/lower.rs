@@ -700,8 +700,7 @@ fn lower_kernel(unit: &Unit, f: Node, template: Option<Node>) -> Result<Kernel> 
                     let id = ParamId(l.builder.kernel.params.len() as u32);
                     // A toolkit function object (`Op op` with `Op = thrust::divides<float>`):
                     // no state, called as arithmetic in registers.
-                    let functor = matches!(&ty, Ty::Vector { name, .. } if name.starts_with(TOOLKIT_FUNCTOR))
-                        .then(|| Sym::Opaque(ty.clone(), "a toolkit function object"));
+                    let functor = functor_name(&ty).map(|_| Sym::Opaque(ty.clone(), "a toolkit function object"));
                     l.builder.kernel.params.push(Param {
                         name: pname.clone(),
                         ty,

@@ -135,7 +135,7 @@ impl Lowerer<'_, '_> {
                     }
                 }
                 // `op(a, b)` of `thrust::plus<float>()`, `cub::Max()`: arithmetic in registers.
-                Some(Sym::Opaque(Ty::Vector { name, .. }, _)) if name.starts_with(TOOLKIT_FUNCTOR) => {
+                Some(Sym::Opaque(ty, _)) if functor_name(&ty).is_some() => {
                     let mut args = Vec::new();
                     let mut ty = Ty::Void;
                     for a in &arg_nodes {
@@ -143,7 +143,7 @@ impl Lowerer<'_, '_> {
                         args.push(e);
                         ty = if is_void(&ty) { t } else { self.common(&ty, &t) };
                     }
-                    let what = name[TOOLKIT_FUNCTOR.len()..].to_string();
+                    let what = functor_name(&ty).unwrap_or_default().to_string();
                     if is_comparison_functor(&what) {
                         ty = Ty::Int(IntTy::BOOL);
                     }
@@ -795,7 +795,7 @@ pub(super) fn numeric_limit(ty: &Ty, member: &str) -> Option<(Expr, Ty)> {
 }
 
 /// The type-name prefix of a toolkit function object held by a parameter ([`toolkit_functor`]).
-pub(super) const TOOLKIT_FUNCTOR: &str = "functor ";
+const TOOLKIT_FUNCTOR: &str = "functor ";
 
 /// `thrust::divides<float>` as a type (a template argument, `--arg Op=thrust::divides<float>`):
 /// the stateless function object's type a parameter holds.
@@ -806,6 +806,14 @@ pub(super) fn toolkit_functor_type(text: &str) -> Option<Ty> {
 /// The type of a toolkit function object by its name (`divides`): one byte, no state.
 pub(super) fn functor_ty(name: &str) -> Ty {
     Ty::Vector { name: format!("{TOOLKIT_FUNCTOR}{name}"), bytes: 1 }
+}
+
+/// The name (`divides`) of a toolkit function object's type made by [`functor_ty`].
+pub(super) fn functor_name(ty: &Ty) -> Option<&str> {
+    match ty {
+        Ty::Vector { name, .. } => name.strip_prefix(TOOLKIT_FUNCTOR),
+        _ => None,
+    }
 }
 
 /// `thrust::plus<float>()`, `std::multiplies<>{}`, `cub::Max()`, `cuda::maximum<>()`: the

@@ -64,13 +64,17 @@ impl<'u, 'a> Lowerer<'u, 'a> {
             // (`template <> float MIN<float>(float, float)`): a deduced call `MIN(a, b)` is the
             // specialization whose parameters the arguments fit.
             None => {
+                // In name order: the first of equally fitting ones is the same on every run.
                 let prefix = format!("{name}<");
-                self.unit
+                let mut specs: Vec<(&str, Node<'a>)> = self
+                    .unit
                     .overloads
                     .iter()
                     .filter(|(k, _)| k.starts_with(&prefix) && k.ends_with('>'))
                     .flat_map(|(k, d)| d.iter().map(move |&f| (k.as_str(), f)))
-                    .collect()
+                    .collect();
+                specs.sort_by_key(|(k, f)| (*k, f.start_byte()));
+                specs
             }
         };
         let arg_classes: Vec<Class> = args.iter().map(|a| class_of(&self.arg_type(*a))).collect();
